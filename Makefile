@@ -1,0 +1,29 @@
+# Two commands do all the set-up: `make run` and `make test` (see README).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+ARGS   ?=
+PYTEST_ARGS ?=
+
+.PHONY: run test test-fast screenshots bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/polter $(ARGS)
+
+# The whole suite, end-to-end tests included (they install what they need into .cache/).
+test: $(STAMP)
+	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
+
+# The fast inner loop: everything but the tests marked e2e.
+test-fast: $(STAMP)
+	$(BIN)/pytest -n 2 -m "not e2e" $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .cache

@@ -1,0 +1,1 @@
+"""The adapter-plugin contract and discovery. The core never names a specific CLI."""

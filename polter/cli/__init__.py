@@ -1,0 +1,48 @@
+"""Polter's command line: ``polter`` starts the app, ``polter COMMAND`` runs one tool.
+
+Every public module in this package that defines ``register(subparsers)`` contributes commands; the
+app's own options come from :mod:`polter.cli.app`. Command modules import their heavy dependencies
+inside their handlers, so that ``polter hook`` (run by an AI CLI before every tool call) starts fast.
+A handler returns an exit code; a :class:`~polter.errors.PolterError` becomes a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from polter.errors import PolterError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from polter.cli import app
+
+    parser = argparse.ArgumentParser(
+        prog="polter",
+        description="A terminal multiplexer for AI coding agents, with a role per pane.",
+    )
+    app.add_arguments(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if module_info.name.startswith("_") or module_info.name == "app":
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        module.register(commands)
+    parser.set_defaults(handler=app.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except PolterError as exc:
+        print(f"polter: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,131 @@
+"""Polter's one exception tree. Dependencies' errors are translated at the boundary (``raise ... from exc``).
+
+    PolterError
+    ├── ConfigError                bad input in a file or on the command line; names file, line and field
+    │   └── RoleError              a role file that cannot be loaded (syntax, unknown key, pattern, extends, cycle)
+    ├── PolicyError                the policy cannot be evaluated; execution fails closed on it
+    ├── GatewayError
+    │   ├── GatewayUnavailable     the gateway cannot be reached (hooks deny on it)
+    │   ├── AuthError              a missing or wrong token
+    │   └── UpstreamError          a managed MCP server failed or is not running
+    ├── AdapterError
+    │   └── AdapterLoadError       a plugin that fails to import or breaks the contract
+    ├── TerminalError
+    │   └── SpawnError             a pane's command cannot start (not found, bad cwd)
+    └── BackendError
+        └── TShockError            the TShock REST API refused or failed a request
+
+Misuse of an object's lifecycle (writing to a closed pane, say) raises ``RuntimeError`` subclasses
+next to the object, as httpx does for streams: those are bugs, not user errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "AdapterError",
+    "AdapterLoadError",
+    "AuthError",
+    "BackendError",
+    "ConfigError",
+    "GatewayError",
+    "GatewayUnavailable",
+    "PolicyError",
+    "PolterError",
+    "RoleError",
+    "SpawnError",
+    "TShockError",
+    "TerminalError",
+    "UpstreamError",
+]
+
+
+class PolterError(Exception):
+    """Base of every error Polter raises on purpose."""
+
+    exit_code: int = 1
+
+
+class ConfigError(PolterError):
+    """Bad user input. Formats as ``file:line: field: message`` with whatever parts are known."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(self.location_prefix() + message)
+
+    def location_prefix(self) -> str:
+        parts = []
+        if self.path is not None:
+            parts.append(self.path if self.line is None else f"{self.path}:{self.line}")
+        if self.field:
+            parts.append(self.field)
+        return "".join(f"{part}: " for part in parts)
+
+
+class RoleError(ConfigError):
+    """A role file that cannot be loaded."""
+
+
+class PolicyError(PolterError):
+    """The policy could not be evaluated. Execution refuses; listing shows everything."""
+
+
+class GatewayError(PolterError):
+    """Something went wrong talking to or inside the gateway."""
+
+
+class GatewayUnavailable(GatewayError):
+    """The gateway cannot be reached."""
+
+
+class AuthError(GatewayError):
+    """A request carried no token or a token the gateway does not know."""
+
+
+class UpstreamError(GatewayError):
+    """A managed MCP server failed, crashed or is restarting."""
+
+
+class AdapterError(PolterError):
+    """An adapter plugin misbehaved."""
+
+
+class AdapterLoadError(AdapterError):
+    """A plugin failed to import or does not fulfil the adapter contract."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None) -> None:
+        self.path = str(path) if path is not None else None
+        super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class TerminalError(PolterError):
+    """A pane's terminal failed."""
+
+
+class SpawnError(TerminalError):
+    """A pane's command could not be started."""
+
+
+class BackendError(PolterError):
+    """A bundled backend (MCP server) failed."""
+
+
+class TShockError(BackendError):
+    """The TShock REST API refused or failed a request; carries its status and message."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message if status is None else f"TShock {status}: {message}")

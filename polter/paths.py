@@ -1,0 +1,65 @@
+"""Where Polter keeps things, and the environment variables that carry identity into a pane.
+
+Every location can be overridden by an environment variable so that tests (and users with unusual
+setups) never touch the real user directories.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+__all__ = [
+    "ENV_CONFIG_DIR",
+    "ENV_GATEWAY_URL",
+    "ENV_STATE_DIR",
+    "ENV_TOKEN",
+    "bundled_dir",
+    "config_dir",
+    "project_roles_dir",
+    "state_dir",
+]
+
+APP_NAME = "polter"
+
+ENV_TOKEN = "POLTER_TOKEN"
+"""The pane's bearer token, injected into every pane's environment; never written to user files."""
+ENV_GATEWAY_URL = "POLTER_GATEWAY_URL"
+"""The gateway's base URL (``http://127.0.0.1:PORT``), injected into every pane's environment."""
+ENV_CONFIG_DIR = "POLTER_CONFIG_DIR"
+"""Overrides the user's config dir (roles, plugins, the app config)."""
+ENV_STATE_DIR = "POLTER_STATE_DIR"
+"""Overrides the state dir (``gateway.json``, audit log, per-pane runtime dirs, saved layout)."""
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def config_dir() -> Path:
+    """The user's config dir: ``$POLTER_CONFIG_DIR`` or the platform's (``~/.config/polter``)."""
+    override = os.environ.get(ENV_CONFIG_DIR)
+    return Path(override) if override else platformdirs.user_config_path(APP_NAME)
+
+
+def state_dir() -> Path:
+    """The state dir: ``$POLTER_STATE_DIR`` or the platform's (``~/.local/state/polter``)."""
+    override = os.environ.get(ENV_STATE_DIR)
+    return Path(override) if override else platformdirs.user_state_path(APP_NAME)
+
+
+def project_roles_dir(cwd: Path | None = None) -> Path:
+    """A project's own roles: ``.polter/roles`` under the working directory."""
+    return (cwd or Path.cwd()) / ".polter" / "roles"
+
+
+def bundled_dir(name: str) -> Path:
+    """A folder shipped with Polter (``roles`` or ``plugins``).
+
+    In a checkout (editable install) it is the top-level folder of the repository; in a wheel it is
+    packaged under ``polter/_bundled/``.
+    """
+    packaged = _PACKAGE_DIR / "_bundled" / name
+    if packaged.is_dir():
+        return packaged
+    return _PACKAGE_DIR.parent / name

@@ -1,0 +1,1 @@
+"""The Textual app: screens, widgets, command-palette providers and modals."""

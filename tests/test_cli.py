@@ -1,0 +1,32 @@
+"""The command line's frame: help, errors as one line with an exit code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from polter import cli
+from polter.cli import build_parser
+from polter.errors import ConfigError
+
+
+def test_help_lists_the_app_options() -> None:
+    result = subprocess.run([sys.executable, "-m", "polter", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert "--panes" in result.stdout and "--layout" in result.stdout
+
+
+def test_a_polter_error_becomes_one_line_and_its_exit_code(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parser = build_parser()
+
+    def fail(_args: object) -> int:
+        raise ConfigError("must be a list", path="roles/x.toml", line=3, field="tools.allow")
+
+    parser.set_defaults(handler=fail)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    assert cli.main([]) == 2
+    assert capsys.readouterr().err == "polter: roles/x.toml:3: tools.allow: must be a list\n"
