@@ -1,0 +1,494 @@
+"""The one decision engine: a compiled role answers ``decide(request) -> Verdict``. Pure, no I/O.
+
+How a tool call ``server/tool`` is decided (see ``docs/roles.md`` for examples):
+
+1. Polter's own floor tools (server ``polter``) are always allowed; a deny on them is ignored and
+   the verdict says so.
+2. Two levels each give a decision, by the same order — a matching ``deny``, else a matching ``ask``,
+   else a matching ``allow``, else that level's ``default``:
+
+   - the *server level* (``servers.*`` against the server's name) says whether the pane may reach
+     the server at all;
+   - the *tool level* (``tools.*`` against ``server/tool`` and the tool's annotations).
+
+   The stricter of the two wins (deny > ask > allow). So deny at either level always wins, a server
+   that asks makes every call of its tools ask, and a tool is allowed only if both levels allow it.
+3. Then gates and phases may tighten the result, never loosen it: a gated call whose keywords the
+   human has not typed is denied; in the research phase, a tool not listed for research is denied.
+
+Decisions are cached per (server, tool, annotations): the static part of a decision is computed once;
+gates and phases, which depend on the request, are checked on top of the cached entry.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from polter.errors import RoleError
+from polter.protocol import Decision
+from polter.roles.models import DECISIONS, Role
+from polter.roles.patterns import NameMatcher, ToolMatcher, parse_tool_pattern
+
+__all__ = [
+    "FLOOR_SERVER",
+    "CompiledRole",
+    "Phase",
+    "Request",
+    "ServerRequest",
+    "SkillRequest",
+    "ToolCallRequest",
+    "Verdict",
+    "compile_role",
+    "decide",
+    "short_path",
+]
+
+FLOOR_SERVER = "polter"
+"""Polter's own MCP server. Its tools (whoami, escalate, ...) are always allowed, whatever the role says."""
+
+Phase = Literal["research", "action"]
+
+_STRICTNESS = {decision: rank for rank, decision in enumerate(DECISIONS)}
+_CACHE_LIMIT = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """A call (or a listing) of one MCP tool.
+
+    ``read_only``/``destructive`` are the tool's ``readOnlyHint``/``destructiveHint`` annotations, None
+    when the upstream does not give them. ``recent_input`` is what the human typed into the pane
+    recently (the gateway chooses the window); ``phase`` is the pane's phase, None meaning the role's
+    first phase (research, for a role with phases).
+    """
+
+    server: str
+    tool: str
+    read_only: bool | None = None
+    destructive: bool | None = None
+    recent_input: Sequence[str] = ()
+    phase: Phase | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRequest:
+    """Whether the pane may reach (see, connect to) one MCP server."""
+
+    server: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkillRequest:
+    """Whether the pane's CLI may show and use one skill."""
+
+    skill: str
+
+
+Request = ToolCallRequest | ServerRequest | SkillRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A decision, the rule that produced it, and a reason written for the agent and the human."""
+
+    decision: Decision
+    rule: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"decision": self.decision, "rule": self.rule, "reason": self.reason}
+
+
+def short_path(path: Path) -> str:
+    """A path as people read it: relative to the working directory when inside it, else with ``~``."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        pass
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except (ValueError, RuntimeError):
+        return str(path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One default or exception of a role, and the file it came from (which may be a parent's)."""
+
+    kind: str
+    decision: Decision
+    pattern: str | None
+    origin: Path | None
+    implicit: bool = False
+
+    @property
+    def label(self) -> str:
+        where = f"{self.kind}.default" if self.pattern is None else f'{self.kind}.{self.decision}["{self.pattern}"]'
+        return where if self.origin is None or self.implicit else f"{where} ({short_path(self.origin)})"
+
+
+@dataclass(frozen=True, slots=True)
+class _KindRules:
+    """A kind's merged default and exceptions, compiled to one matcher per decision."""
+
+    kind: str
+    default: _Rule
+    exceptions: Mapping[str, _Rule]
+
+    def by_decision(self) -> Iterable[tuple[Decision, list[_Rule]]]:
+        for decision in ("deny", "ask", "allow"):
+            yield decision, [rule for rule in self.exceptions.values() if rule.decision == decision]
+
+
+@dataclass(frozen=True, slots=True)
+class _Gate:
+    rule_label: str
+    keywords: tuple[str, ...]
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """The cached, request-independent part of a tool's decision."""
+
+    base: Verdict
+    final: bool  # floor or deny: nothing can change it
+    gates: tuple[tuple[_Gate, Verdict], ...]
+    phase_deny: Verdict | None  # the verdict in the research phase, when the tool is not a research tool
+
+
+def normalise_text(text: str) -> str:
+    """What keyword matching compares: NFKC (full-width → ASCII), casefolded, whitespace collapsed."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _keyword_regex(keywords: Sequence[str]) -> re.Pattern[str]:
+    """A regex that finds any keyword. A keyword that starts with an ASCII letter or digit must start a
+    word ("ban" matches "banned" and "请ban他", not "urban"); others (Chinese, say) match anywhere."""
+    parts = []
+    for keyword in keywords:
+        normal = normalise_text(keyword.strip())
+        body = r"\s+".join(re.escape(word) for word in normal.split(" "))
+        parts.append(("(?<![a-z0-9])" if normal[:1].isascii() and normal[:1].isalnum() else "") + body)
+    return re.compile("|".join(parts))
+
+
+class CompiledRole:
+    """A role compiled for fast decisions. Immutable; a new version of the role is a new object."""
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        source: Path | None,
+        description: str,
+        kinds: tuple[_KindRules, _KindRules, _KindRules],
+        gates: Mapping[str, tuple[tuple[str, ...], Path | None]],
+        research: tuple[tuple[str, ...], Path | None] | None,
+        warnings: Sequence[RoleError],
+    ) -> None:
+        self.role = role
+        """The role as written (its own file, before inheritance)."""
+        self.name = role.name
+        self.description = description
+        self.source = source
+        self.extends = role.extends
+        self.warnings = tuple(warnings)
+        """Things the role says that Polter does not honour (a deny on a floor tool)."""
+        self._kinds = kinds
+        self._servers, self._tools, self._skills = kinds
+        self._server_matchers = self._name_matchers(self._servers)
+        self._skill_matchers = self._name_matchers(self._skills)
+        self._tool_matchers = [
+            (decision, ToolMatcher(parse_tool_pattern(rule.pattern) for rule in rules), {r.pattern: r for r in rules})  # type: ignore[arg-type]
+            for decision, rules in self._tools.by_decision()
+        ]
+        self._gates = gates
+        self._gate_matchers = [
+            (ToolMatcher([parse_tool_pattern(pattern)]), _Gate(self._label("gates", pattern, origin), keywords, _keyword_regex(keywords)))
+            for pattern, (keywords, origin) in gates.items()
+        ]
+        self._research = research
+        self.has_phases = research is not None
+        self._research_matcher = ToolMatcher(parse_tool_pattern(p) for p in research[0]) if research else None
+        self._research_label = f"phases.research ({short_path(research[1])})" if research and research[1] else "phases.research"
+        self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
+        self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
+        self._skill_cache: dict[str, Verdict] = {}
+
+    def __repr__(self) -> str:
+        return f"<CompiledRole {self.name!r} from {self.source}>"
+
+    @staticmethod
+    def _label(kind: str, pattern: str, origin: Path | None) -> str:
+        return f'{kind}["{pattern}"]' + (f" ({short_path(origin)})" if origin else "")
+
+    @staticmethod
+    def _name_matchers(kind: _KindRules) -> list[tuple[Decision, NameMatcher, dict[str, _Rule]]]:
+        return [
+            (decision, NameMatcher(rule.pattern for rule in rules), {r.pattern: r for r in rules})  # type: ignore[misc]
+            for decision, rules in kind.by_decision()
+        ]
+
+    # -- the public questions -------------------------------------------------------------------
+
+    def decide(self, request: Request) -> Verdict:
+        """The decision on ``request``: allow, ask or deny, with the rule and a reason."""
+        if type(request) is ToolCallRequest:
+            entry = self._entry(request)
+            if entry.final:
+                return entry.base
+            if entry.gates:
+                said = normalise_text("\n".join(request.recent_input))
+                for gate, denied in entry.gates:
+                    if gate.regex.search(said) is None:
+                        return denied
+            if entry.phase_deny is not None and request.phase != "action":
+                return entry.phase_deny
+            return entry.base
+        if isinstance(request, ServerRequest):
+            return self._server_verdict(request.server)[0]
+        if isinstance(request, SkillRequest):
+            return self._skill_verdict(request.skill)
+        raise TypeError(f"not a request: {request!r}")
+
+    def visible(self, request: ToolCallRequest) -> bool:
+        """Whether the tool is listed to the pane (the listing layer's question).
+
+        Hidden: what the role denies outright, and in the research phase what is not a research tool.
+        Gated and asked tools stay visible (a call explains what is missing). Recent input is ignored.
+        """
+        entry = self._entry(request)
+        if entry.final:
+            return entry.base.decision != "deny"
+        return entry.phase_deny is None or request.phase == "action"
+
+    def describe(self) -> dict[str, Any]:
+        """The effective policy (after inheritance), for ``whoami`` and ``polter roles``."""
+
+        def kind(rules: _KindRules) -> dict[str, Any]:
+            described: dict[str, Any] = {"default": rules.default.decision}
+            for decision, exceptions in rules.by_decision():
+                described[decision] = [rule.pattern for rule in exceptions]
+            return described
+
+        return {
+            "name": self.name,
+            "description": self.description,
+            "source": str(self.source) if self.source else None,
+            "extends": self.extends,
+            "servers": kind(self._servers),
+            "tools": kind(self._tools),
+            "skills": kind(self._skills),
+            "gates": {pattern: list(keywords) for pattern, (keywords, _) in self._gates.items()},
+            "phases": {"research": list(self._research[0])} if self._research else None,
+        }
+
+    # -- the static part, cached ----------------------------------------------------------------
+
+    def _server_verdict(self, server: str) -> tuple[Verdict, _Rule]:
+        cached = self._server_cache.get(server)
+        if cached is None:
+            rule = self._first_name_rule(self._servers, self._server_matchers, server)
+            if server == FLOOR_SERVER:
+                cached = (_floor_verdict(f"the server {server}", self.name, rule), rule)
+            else:
+                cached = (Verdict(rule.decision, rule.label, _reason(self.name, f"the server {server}", rule)), rule)
+            self._remember(self._server_cache, server, cached)
+        return cached
+
+    def _skill_verdict(self, skill: str) -> Verdict:
+        verdict = self._skill_cache.get(skill)
+        if verdict is None:
+            rule = self._first_name_rule(self._skills, self._skill_matchers, skill)
+            verdict = Verdict(rule.decision, rule.label, _reason(self.name, f"the skill {skill}", rule))
+            self._remember(self._skill_cache, skill, verdict)
+        return verdict
+
+    @staticmethod
+    def _first_name_rule(kind: _KindRules, matchers: list[tuple[Decision, NameMatcher, dict[str, _Rule]]], name: str) -> _Rule:
+        for _decision, matcher, rules in matchers:
+            pattern = matcher.first(name)
+            if pattern is not None:
+                return rules[pattern]
+        return kind.default
+
+    def _tool_rule(self, request: ToolCallRequest) -> _Rule:
+        for _decision, matcher, rules in self._tool_matchers:
+            pattern = matcher.first(request.server, request.tool, request.read_only, request.destructive)
+            if pattern is not None:
+                return rules[pattern]
+        return self._tools.default
+
+    def _entry(self, request: ToolCallRequest) -> _Entry:
+        key = (request.server, request.tool, request.read_only, request.destructive)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compute_entry(request)
+            self._remember(self._cache, key, entry)
+        return entry
+
+    @staticmethod
+    def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[key] = value
+
+    def _compute_entry(self, request: ToolCallRequest) -> _Entry:
+        subject = f"{request.server}/{request.tool}"
+        server_verdict, server_rule = self._server_verdict(request.server)
+        tool_rule = self._tool_rule(request)
+        if request.server == FLOOR_SERVER:
+            overridden = max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision])
+            return _Entry(_floor_verdict(subject, self.name, overridden), True, (), None)
+        rule = _stricter(server_rule, tool_rule)
+        if rule is server_rule:
+            base = server_verdict
+        else:
+            base = Verdict(rule.decision, rule.label, _reason(self.name, subject, rule, request))
+        if base.decision == "deny":
+            return _Entry(base, True, (), None)
+        gates = tuple(
+            (gate, Verdict("deny", gate.rule_label, _gate_reason(subject, self.name, gate.keywords)))
+            for matcher, gate in self._gate_matchers
+            if matcher.first(request.server, request.tool, request.read_only, request.destructive) is not None
+        )
+        phase_deny = None
+        if self._research_matcher is not None and self._research_matcher.first(
+            request.server, request.tool, request.read_only, request.destructive
+        ) is None:
+            phase_deny = Verdict("deny", self._research_label, _phase_reason(subject, self.name))
+        return _Entry(base, False, gates, phase_deny)
+
+
+def _stricter(server_rule: _Rule, tool_rule: _Rule) -> _Rule:
+    """The rule whose decision wins. On a tie an exception beats a default (it explains more); then
+    a deny is blamed on the server (the broader reason), anything else on the tool."""
+    server_rank, tool_rank = _STRICTNESS[server_rule.decision], _STRICTNESS[tool_rule.decision]
+    if server_rank != tool_rank:
+        return server_rule if server_rank > tool_rank else tool_rule
+    if (server_rule.pattern is None) != (tool_rule.pattern is None):
+        return server_rule if server_rule.pattern is not None else tool_rule
+    return server_rule if server_rule.decision == "deny" else tool_rule
+
+
+_VERBS = {"deny": "denies", "ask": "asks the human before each use of", "allow": "allows"}
+
+
+def _reason(role: str, subject: str, rule: _Rule, request: ToolCallRequest | None = None) -> str:
+    """A sentence for the agent and the human: what the role decided about ``subject``, and why."""
+    said = f"The role {role} {_VERBS[rule.decision]} {subject}"
+    if rule.pattern is not None:
+        said += f': it matches "{rule.pattern}" in {rule.kind}.{rule.decision}'
+        if request is not None and rule.pattern.endswith("@destructive") and request.destructive is None:
+            said += " (the tool has no destructiveHint annotation, and MCP counts such a tool as destructive)"
+    elif rule.implicit:
+        said += f": the role has no [{rule.kind}] table, so {rule.kind} it does not name are allowed"
+    else:
+        said += f': it matches none of the role\'s {rule.kind} exceptions, and {rule.kind}.default is "{rule.decision}"'
+    if rule.kind == "servers" and rule.decision != "allow":
+        said += ", which covers every tool of the server"
+    return said + "."
+
+
+def _floor_verdict(subject: str, role: str, overridden: _Rule) -> Verdict:
+    reason = f"{subject} is Polter's own: every role allows its floor tools."
+    if overridden.decision != "allow":
+        reason += f" The role {role}'s {overridden.label} is ignored for it."
+    return Verdict("allow", "floor", reason)
+
+
+def _gate_reason(subject: str, role: str, keywords: Sequence[str]) -> str:
+    listed = ", ".join(f'"{keyword}"' for keyword in keywords)
+    return (
+        f"{subject} is gated: the role {role} runs it only when the human has asked for it in this pane, "
+        f"and their recent input does not. Ask the human to request it in their own words (the request "
+        f"must mention one of: {listed}); do not retry until they have."
+    )
+
+
+def _phase_reason(subject: str, role: str) -> str:
+    return (
+        f"This pane is in the research phase of the role {role}: only research (read-only) tools can be "
+        f"used, and {subject} is not one. Finish researching, then call the escalate tool of the "
+        f"{FLOOR_SERVER} server (or ask the human) to move to the action phase, and call it again."
+    )
+
+
+def _kind_rules(policy_kind: str, role: Role, source: Path | None, parent: _KindRules | None) -> _KindRules:
+    policy = getattr(role, policy_kind)
+    if policy.default is not None:
+        default = _Rule(policy_kind, policy.default, None, source)
+    elif parent is not None:
+        default = parent.default
+    else:
+        default = _Rule(policy_kind, "allow", None, source, implicit=True)
+    exceptions: dict[str, _Rule] = dict(parent.exceptions) if parent is not None else {}
+    for pattern, decision in reversed(policy.exceptions()):  # allow, ask, deny: the stricter list wins a duplicate
+        exceptions.pop(pattern, None)
+        exceptions[pattern] = _Rule(policy_kind, decision, pattern, source)
+    return _KindRules(policy_kind, default, exceptions)
+
+
+def _floor_warnings(kinds: Sequence[_KindRules], source: Path | None) -> list[RoleError]:
+    """A deny or ask aimed at Polter's floor server is not honoured: say so once, at load time."""
+    warnings = []
+    servers, tools, _skills = kinds
+    for rules in (servers, tools):
+        for rule in rules.exceptions.values():
+            if rule.decision == "allow" or rule.origin != source:
+                continue
+            server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server  # type: ignore[arg-type]
+            if server != "*" and NameMatcher([server]).first(FLOOR_SERVER) is not None:
+                warnings.append(
+                    RoleError(
+                        f'"{rule.pattern}" is ignored for {FLOOR_SERVER}/*: Polter\'s floor tools are always allowed',
+                        path=source,
+                        field=f"{rules.kind}.{rule.decision}",
+                    )
+                )
+    return warnings
+
+
+def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole | None = None) -> CompiledRole:
+    """Compile ``role`` (from the file ``source``) on top of ``parent``, the role it extends.
+
+    Raises:
+        RoleError: the role is inconsistent (a missing default, a pattern in two lists), or it
+            extends a role and no parent was given.
+    """
+    if role.extends is not None and (parent is None or parent.name != role.extends):
+        raise RoleError(f"unknown role {role.extends!r}", path=source, field="extends")
+    if role.extends is None and parent is not None:
+        raise RoleError(f"the role extends nothing, yet a parent ({parent.name}) was given", path=source)
+    problems = role.semantic_problems()
+    if problems:
+        raise RoleError(problems[0].message, path=source, field=problems[0].field)
+    parent_kinds = parent._kinds if parent is not None else (None, None, None)
+    kinds = tuple(_kind_rules(kind, role, source, parent_kind) for kind, parent_kind in zip(("servers", "tools", "skills"), parent_kinds))
+    gates = dict(parent._gates) if parent is not None else {}
+    for pattern, keywords in role.gates.items():
+        gates[pattern] = (tuple(keywords), source)
+    research = parent._research if parent is not None else None
+    if role.phases is not None:
+        research = (tuple(role.phases.research), source) if role.phases.enabled else None
+    description = role.description if "description" in role.model_fields_set or parent is None else parent.description
+    return CompiledRole(
+        role,
+        source=source,
+        description=description,
+        kinds=kinds,  # type: ignore[arg-type]
+        gates=gates,
+        research=research,
+        warnings=_floor_warnings(kinds, source),
+    )
+
+
+def decide(role: CompiledRole, request: Request) -> Verdict:
+    """The decision of ``role`` on ``request``; see the module docstring for the order."""
+    return role.decide(request)

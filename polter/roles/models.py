@@ -1,0 +1,210 @@
+"""What a role file says, as pydantic models: every field described, unknown keys refused.
+
+A role has, for each kind of thing an agent can use (servers, tools, skills), a *default* and three
+exception lists. There is deliberately no way to write a pure whitelist: whatever the role does not
+name — a server installed next week — follows the default, and is never mistaken for something the
+user switched off. ``[gates]`` and ``[phases]`` can only tighten what the lists decide.
+
+These models check each value on its own (pattern syntax, keyword lists). Checks that need the whole
+role (a missing default, a pattern in two lists) are in :meth:`Role.semantic_problems`, so the loader
+can report every problem of a file with its line, not just the first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from polter.protocol import Decision
+from polter.roles.patterns import check_server_pattern, check_skill_pattern, check_tool_pattern
+
+__all__ = [
+    "DECISIONS",
+    "ROLE_NAME",
+    "Decision",
+    "KindPolicy",
+    "PhasePolicy",
+    "Problem",
+    "Role",
+    "ServerPolicy",
+    "SkillPolicy",
+    "ToolPolicy",
+]
+
+DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+"""In increasing strictness; a decision can only ever move right (tighten)."""
+
+ROLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+"""A role's name: its file's stem (``coder`` for ``coder.toml``)."""
+
+
+class Problem(NamedTuple):
+    """A problem found in a valid-looking role: the field, the message, and the offending value
+    (used to find its line in the file)."""
+
+    field: str
+    message: str
+    value: str | None = None
+
+
+class KindPolicy(BaseModel):
+    """A default for one kind of thing, plus exceptions. Deny beats ask beats allow."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: ClassVar[str] = "kind"
+
+    default: Decision | None = Field(
+        default=None,
+        description="What happens to anything no exception names: allow, ask (the human) or deny. "
+        "Required unless the role extends another (which then supplies it).",
+    )
+    allow: list[str] = Field(default_factory=list, description="Patterns allowed (unless denied or asked).")
+    ask: list[str] = Field(default_factory=list, description="Patterns that need the human's approval (unless denied).")
+    deny: list[str] = Field(default_factory=list, description="Patterns always refused: deny wins over everything.")
+
+    @classmethod
+    def check_pattern(cls, pattern: str) -> str | None:
+        raise NotImplementedError
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _patterns_are_valid(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            if error := cls.check_pattern(pattern):
+                raise ValueError(error)
+        return patterns
+
+    def exceptions(self) -> list[tuple[str, Decision]]:
+        """Every (pattern, decision) pair, in the order deny, ask, allow."""
+        return [(pattern, decision) for decision in ("deny", "ask", "allow") for pattern in getattr(self, decision)]
+
+
+class ServerPolicy(KindPolicy):
+    """Which MCP servers the pane may reach. A denied server's tools are all denied."""
+
+    kind: ClassVar[str] = "servers"
+
+    @classmethod
+    def check_pattern(cls, pattern: str) -> str | None:
+        return check_server_pattern(pattern)
+
+
+class ToolPolicy(KindPolicy):
+    """Which MCP tools the pane may call: ``server/tool`` globs and ``@read-only``/``@destructive``."""
+
+    kind: ClassVar[str] = "tools"
+
+    @classmethod
+    def check_pattern(cls, pattern: str) -> str | None:
+        return check_tool_pattern(pattern)
+
+
+class SkillPolicy(KindPolicy):
+    """Which skills the pane's CLI may use (the adapter hides denied ones and vetoes their use)."""
+
+    kind: ClassVar[str] = "skills"
+
+    @classmethod
+    def check_pattern(cls, pattern: str) -> str | None:
+        return check_skill_pattern(pattern)
+
+
+class PhasePolicy(BaseModel):
+    """Research before action: each human request starts in the research phase, in which only the
+    ``research`` tools are listed and callable; ``polter/escalate`` (or the human) moves the pane to
+    the action phase, and the human's next line starts a new research phase."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="Whether the role uses phases (false turns off an inherited [phases]).")
+    research: list[str] = Field(
+        default_factory=lambda: ["@read-only"],
+        description="Tool patterns usable in the research phase (besides Polter's floor tools).",
+    )
+
+    @field_validator("research")
+    @classmethod
+    def _patterns_are_valid(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            if error := check_tool_pattern(pattern):
+                raise ValueError(error)
+        return patterns
+
+
+class Role(BaseModel):
+    """One role: what the agent in a pane may use. One role per TOML file, named after the file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The role's name; in a file it is the file's stem (coder.toml → coder).")
+    description: str = Field(default="", description="What the role is for; its first line is shown in lists.")
+    extends: str | None = Field(
+        default=None,
+        description="A role whose policy this one starts from: its defaults and exceptions apply unless this "
+        "role names the same pattern or sets its own default. A role may extend the role it overrides "
+        "(a project's coder.toml extending the bundled coder).",
+    )
+    servers: ServerPolicy = Field(default_factory=ServerPolicy, description="Which MCP servers the pane may reach.")
+    tools: ToolPolicy = Field(default_factory=ToolPolicy, description="Which MCP tools the pane may call.")
+    skills: SkillPolicy = Field(default_factory=SkillPolicy, description="Which skills the pane's CLI may use.")
+    gates: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Tool pattern → keywords: a matching call runs only if the human's recent input in the pane "
+        "contains one of the keywords (any language, case-insensitive). Otherwise it is denied.",
+    )
+    phases: PhasePolicy | None = Field(
+        default=None, description="Research-then-action phases; absent means the pane is always in the action phase."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_valid(cls, name: str) -> str:
+        if not ROLE_NAME.match(name):
+            raise ValueError(f"{name!r} is not a role name (letters, digits, '.', '_' and '-', starting with a letter or digit)")
+        return name
+
+    @field_validator("extends")
+    @classmethod
+    def _extends_is_a_name(cls, name: str | None) -> str | None:
+        return None if name is None else cls._name_is_valid(name)
+
+    @field_validator("gates")
+    @classmethod
+    def _gates_are_valid(cls, gates: dict[str, list[str]]) -> dict[str, list[str]]:
+        for pattern, keywords in gates.items():
+            if error := check_tool_pattern(pattern):
+                raise ValueError(error)
+            if not keywords or any(not keyword.strip() for keyword in keywords):
+                raise ValueError(f'"{pattern}": a gate needs at least one keyword, and no keyword may be blank')
+        return gates
+
+    def policies(self) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy]:
+        return self.servers, self.tools, self.skills
+
+    def semantic_problems(self) -> list[Problem]:
+        """Problems that only show in the whole role: a missing default, a pattern in two lists."""
+        problems = []
+        for policy in self.policies():
+            stated = policy.kind in self.model_fields_set
+            if policy.default is None and stated and self.extends is None:
+                problems.append(
+                    Problem(
+                        f"{policy.kind}.default",
+                        "missing: say allow, ask or deny; whatever the role does not name follows it "
+                        "(a role cannot be a pure whitelist)",
+                    )
+                )
+            seen: dict[str, Decision] = {}
+            for pattern, decision in reversed(policy.exceptions()):
+                if pattern in seen and seen[pattern] != decision:
+                    problems.append(
+                        Problem(
+                            f"{policy.kind}.{decision}",
+                            f'"{pattern}" is also in {policy.kind}.{seen[pattern]}; a pattern belongs in one list',
+                            pattern,
+                        )
+                    )
+                seen[pattern] = decision
+        return problems
