@@ -1,0 +1,381 @@
+"""A child program on its own pseudo-terminal, driven from the asyncio event loop.
+
+The child gets a new session with the PTY as its controlling terminal, so job control, ``ctrl+c``
+and SIGWINCH work as in any terminal. We do not fork the (threaded) Python process: ``subprocess``
+uses vfork/exec and util-linux ``setsid --ctty`` makes the terminal controlling. Output is read with
+``loop.add_reader`` in bounded pieces; the consumer can pause reading to apply back-pressure.
+
+Closing ends the whole session: SIGHUP (and SIGCONT) to the child's process group and the
+terminal's foreground group, then SIGKILL to every process still in the session after a grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import termios
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from polter.errors import SpawnError
+from polter.terminal.launch import LaunchSpec
+
+__all__ = ["PtyClosedError", "PtyProcess", "describe_exit", "session_processes"]
+
+READ_SIZE: Final = 16 * 1024
+"""Bytes read per readable callback: bounds the work one busy pane adds to an event-loop turn."""
+
+DRAIN_LIMIT: Final = 1024 * 1024
+"""Output still buffered when the child exits is read up to this much, then the terminal closes."""
+
+CLOSE_GRACE: Final = 1.0
+"""Seconds between SIGHUP and SIGKILL when a pane or the app closes."""
+
+TERMINAL_ENV: Final = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
+"""What Polter's screen engine implements; set over the launch spec's environment."""
+
+_SETSID: Final = shutil.which("setsid")
+
+
+class PtyClosedError(RuntimeError):
+    """Writing to or resizing a terminal that was closed (a bug in the caller)."""
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited 0``, ``exited 2``, ``killed by SIGKILL``: how a pane header says why its program ended."""
+    if returncode >= 0:
+        return f"exited {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"killed by {name}"
+
+
+class PtyProcess:
+    """One program on one pseudo-terminal.
+
+    Create it with :meth:`spawn` inside a running event loop. ``on_output`` receives raw bytes as
+    they arrive (any chunking); ``on_exit`` receives the return code once the child has ended and its
+    buffered output was delivered.
+    """
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        master_fd: int,
+        *,
+        on_output: Callable[[bytes], None],
+        on_exit: Callable[[int], None],
+    ) -> None:
+        self._popen = popen
+        self._fd: int | None = master_fd
+        self._on_output = on_output
+        self._on_exit = on_exit
+        self._loop = asyncio.get_running_loop()
+        self._reading = False
+        self._paused = False
+        self._end_of_output = False
+        self._pending_writes = bytearray()
+        self._exited = asyncio.Event()
+        self._pidfd: int | None = None
+        self._poll_handle: asyncio.TimerHandle | None = None
+        self._resume_reading()
+        self._watch_exit()
+
+    @classmethod
+    def spawn(
+        cls,
+        spec: LaunchSpec,
+        *,
+        columns: int,
+        lines: int,
+        on_output: Callable[[bytes], None],
+        on_exit: Callable[[int], None],
+    ) -> PtyProcess:
+        """Start ``spec`` on a new ``columns`` × ``lines`` terminal.
+
+        Raises:
+            SpawnError: the program or the working directory does not exist, or the program is not
+                executable. The message is written for the user.
+        """
+        env = {**spec.environment(), **TERMINAL_ENV}
+        _check_launchable(spec, env)
+        master_fd, slave_fd = os.openpty()
+        try:
+            _set_window_size(master_fd, columns, lines)
+            os.set_blocking(master_fd, False)
+            popen = subprocess.Popen(
+                _session_argv(spec.argv),
+                stdin=slave_fd,
+                stdout=slave_fd,
+                stderr=slave_fd,
+                cwd=spec.cwd,
+                env=env,
+                close_fds=True,
+                **_session_options(),
+            )
+        except OSError as exc:
+            os.close(master_fd)
+            raise SpawnError(f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}") from exc
+        finally:
+            os.close(slave_fd)
+        return cls(popen, master_fd, on_output=on_output, on_exit=on_exit)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """``None`` while running; negative for a signal, as in :mod:`subprocess`."""
+        return self._popen.returncode if self._exited.is_set() else None
+
+    @property
+    def running(self) -> bool:
+        return not self._exited.is_set()
+
+    async def wait(self) -> int:
+        """Wait until the child has ended (and its last output was delivered); its return code."""
+        await self._exited.wait()
+        assert self._popen.returncode is not None
+        return self._popen.returncode
+
+    def foreground_process_group(self) -> int | None:
+        """The process group that owns the terminal (the job the user is talking to), if known."""
+        if self._fd is None:
+            return None
+        try:
+            return os.tcgetpgrp(self._fd)
+        except OSError:
+            return None
+
+    # -- input ---------------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` for the child. Never blocks: what the PTY cannot take now is sent when it can."""
+        if self._fd is None:
+            raise PtyClosedError("the terminal is closed")
+        if not data:
+            return
+        if not self._pending_writes:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                written = 0
+            except OSError:  # the child side is gone; its exit is reported separately
+                return
+            data = data[written:]
+            if not data:
+                return
+            self._loop.add_writer(self._fd, self._flush_writes)
+        self._pending_writes += data
+
+    def _flush_writes(self) -> None:
+        assert self._fd is not None
+        try:
+            written = os.write(self._fd, self._pending_writes)
+        except BlockingIOError:
+            return
+        except OSError:
+            written = len(self._pending_writes)
+        del self._pending_writes[:written]
+        if not self._pending_writes:
+            self._loop.remove_writer(self._fd)
+
+    def resize(self, columns: int, lines: int) -> None:
+        """Set the terminal size; the kernel sends SIGWINCH to the foreground job if it changed."""
+        if self._fd is None:
+            raise PtyClosedError("the terminal is closed")
+        _set_window_size(self._fd, columns, lines)
+
+    # -- output --------------------------------------------------------------------------------
+
+    def pause_reading(self) -> None:
+        """Stop reading output until :meth:`resume_reading`; the child blocks once the PTY buffer fills."""
+        self._paused = True
+        if self._reading and self._fd is not None:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+
+    def resume_reading(self) -> None:
+        self._paused = False
+        self._resume_reading()
+
+    def _resume_reading(self) -> None:
+        if not (self._reading or self._paused or self._end_of_output or self._fd is None):
+            self._loop.add_reader(self._fd, self._read_ready)
+            self._reading = True
+
+    def _read_ready(self) -> None:
+        assert self._fd is not None
+        try:
+            data = os.read(self._fd, READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:  # EIO: every process closed its side of the terminal
+            data = b""
+        if not data:
+            self._end_of_output = True
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+            return
+        self._on_output(data)
+
+    # -- exit ----------------------------------------------------------------------------------
+
+    def _watch_exit(self) -> None:
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # not Linux ≥ 5.3: poll instead
+            self._poll_exit()
+            return
+        self._loop.add_reader(self._pidfd, self._child_exited)
+
+    def _poll_exit(self) -> None:
+        if self._popen.poll() is None:
+            self._poll_handle = self._loop.call_later(0.05, self._poll_exit)
+        else:
+            self._child_exited()
+
+    def _child_exited(self) -> None:
+        if self._pidfd is not None:
+            self._loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        self._popen.wait()
+        self._drain()
+        self._close_terminal()
+        self._exited.set()
+        self._on_exit(self._popen.returncode)
+
+    def _drain(self) -> None:
+        """Deliver what the child wrote before it ended (it is still in the PTY buffer)."""
+        if self._fd is None:
+            return
+        remaining = DRAIN_LIMIT
+        while remaining > 0:
+            try:
+                data = os.read(self._fd, min(READ_SIZE, remaining))
+            except OSError:
+                return
+            if not data:
+                return
+            remaining -= len(data)
+            self._on_output(data)
+
+    def _close_terminal(self) -> None:
+        if self._fd is None:
+            return
+        if self._reading:
+            self._loop.remove_reader(self._fd)
+            self._reading = False
+        if self._pending_writes:
+            self._loop.remove_writer(self._fd)
+            self._pending_writes.clear()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        self._fd = None
+
+    async def aclose(self, grace: float = CLOSE_GRACE) -> None:
+        """End the child and everything it started in its session; returns once the child is reaped.
+
+        SIGHUP (plus SIGCONT, for stopped jobs) goes to the child's group and the terminal's
+        foreground group, as when a terminal window closes; whatever is left of the session after
+        ``grace`` seconds gets SIGKILL.
+        """
+        if self.running:
+            for group in {self.pid, self.foreground_process_group()} - {None, os.getpgrp()}:
+                assert group is not None
+                _signal_group(group, signal.SIGHUP)
+                _signal_group(group, signal.SIGCONT)
+        await self._until_session_ended(grace)
+        if self._poll_handle is not None:
+            self._poll_handle.cancel()
+        for pid in session_processes(self.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        _signal_group(self.pid, signal.SIGKILL)
+        if self.running:
+            self._child_exited()  # reaps the SIGKILLed child, which cannot take long
+        self._close_terminal()
+        await self._until_session_ended(grace)  # SIGKILL is delivered asynchronously
+
+    async def _until_session_ended(self, timeout: float) -> None:
+        deadline = self._loop.time() + timeout
+        while self._loop.time() < deadline and (self.running or session_processes(self.pid)):
+            await asyncio.sleep(0.01)
+
+    async def __aenter__(self) -> PtyProcess:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+
+def session_processes(session_id: int) -> list[int]:
+    """Process ids in session ``session_id`` (Linux ``/proc``; empty elsewhere)."""
+    members = []
+    for entry in Path("/proc").iterdir() if sys.platform.startswith("linux") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) "
+        if int(fields[3]) == session_id and fields[0] != b"Z":
+            members.append(int(entry.name))
+    return members
+
+
+def _signal_group(group: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
+
+
+def _set_window_size(fd: int, columns: int, lines: int) -> None:
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", max(lines, 1), max(columns, 1), 0, 0))
+
+
+def _session_argv(argv: tuple[str, ...]) -> list[str]:
+    return [_SETSID, "--ctty", *argv] if _SETSID else list(argv)
+
+
+def _session_options() -> dict[str, object]:
+    """Without util-linux ``setsid`` (macOS), fall back to making the terminal controlling in the child."""
+    if _SETSID:
+        return {}
+    return {"start_new_session": True, "preexec_fn": _acquire_controlling_terminal}
+
+
+def _acquire_controlling_terminal() -> None:  # pragma: no cover - runs in the child, non-Linux only
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _check_launchable(spec: LaunchSpec, env: dict[str, str]) -> None:
+    """Fail early, with a message for the user, for the usual reasons a command cannot start."""
+    cwd = spec.cwd
+    if cwd is not None and not cwd.is_dir():
+        reason = "does not exist" if not cwd.exists() else "is not a directory"
+        raise SpawnError(f"cannot start {spec.argv[0]!r}: working directory {str(cwd)!r} {reason}")
+    program = spec.argv[0]
+    if "/" in program:
+        path = Path(program) if cwd is None or Path(program).is_absolute() else cwd / program
+        if not path.exists():
+            raise SpawnError(f"cannot start {program!r}: no such file")
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise SpawnError(f"cannot start {program!r}: not an executable file")
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise SpawnError(f"cannot start {program!r}: command not found (searched PATH)")
+
