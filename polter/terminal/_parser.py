@@ -1,0 +1,174 @@
+"""Splitting raw PTY bytes into printable text and complete control sequences, across reads.
+
+`Tokenizer.split` returns a flat list ``[text, control, text, control, …]`` of even length whose
+text items hold no control characters and whose control items are each one complete sequence:
+a C0/C1 character, ``"\\r\\n"``, a CSI sequence, an escape sequence or a whole string sequence
+(OSC/DCS/APC/PM/SOS with its terminator). The split itself is one C-level ``re.split``; only the
+end of a read needs care: an incomplete sequence there is carried over to the next read, and an
+unterminated string is followed in a small state so that a multi-megabyte DCS is never rescanned.
+
+Whatever the chunking of the same bytes, the sequence of tokens handed on is the same: UTF-8 is
+decoded incrementally (invalid bytes become U+FFFD), and over-long sequences are ignored by the
+same rule whether they arrive whole or in pieces (see `MAX_SEQUENCE`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+__all__ = ["MAX_SEQUENCE", "STRING_KINDS", "Tokenizer"]
+
+#: A CSI body or string payload longer than this many characters is ignored (still consumed).
+MAX_SEQUENCE = 4096
+#: ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS: strings ended by BEL or ST (ESC \).
+STRING_KINDS = "]P_^X"
+
+_TOKEN = re.compile(
+    "("
+    r"\r\n"
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI, complete
+    r"|\x1b\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
+    # Strings. One can reach the end of the text only when an ESC held back for the next read
+    # ends it (an unterminated string at the end goes to the string state instead).
+    r"|\x1b[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
+    r"|\x1b[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
+    r"|\x1b[ -/]*"  # ESC followed by something that is not a sequence: dropped
+    r"|[\x00-\x1a\x1c-\x1f\x7f-\x9f]"  # C0, DEL, C1
+    ")"
+)
+_STRING_OPEN = re.compile(r"\x1b[\]P_^X][^\x07\x1b\x18\x1a]*")
+_CSI_OPEN = re.compile(r"\x1b\[[0-?]*[ -/]*")
+_ESC_OPEN = re.compile(r"\x1b[ -/]*")
+_STRING_END = re.compile(r"[\x07\x18\x1a\x1b]")
+# After an over-long unfinished sequence: what of the next read still belongs to it.
+_SKIP_CSI_PARAMS = re.compile(r"[0-?]*[ -/]*([@-~])?")
+_SKIP_CSI_INTERMEDIATES = re.compile(r"[ -/]*([@-~])?")
+_SKIP_ESC = re.compile(r"[ -/]*([0-~])?")
+
+
+class Tokenizer:
+    """Bytes in, ``[text, control, …]`` out; holds what a read left unfinished."""
+
+    def __init__(self, max_sequence: int = MAX_SEQUENCE) -> None:
+        self.max_sequence = max_sequence
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        self._carry = ""  # an unfinished CSI or escape sequence (short)
+        self._skip: re.Pattern[str] | None = None  # inside an over-long, unfinished CSI/escape
+        self._string_kind = ""  # inside an unterminated string of this kind
+        self._string_payload: list[str] = []
+        self._string_length = 0
+        self._string_esc = False  # …whose last character so far was ESC
+
+    def split(self, data: bytes) -> list[str]:
+        """Decode ``data`` and split it; see the module docstring."""
+        return self.split_text(self._decode(data))
+
+    def split_text(self, text: str) -> list[str]:
+        head: list[str] = []
+        if self._skip is not None:
+            text = self._continue_skip(text)
+        if self._string_kind and text:
+            token, text = self._continue_string(text)
+            if token is None:
+                return head
+            head = ["", token]
+        if self._carry:
+            text = self._carry + text
+            self._carry = ""
+        if not text:
+            return head
+        last_esc = text.rfind("\x1b")
+        if last_esc >= 0:
+            text = self._hold_tail(text, last_esc)
+        parts = _TOKEN.split(text)
+        parts.append("")
+        if head:
+            return head + parts
+        return parts
+
+    # -- the end of a read -------------------------------------------------------------------
+    def _hold_tail(self, text: str, last_esc: int) -> str:
+        """Keep an unfinished sequence at the end of ``text`` for the next read; return the rest."""
+        if last_esc == len(text) - 1:
+            opener = text.rfind("\x1b", 0, last_esc)
+            if opener >= 0 and _STRING_OPEN.fullmatch(text, opener, last_esc):
+                self._begin_string(text[opener + 1], text[opener + 2 : last_esc])
+                self._string_esc = True
+                return text[:opener]
+            self._carry = "\x1b"
+            return text[:last_esc]
+        tail = text[last_esc:]
+        if _STRING_OPEN.fullmatch(tail):
+            self._begin_string(tail[1], tail[2:])
+            return text[:last_esc]
+        if _CSI_OPEN.fullmatch(tail):
+            if len(tail) - 2 > self.max_sequence:
+                has_intermediate = any(" " <= ch <= "/" for ch in tail[2:])
+                self._skip = _SKIP_CSI_INTERMEDIATES if has_intermediate else _SKIP_CSI_PARAMS
+            else:
+                self._carry = tail
+            return text[:last_esc]
+        if _ESC_OPEN.fullmatch(tail):
+            if len(tail) - 1 > self.max_sequence:
+                self._skip = _SKIP_ESC
+            else:
+                self._carry = tail
+            return text[:last_esc]
+        return text
+
+    def _continue_skip(self, text: str) -> str:
+        match = self._skip.match(text)  # type: ignore[union-attr]
+        end = match.end()
+        if end == len(text) and match.group(1) is None:
+            if end and self._skip is _SKIP_CSI_PARAMS and any(" " <= ch <= "/" for ch in text):
+                self._skip = _SKIP_CSI_INTERMEDIATES
+            return ""  # still inside
+        self._skip = None
+        return text[end:]
+
+    # -- strings (OSC, DCS, APC, PM, SOS) spanning reads ------------------------------------
+    def _begin_string(self, kind: str, payload: str) -> None:
+        self._string_kind = kind
+        self._string_payload = []
+        self._string_length = 0
+        self._string_esc = False
+        self._append_payload(payload)
+
+    def _append_payload(self, payload: str) -> None:
+        # Keep one character more than the limit: the handler then sees that it was too long.
+        room = self.max_sequence + 1 - self._string_length
+        if room > 0 and payload:
+            payload = payload[:room]
+            self._string_payload.append(payload)
+            self._string_length += len(payload)
+
+    def _continue_string(self, text: str) -> tuple[str | None, str]:
+        """Look for the end of the open string: (the whole string token or None, the rest)."""
+        if self._string_esc:
+            self._string_esc = False
+            if text[0] == "\\":
+                return self._end_string("\x1b\\"), text[1:]
+            return self._end_string(""), "\x1b" + text  # that ESC starts the next sequence
+        match = _STRING_END.search(text)
+        if match is None:
+            self._append_payload(text)
+            return None, ""
+        at = match.start()
+        self._append_payload(text[:at])
+        end = text[at]
+        if end != "\x1b":
+            return self._end_string(end), text[at + 1 :]
+        if at + 1 == len(text):
+            self._string_esc = True
+            return None, ""
+        if text[at + 1] == "\\":
+            return self._end_string("\x1b\\"), text[at + 2 :]
+        return self._end_string(""), text[at:]
+
+    def _end_string(self, terminator: str) -> str:
+        token = "\x1b" + self._string_kind + "".join(self._string_payload) + terminator
+        self._string_kind = ""
+        self._string_payload = []
+        self._string_length = 0
+        return token

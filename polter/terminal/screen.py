@@ -1,0 +1,186 @@
+"""Polter's terminal screen engine: raw PTY bytes in; styled rows, cursor, modes and replies out.
+
+It imports no Textual: the pane widget renders what this exposes. The engine has three layers:
+`_parser` splits bytes into text and whole control sequences (across reads), `_controls`
+interprets the sequences (and hands plain escape sequences to pyte's parser), and `_model` keeps
+the cells. The feed loop below is the hot path: a text run and the commonest sequences cost a
+dict lookup and a few slice assignments, not a call per character.
+
+Not thread-safe: feed, resize and the readers must run on one thread (or under one lock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+from polter.terminal._controls import ControlSequences
+from polter.terminal._model import fit_row
+from polter.terminal._parser import Tokenizer
+from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition
+
+__all__ = ["DEFAULT_STYLE", "Cursor", "Style", "TerminalScreen"]
+
+CursorShape = Literal["block", "underline", "bar"]
+
+
+class Cursor(NamedTuple):
+    x: int
+    y: int
+    visible: bool
+    shape: CursorShape
+    blinking: bool
+
+
+class TerminalScreen(ControlSequences):
+    """A terminal screen of ``columns`` × ``lines`` cells with scrollback.
+
+    ``reply`` receives the bytes the terminal answers to queries (cursor position, device
+    attributes, DECRQM, XTVERSION, OSC 10/11 colours); write them to the PTY.
+    """
+
+    def __init__(
+        self,
+        columns: int,
+        lines: int,
+        *,
+        scrollback: int = 10_000,
+        reply: Callable[[bytes], None] | None = None,
+    ) -> None:
+        super().__init__(columns, lines, scrollback, reply)
+        self._tokenizer = Tokenizer()
+
+    # -- input -------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        """Consume raw PTY output, in any chunking."""
+        parts = self._tokenizer.split(data)
+        if not parts:
+            return
+        fast = self._fast
+        draw = self.draw
+        transition = sgr_transition
+        control_ = self._control
+        iterator = iter(parts)
+        for text, control in zip(iterator, iterator):
+            if text:
+                draw(text)
+            if control:
+                handler = fast.get(control)
+                if handler is not None:
+                    handler()
+                elif control[-1] == "m" and control[1] == "[":
+                    self._style = transition(self._style, control)
+                else:
+                    control_(control)
+
+    # -- output ------------------------------------------------------------------------------
+    @property
+    def history_size(self) -> int:
+        """Rows in the scrollback; `line` takes ``-history_size`` … ``-1`` for them."""
+        return len(self._history)
+
+    @property
+    def scrollback_limit(self) -> int:
+        return self._history.maxlen or 0
+
+    def line(self, y: int) -> list[tuple[str, Style]]:
+        """Row ``y`` as runs of (text, style) covering exactly ``columns`` cells.
+
+        ``y`` in ``range(-history_size, lines)``; negative rows are scrollback (-1 the newest).
+        A wide character appears once in the text and takes two cells.
+        """
+        columns = self.columns
+        if 0 <= y < self.lines:
+            chars, styles = self._chars[y], self._styles[y]
+        elif -len(self._history) <= y < 0:
+            chars, styles = fit_row(*self._history[y], columns)
+        else:
+            raise IndexError(f"row {y} is outside -{len(self._history)}…{self.lines - 1}")
+        runs: list[tuple[str, Style]] = []
+        start = 0
+        current = styles[0]
+        for x in range(1, columns):
+            style = styles[x]
+            if style is not current and style != current:
+                runs.append(("".join(chars[start:x]), current))
+                start = x
+                current = style
+        runs.append(("".join(chars[start:columns]), current))
+        return runs
+
+    def display(self) -> list[str]:
+        """The visible text, one string per row (trailing blanks kept)."""
+        return ["".join(chars) for chars in self._chars]
+
+    def take_dirty(self) -> set[int] | None:
+        """Rows changed since the last call; None means every row (after a scroll or switch)."""
+        if self._all_dirty:
+            self._all_dirty = False
+            self._dirty = set()
+            return None
+        dirty = self._dirty
+        self._dirty = set()
+        return dirty
+
+    @property
+    def cursor(self) -> Cursor:
+        return Cursor(
+            min(self._x, self.columns - 1),
+            self._y,
+            self._cursor_visible,
+            self._cursor_shape,  # type: ignore[arg-type]
+            self._cursor_blinking,
+        )
+
+    # -- modes ---------------------------------------------------------------------------------
+    @property
+    def bracketed_paste(self) -> bool:
+        return 2004 in self._modes
+
+    @property
+    def application_cursor_keys(self) -> bool:
+        return 1 in self._modes
+
+    @property
+    def application_keypad(self) -> bool:
+        return self._application_keypad
+
+    @property
+    def mouse_tracking(self) -> int:
+        """0, or the mouse mode in force: 1000 (clicks), 1002 (drags) or 1003 (all motion).
+        X10 mode (9) reports as 1000: both send button presses only."""
+        return 1000 if self._mouse == 9 else self._mouse
+
+    @property
+    def mouse_sgr(self) -> bool:
+        return 1006 in self._modes
+
+    @property
+    def focus_events(self) -> bool:
+        return 1004 in self._modes
+
+    @property
+    def synchronized_output(self) -> bool:
+        return 2026 in self._modes
+
+    @property
+    def alternate_screen(self) -> bool:
+        return self._alternate
+
+    @property
+    def alternate_scroll(self) -> bool:
+        """DEC 1007: the wheel should send cursor keys while the alternate screen is shown."""
+        return 1007 in self._modes
+
+    @property
+    def auto_wrap(self) -> bool:
+        return self._autowrap
+
+    @property
+    def origin_mode(self) -> bool:
+        return self._origin
+
+    @property
+    def reverse_video(self) -> bool:
+        """DECSCNM (``CSI ? 5 h``): the renderer swaps default colours for the whole screen."""
+        return 5 in self._modes
