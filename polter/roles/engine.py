@@ -22,6 +22,7 @@ gates and phases, which depend on the request, are checked on top of the cached 
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -243,19 +244,28 @@ class CompiledRole:
             entry = self._entry(request)
             if entry.final:
                 return entry.base
-            if entry.gates:
-                said = normalise_text("\n".join(request.recent_input))
-                for gate, denied in entry.gates:
-                    if gate.regex.search(said) is None:
-                        return denied
-            if entry.phase_deny is not None and request.phase != "action":
+            verdict = self._through_gates(entry, request) if entry.gates else entry.base
+            if entry.phase_deny is not None and request.phase != "action" and verdict.decision != "deny":
                 return entry.phase_deny
-            return entry.base
+            return verdict
         if isinstance(request, ServerRequest):
             return self._server_verdict(request.server)[0]
         if isinstance(request, SkillRequest):
             return self._skill_verdict(request.skill)
         raise TypeError(f"not a request: {request!r}")
+
+    @staticmethod
+    def _through_gates(entry: _Entry, request: ToolCallRequest) -> Verdict:
+        """The base verdict if the human's words open every gate (and which words did), else a deny."""
+        said = normalise_text("\n".join(request.recent_input))
+        opened = []
+        for gate, denied in entry.gates:
+            match = gate.regex.search(said)
+            if match is None:
+                return denied
+            opened.append(f'"{match.group(0)}" opens {gate.rule_label}')
+        base = entry.base
+        return Verdict(base.decision, base.rule, f"{base.reason} The human asked for it: {'; '.join(opened)}.")
 
     def visible(self, request: ToolCallRequest) -> bool:
         """Whether the tool is listed to the pane (the listing layer's question).
@@ -288,6 +298,13 @@ class CompiledRole:
             "gates": {pattern: list(keywords) for pattern, (keywords, _) in self._gates.items()},
             "phases": {"research": list(self._research[0])} if self._research else None,
         }
+
+    @property
+    def fingerprint(self) -> str:
+        """Equal for two compilations that decide alike and name the same rules and files."""
+        labels = [rule.label for kind in self._kinds for rule in (kind.default, *kind.exceptions.values())]
+        gates = {pattern: str(origin) for pattern, (_keywords, origin) in self._gates.items()}
+        return json.dumps([self.describe(), labels, gates, self._research_label], sort_keys=True, ensure_ascii=False)
 
     # -- the static part, cached ----------------------------------------------------------------
 

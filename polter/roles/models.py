@@ -13,9 +13,10 @@ can report every problem of a file with its line, not just the first.
 from __future__ import annotations
 
 import re
-from typing import ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import Annotated, ClassVar, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from polter.protocol import Decision
 from polter.roles.patterns import check_server_pattern, check_skill_pattern, check_tool_pattern
@@ -40,6 +41,39 @@ ROLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 """A role's name: its file's stem (``coder`` for ``coder.toml``)."""
 
 
+def _checked(check: Callable[[str], str | None]) -> AfterValidator:
+    """A pydantic validator from one of the ``check_*_pattern`` functions (each item fails on its own,
+    so the loader can point at its line)."""
+
+    def validate(pattern: str) -> str:
+        if error := check(pattern):
+            raise ValueError(error)
+        return pattern
+
+    return AfterValidator(validate)
+
+
+def _keyword(keyword: str) -> str:
+    if not keyword.strip():
+        raise ValueError("a keyword cannot be blank")
+    return keyword
+
+
+ServerPattern = Annotated[str, _checked(check_server_pattern)]
+ToolPattern = Annotated[str, _checked(check_tool_pattern)]
+SkillPattern = Annotated[str, _checked(check_skill_pattern)]
+Keywords = Annotated[list[Annotated[str, AfterValidator(_keyword)]], Field(min_length=1)]
+
+
+def _exceptions(description: str) -> Field:  # type: ignore[valid-type]
+    return Field(default_factory=list, description=description)
+
+
+_ALLOW = "Patterns allowed (unless denied or asked)."
+_ASK = "Patterns that need the human's approval (unless denied)."
+_DENY = "Patterns always refused: deny wins over everything."
+
+
 class Problem(NamedTuple):
     """A problem found in a valid-looking role: the field, the message, and the offending value
     (used to find its line in the file)."""
@@ -52,7 +86,7 @@ class Problem(NamedTuple):
 class KindPolicy(BaseModel):
     """A default for one kind of thing, plus exceptions. Deny beats ask beats allow."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     kind: ClassVar[str] = "kind"
 
     default: Decision | None = Field(
@@ -60,21 +94,9 @@ class KindPolicy(BaseModel):
         description="What happens to anything no exception names: allow, ask (the human) or deny. "
         "Required unless the role extends another (which then supplies it).",
     )
-    allow: list[str] = Field(default_factory=list, description="Patterns allowed (unless denied or asked).")
-    ask: list[str] = Field(default_factory=list, description="Patterns that need the human's approval (unless denied).")
-    deny: list[str] = Field(default_factory=list, description="Patterns always refused: deny wins over everything.")
-
-    @classmethod
-    def check_pattern(cls, pattern: str) -> str | None:
-        raise NotImplementedError
-
-    @field_validator("allow", "ask", "deny")
-    @classmethod
-    def _patterns_are_valid(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            if error := cls.check_pattern(pattern):
-                raise ValueError(error)
-        return patterns
+    allow: list[str] = _exceptions(_ALLOW)
+    ask: list[str] = _exceptions(_ASK)
+    deny: list[str] = _exceptions(_DENY)
 
     def exceptions(self) -> list[tuple[str, Decision]]:
         """Every (pattern, decision) pair, in the order deny, ask, allow."""
@@ -85,30 +107,27 @@ class ServerPolicy(KindPolicy):
     """Which MCP servers the pane may reach. A denied server's tools are all denied."""
 
     kind: ClassVar[str] = "servers"
-
-    @classmethod
-    def check_pattern(cls, pattern: str) -> str | None:
-        return check_server_pattern(pattern)
+    allow: list[ServerPattern] = _exceptions(_ALLOW)
+    ask: list[ServerPattern] = _exceptions(_ASK)
+    deny: list[ServerPattern] = _exceptions(_DENY)
 
 
 class ToolPolicy(KindPolicy):
     """Which MCP tools the pane may call: ``server/tool`` globs and ``@read-only``/``@destructive``."""
 
     kind: ClassVar[str] = "tools"
-
-    @classmethod
-    def check_pattern(cls, pattern: str) -> str | None:
-        return check_tool_pattern(pattern)
+    allow: list[ToolPattern] = _exceptions(_ALLOW)
+    ask: list[ToolPattern] = _exceptions(_ASK)
+    deny: list[ToolPattern] = _exceptions(_DENY)
 
 
 class SkillPolicy(KindPolicy):
     """Which skills the pane's CLI may use (the adapter hides denied ones and vetoes their use)."""
 
     kind: ClassVar[str] = "skills"
-
-    @classmethod
-    def check_pattern(cls, pattern: str) -> str | None:
-        return check_skill_pattern(pattern)
+    allow: list[SkillPattern] = _exceptions(_ALLOW)
+    ask: list[SkillPattern] = _exceptions(_ASK)
+    deny: list[SkillPattern] = _exceptions(_DENY)
 
 
 class PhasePolicy(BaseModel):
@@ -116,27 +135,19 @@ class PhasePolicy(BaseModel):
     ``research`` tools are listed and callable; ``polter/escalate`` (or the human) moves the pane to
     the action phase, and the human's next line starts a new research phase."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     enabled: bool = Field(default=True, description="Whether the role uses phases (false turns off an inherited [phases]).")
-    research: list[str] = Field(
+    research: list[ToolPattern] = Field(
         default_factory=lambda: ["@read-only"],
         description="Tool patterns usable in the research phase (besides Polter's floor tools).",
     )
-
-    @field_validator("research")
-    @classmethod
-    def _patterns_are_valid(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            if error := check_tool_pattern(pattern):
-                raise ValueError(error)
-        return patterns
 
 
 class Role(BaseModel):
     """One role: what the agent in a pane may use. One role per TOML file, named after the file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(description="The role's name; in a file it is the file's stem (coder.toml → coder).")
     description: str = Field(default="", description="What the role is for; its first line is shown in lists.")
@@ -149,7 +160,7 @@ class Role(BaseModel):
     servers: ServerPolicy = Field(default_factory=ServerPolicy, description="Which MCP servers the pane may reach.")
     tools: ToolPolicy = Field(default_factory=ToolPolicy, description="Which MCP tools the pane may call.")
     skills: SkillPolicy = Field(default_factory=SkillPolicy, description="Which skills the pane's CLI may use.")
-    gates: dict[str, list[str]] = Field(
+    gates: dict[ToolPattern, Keywords] = Field(
         default_factory=dict,
         description="Tool pattern → keywords: a matching call runs only if the human's recent input in the pane "
         "contains one of the keywords (any language, case-insensitive). Otherwise it is denied.",
@@ -169,16 +180,6 @@ class Role(BaseModel):
     @classmethod
     def _extends_is_a_name(cls, name: str | None) -> str | None:
         return None if name is None else cls._name_is_valid(name)
-
-    @field_validator("gates")
-    @classmethod
-    def _gates_are_valid(cls, gates: dict[str, list[str]]) -> dict[str, list[str]]:
-        for pattern, keywords in gates.items():
-            if error := check_tool_pattern(pattern):
-                raise ValueError(error)
-            if not keywords or any(not keyword.strip() for keyword in keywords):
-                raise ValueError(f'"{pattern}": a gate needs at least one keyword, and no keyword may be blank')
-        return gates
 
     def policies(self) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy]:
         return self.servers, self.tools, self.skills

@@ -1,0 +1,176 @@
+"""Loading from the three places, reporting where each role came from, and hot reload."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from polter.roles import ToolCallRequest
+from polter.roles.library import DEFAULT_ROLE, ReloadReport, RoleLibrary
+
+from .conftest import RoleDir
+
+
+@pytest.fixture
+def layers(tmp_path: Path, isolated_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> tuple[RoleDir, RoleDir]:
+    """The user's roles folder and the project's, with the working directory in the project."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return RoleDir(isolated_dirs["config"] / "roles"), RoleDir(project / ".polter" / "roles")
+
+
+def test_bundled_user_and_project_roles_load_later_overriding_earlier(layers: tuple[RoleDir, RoleDir]) -> None:
+    user, project = layers
+    user.write("coder", 'description = "the user\'s coder"\n')
+    user.write("mine", 'description = "mine"\n')
+    project.write("coder", 'description = "the project\'s coder"\n')
+    library = RoleLibrary.load()
+    assert {"coder", "mine", "researcher", "terraria-admin", DEFAULT_ROLE} <= set(library.names())
+    coder = library.get("coder")
+    assert coder is not None and coder.description == "the project's coder"
+    source = library.source("coder")
+    assert source is not None and source.layer == "project" and source.path == project.path / "coder.toml"
+    assert [path.name for path in source.overrides] == ["coder.toml", "coder.toml"]
+    assert source.overrides[1] == user.path / "coder.toml"
+    assert str(library.source("mine")) == f"user: {user.path / 'mine.toml'}"
+    assert library.source("researcher").layer == "bundled"  # type: ignore[union-attr]
+    assert library.get("nope") is None and library.source("nope") is None
+
+
+def test_a_project_role_can_extend_the_role_it_overrides(layers: tuple[RoleDir, RoleDir]) -> None:
+    _user, project = layers
+    project.write("coder", 'extends = "coder"\n[tools]\ndeny = ["github/*"]\n')
+    coder = RoleLibrary.load().get("coder")
+    assert coder is not None
+    assert coder.decide(ToolCallRequest("github", "search", read_only=True)).decision == "deny"
+    inherited = coder.decide(ToolCallRequest("gitlab", "push"))
+    assert inherited.decision == "ask" and inherited.rule.startswith('tools.ask["@destructive"] (')
+    assert coder.description == "Everything allowed; destructive tools ask the human first"
+
+
+def test_a_broken_file_does_not_fall_back_to_an_earlier_layer_at_first_load(layers: tuple[RoleDir, RoleDir]) -> None:
+    _user, project = layers
+    project.write("coder", "[tools\n")
+    library = RoleLibrary.load()
+    assert library.get("coder") is None  # fails closed: no looser bundled coder in its place
+    assert [p.line for p in library.problems] == [1]
+
+
+class TestReload:
+    def test_an_unchanged_reload_reports_nothing_and_keeps_the_same_objects(self, role_dir: RoleDir) -> None:
+        role_dir.write("a", "")
+        library = RoleLibrary.load([Path("roles")])
+        before = library.get("a")
+        report = library.reload()
+        assert not report and report.affected == set()
+        assert library.get("a") is before
+
+    def test_added_changed_removed(self, role_dir: RoleDir) -> None:
+        role_dir.write("a", "")
+        role_dir.write("b", "")
+        library = RoleLibrary.load([Path("roles")])
+        role_dir.write("a", '[tools]\ndefault = "deny"\n')
+        (role_dir.path / "b.toml").unlink()
+        role_dir.write("c", "")
+        report = library.reload()
+        assert (report.added, report.changed, report.removed) == (["c"], ["a"], ["b"])
+        assert report.lines() == ["role added: c", "role changed: a", "role removed: b"]
+        assert library.names() == ["a", "c"]
+
+    def test_a_file_that_becomes_invalid_keeps_its_last_good_version_and_says_so(self, role_dir: RoleDir) -> None:
+        role_dir.write("a", '[tools]\ndefault = "deny"\n')
+        library = RoleLibrary.load([Path("roles")])
+        good = library.get("a")
+        role_dir.write("a", '[tools]\ndefault = "allow"\nalow = ["x/*"]\n')
+        report = library.reload()
+        assert library.get("a") is good
+        assert report.affected == set() and report.problems_changed and bool(report)
+        assert list(report.kept) == ["a"] and library.kept == report.kept
+        assert report.lines() == [
+            "role a: its file is invalid; the last good version stays in force (1 problem(s))",
+            "roles/a.toml:3: tools.alow: unknown key (known: default, allow, ask, deny)",
+        ]
+        role_dir.write("a", '[tools]\ndefault = "allow"\n')
+        fixed = library.reload()
+        assert fixed.changed == ["a"] and not fixed.kept and library.problems == []
+        assert library.get("a").decide(ToolCallRequest("x", "y")).decision == "allow"  # type: ignore[union-attr]
+
+    def test_a_child_resolves_against_its_parents_last_good_version(self, role_dir: RoleDir) -> None:
+        role_dir.write("base", '[tools]\ndefault = "deny"\n')
+        role_dir.write("child", 'extends = "base"\ndescription = "v1"\n')
+        library = RoleLibrary.load([Path("roles")])
+        role_dir.write("base", "[tools\n")
+        role_dir.write("child", 'extends = "base"\ndescription = "v2"\n')
+        report = library.reload()
+        child = library.get("child")
+        assert report.changed == ["child"] and child is not None and child.description == "v2"
+        assert child.decide(ToolCallRequest("x", "y")).decision == "deny"
+
+
+async def test_watch_reloads_on_file_changes(role_dir: RoleDir) -> None:
+    role_dir.write("a", "")
+    library = RoleLibrary.load([Path("roles")])
+    stop = asyncio.Event()
+    reports: asyncio.Queue[ReloadReport] = asyncio.Queue()
+
+    async def consume() -> None:
+        async for report in library.watch(stop_event=stop, debounce_ms=50):
+            await reports.put(report)
+
+    task = asyncio.create_task(consume())
+    try:
+        # Keep writing until the watcher (which starts asynchronously) has seen it: no fixed sleeps.
+        async def until(predicate: object, change: object) -> ReloadReport:
+            for _ in range(40):
+                change()  # type: ignore[operator]
+                try:
+                    return await _next_report_quick(reports, predicate)
+                except TimeoutError:
+                    continue
+            raise AssertionError("the watcher never reported the change")
+
+        report = await until(lambda r: "b" in r.added, lambda: role_dir.write("b", ""))
+        assert library.get("b") is not None
+        report = await until(lambda r: "a" in r.kept, lambda: role_dir.write("a", "[oops\n"))
+        assert library.get("a") is not None and report.problems[0].path.endswith("a.toml")  # type: ignore[union-attr]
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
+
+
+async def _next_report_quick(reports: asyncio.Queue[ReloadReport], predicate: object) -> ReloadReport:
+    while True:
+        report = await asyncio.wait_for(reports.get(), timeout=0.5)
+        if predicate(report):  # type: ignore[operator]
+            return report
+
+
+async def test_watch_notices_a_project_roles_folder_created_later(layers: tuple[RoleDir, RoleDir]) -> None:
+    _user, project = layers
+    project.path.rmdir()
+    project.path.parent.rmdir()
+    library = RoleLibrary.load()
+    stop = asyncio.Event()
+    reports: asyncio.Queue[ReloadReport] = asyncio.Queue()
+
+    async def consume() -> None:
+        async for report in library.watch(stop_event=stop, debounce_ms=50):
+            await reports.put(report)
+
+    task = asyncio.create_task(consume())
+    try:
+        for attempt in range(40):
+            project.path.mkdir(parents=True, exist_ok=True)
+            project.write("fresh", f'description = "attempt {attempt}"\n')
+            try:
+                await _next_report_quick(reports, lambda r: "fresh" in r.added or "fresh" in r.changed)
+                break
+            except TimeoutError:
+                continue
+        assert library.get("fresh") is not None
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, timeout=10)
