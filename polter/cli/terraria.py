@@ -55,7 +55,7 @@ def run_sim(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         try:
-            server = SimulatorServer(world, port=args.port)
+            server = SimulatorServer(world, port=args.port, handle_signals=True)
         except OSError as exc:
             from polter.errors import ConfigError
 
@@ -65,7 +65,7 @@ def run_sim(args: argparse.Namespace) -> int:
         print(f"TSHOCK_TOKEN={server.token}", flush=True)
         accounts = ", ".join(f"{name}/{password}" for name, password in world.passwords.items())
         print(f"polter terraria sim: seed {args.seed}; accounts {accounts}; Ctrl+C stops", file=sys.stderr)
-        await server.serve_forever()
+        await server.wait()
 
     try:
         asyncio.run(serve())

@@ -6,8 +6,14 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from mcp import Client
 
-from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World
+from polter.backends.terraria.client import TShockClient, TShockSettings
+from polter.backends.terraria.server import Backend, build_server
+from polter.backends.terraria.simulator import SimulatorServer, World
+from polter.backends.terraria.wiki import WikiClient
+
+from backends.terraria.helpers import closed_port, hosted
 
 
 @pytest.fixture
@@ -28,5 +34,21 @@ async def rest(sim: SimulatorServer) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def vanilla_config(**overrides: object) -> ServerConfig:
-    return ServerConfig(companion_plugin=False, **overrides)  # type: ignore[arg-type]
+@pytest.fixture
+async def backend(sim: SimulatorServer) -> AsyncIterator[Backend]:
+    """The MCP server's backend on the simulator's application token; the wiki points at a closed port."""
+    settings = TShockSettings(url=sim.url, token=sim.token)
+    made = Backend(tshock=TShockClient(settings), wiki=WikiClient(f"http://127.0.0.1:{closed_port()}", min_interval=0))
+    yield made
+    await made.aclose()
+
+
+@pytest.fixture
+async def client(backend: Backend) -> AsyncIterator[Client]:
+    """The official MCP client, connected in-process to the Terraria server.
+
+    The client lives in its own task: anyio cancel scopes must be left in the task that entered
+    them, and pytest-asyncio tears fixtures down in another task than it set them up in.
+    """
+    async with hosted(Client(build_server(backend), cache=None)) as connected:
+        yield connected
