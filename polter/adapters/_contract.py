@@ -1,0 +1,342 @@
+"""The adapter contract: what a plugin tells Polter about one AI CLI, and what Polter tells it about a pane.
+
+An adapter is a subclass of :class:`Adapter` with a class-level :class:`AdapterInfo`. Polter calls it:
+
+- ``detect()`` when listing adapters (is the CLI installed, which version);
+- ``skills(cwd)`` to show which skills the CLI would load and from where;
+- ``prepare(pane)`` when a pane starts: it returns the launch spec and the files to write into the
+  pane's private runtime dir, so that the CLI's only MCP servers are the gateway's endpoints, its veto
+  hook runs ``polter hook <name>``, and the skills the role denies are hidden;
+- ``hook_request(payload)`` / ``hook_answer(answer)`` inside ``polter hook``, to translate the CLI's
+  hook format to and from Polter's neutral :class:`~polter.protocol.HookRequest` /
+  :class:`~polter.protocol.HookAnswer`;
+- ``state(screen)`` (optional) to read working / waiting-for-input / idle from the pane's screen.
+
+Everything a plugin needs is importable from :mod:`polter.adapters`; plugins import nothing else of
+Polter's. This module stays light (pydantic only) because ``polter hook`` imports it on every tool call.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+from polter.protocol import Decision, HookAnswer, HookRequest
+from polter.terminal.launch import LaunchSpec
+
+__all__ = [
+    "Adapter",
+    "AdapterInfo",
+    "AgentState",
+    "Detection",
+    "HookReply",
+    "Liveness",
+    "Pane",
+    "PaneFile",
+    "PreparedPane",
+    "ScreenView",
+    "Skill",
+    "SkillScope",
+    "TestMode",
+    "allow_every_skill",
+]
+
+FLOOR_SERVER = "polter"
+"""The gateway's own server (``whoami``, ``escalate``); every pane gets it besides the managed servers."""
+
+
+class Liveness(StrEnum):
+    """When a change of the pane's role reaches the running CLI."""
+
+    HOT = "hot"
+    """Applied in the running CLI without anyone doing anything (e.g. MCP ``tools/list_changed`` honoured)."""
+    WARM = "warm"
+    """Applied by the running CLI after an action inside it (a new conversation, a reload command)."""
+    COLD = "cold"
+    """Takes effect when the pane restarts."""
+
+
+class AgentState(StrEnum):
+    """What the agent in a pane is doing, as read from its screen."""
+
+    WORKING = "working"
+    WAITING = "waiting-for-input"
+    """The CLI asks the human something (an approval, a choice) and waits."""
+    IDLE = "idle"
+    """The prompt is empty and nothing runs."""
+
+
+class AdapterInfo(BaseModel):
+    """An adapter's static description: data, not code, so it can be listed and documented."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>.")
+    display_name: str = Field(min_length=1, description="Human name shown in the UI, e.g. 'Claude Code'.")
+    command: str = Field(min_length=1, description="The executable looked up on PATH.")
+    description: str = Field(default="", description="One line on what the CLI is.")
+    mcp_liveness: Liveness = Field(description="When a role change of MCP servers/tools reaches the running CLI.")
+    skills_liveness: Liveness = Field(description="When a role change of the skills shown reaches the running CLI.")
+    skill_veto: bool = Field(
+        default=False, description="The CLI's hook sees skill use, so a denied skill is also refused when used."
+    )
+    tool_veto: bool = Field(default=False, description="The CLI runs Polter's pre-tool hook before MCP tool calls.")
+    tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
+    limitations: tuple[str, ...] = Field(
+        default=(), description="What the CLI still does that bypasses Polter, one sentence each (shown in docs/UI)."
+    )
+
+
+class Detection(BaseModel):
+    """Whether a CLI is installed, and which version."""
+
+    model_config = ConfigDict(frozen=True)
+
+    installed: bool
+    path: Path | None = None
+    version: str | None = None
+    error: str | None = Field(default=None, description="Why the version could not be read, when it could not.")
+
+
+SkillScope = Literal["bundled", "user", "project", "plugin", "extension", "admin"]
+
+
+class Skill(BaseModel):
+    """A skill a CLI would load, and where it comes from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="The name the CLI shows the model (and the role's skill patterns match).")
+    scope: SkillScope = Field(description="Which tier of the CLI's skill sources it comes from.")
+    path: Path | None = Field(default=None, description="Its SKILL.md, when it lives in a file.")
+    description: str = ""
+    origin: str = Field(default="", description="Where it comes from in words, e.g. a folder or 'built into the CLI'.")
+
+
+class PaneFile(BaseModel):
+    """A file Polter writes into the pane's runtime dir before the CLI starts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str | None = Field(default=None, description="The file's content.")
+    link_to: Path | None = Field(default=None, description="Make a symlink to this path instead (e.g. a login file).")
+    mode: int = Field(default=0o600, description="Permission bits of a written file.")
+
+    @field_validator("link_to")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_absolute():
+            raise ValueError("link_to must be an absolute path")
+        return value
+
+    def model_post_init(self, __context: Any) -> None:
+        if (self.text is None) == (self.link_to is None):
+            raise ValueError("a PaneFile has either text or link_to")
+
+
+class TestMode(BaseModel):
+    """Run the CLI offline against a fake model API: no onboarding, login or trust prompt."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model_base_url: str = Field(description="Base URL of the fake model API, e.g. http://127.0.0.1:PORT.")
+    model: str | None = Field(default=None, description="Model name to ask for; the adapter's default otherwise.")
+    api_key: str = Field(default="polter-test-key", description="The fake credential the CLI sends.")
+
+
+def allow_every_skill(_name: str) -> Decision:
+    """The skill policy of a pane without a role: show everything."""
+    return "allow"
+
+
+class Pane(BaseModel):
+    """What an adapter knows about the pane it prepares."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    pane_id: str = Field(min_length=1)
+    gateway_url: str = Field(description="http://127.0.0.1:PORT, without a trailing slash.")
+    servers: tuple[str, ...] = Field(default=(), description="Managed servers; each is served at /mcp/<server>.")
+    runtime_dir: Path = Field(description="The pane's private 0700 dir; written before start, removed at the end.")
+    cwd: Path
+    token: SecretStr | None = Field(default=None, description="Set as $POLTER_TOKEN in the pane; never in a file.")
+    skill_decision: Callable[[str], Decision] = Field(
+        default=allow_every_skill, description="The pane's role's decision for using a skill, by name."
+    )
+    test_mode: TestMode | None = None
+    hook_command: tuple[str, ...] = Field(
+        default=(), description="argv that runs `polter hook` (the adapter's name is appended); default: this Python."
+    )
+    home: Path | None = Field(default=None, description="The user's home; default Path.home().")
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def endpoints(self) -> dict[str, str]:
+        """Every gateway endpoint this pane's CLI must know: the managed servers plus Polter's floor server."""
+        names = dict.fromkeys((*self.servers, FLOOR_SERVER))
+        return {name: f"{self.gateway_url}/mcp/{name}" for name in names}
+
+    @property
+    def user_home(self) -> Path:
+        return self.home or Path.home()
+
+    def polter_env(self) -> dict[str, str]:
+        """The variables every pane gets: the gateway's URL and the pane's token."""
+        env = {ENV_GATEWAY_URL: self.gateway_url}
+        if self.token is not None:
+            env[ENV_TOKEN] = self.token.get_secret_value()
+        return env
+
+    def hook_argv(self, adapter_name: str) -> tuple[str, ...]:
+        """The command a CLI runs as its pre-tool hook for this pane."""
+        import sys
+
+        base = self.hook_command or (sys.executable, "-m", "polter.cli.hook")
+        return (*base, adapter_name)
+
+    def decide_skill(self, name: str) -> Decision:
+        """The role's decision for a skill; listing fails open, so an error shows the skill (the hook still asks)."""
+        try:
+            return self.skill_decision(name)
+        except Exception:  # noqa: BLE001 - a broken policy must not hide things; execution is checked by the hook
+            return "allow"
+
+    def file(self, relative: str) -> Path:
+        """Absolute path of a file in the runtime dir (for command lines and config files)."""
+        return self.runtime_dir / PurePosixPath(relative)
+
+
+class PreparedPane(BaseModel):
+    """What ``prepare`` returns: the command to run and the files it needs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    launch: LaunchSpec
+    files: dict[str, PaneFile] = Field(
+        default_factory=dict, description="Relative POSIX paths inside the runtime dir → content."
+    )
+    hidden_skills: tuple[str, ...] = Field(default=(), description="Skills hidden from the CLI because the role denies them.")
+    warnings: tuple[str, ...] = Field(
+        default=(), description="Things found while preparing that weaken the pane's isolation (shown to the user)."
+    )
+
+    @field_validator("files")
+    @classmethod
+    def _relative_inside(cls, files: dict[str, PaneFile]) -> dict[str, PaneFile]:
+        for name in files:
+            path = PurePosixPath(name)
+            if path.is_absolute() or ".." in path.parts or not path.parts:
+                raise ValueError(f"file {name!r} must be a relative path inside the runtime dir")
+        return files
+
+
+class HookReply(BaseModel):
+    """What ``polter hook`` prints and how it exits, in the CLI's own hook format."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+class ScreenView(Protocol):
+    """The part of a pane's screen an adapter may read: its rows as text."""
+
+    def display(self) -> Sequence[str]: ...
+
+
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+
+
+class Adapter(ABC):
+    """Teaches Polter one AI CLI. Subclasses set ``info`` and implement ``prepare``."""
+
+    info: ClassVar[AdapterInfo]
+
+    def __init__(self, executable: str | Path | None = None) -> None:
+        """``executable`` overrides the PATH lookup of ``info.command`` (tests, unusual installs)."""
+        self._executable = str(executable) if executable is not None else None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        info = cls.__dict__.get("info")
+        if info is not None and not isinstance(info, AdapterInfo):
+            raise TypeError(f"{cls.__name__}.info must be an AdapterInfo, not {type(info).__name__}")
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def display_name(self) -> str:
+        return self.info.display_name
+
+    def executable(self) -> str:
+        """The CLI's program: the override, else its absolute path on PATH, else the bare command name."""
+        if self._executable:
+            return self._executable
+        return shutil.which(self.info.command) or self.info.command
+
+    def detect(self) -> Detection:
+        """Find the CLI on PATH and read its version from ``--version``."""
+        found = shutil.which(self._executable or self.info.command)
+        if found is None:
+            return Detection(installed=False)
+        try:
+            result = subprocess.run(
+                [found, "--version"], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return Detection(installed=True, path=Path(found), error=str(exc))
+        match = _VERSION.search(result.stdout) or _VERSION.search(result.stderr)
+        if match is None:
+            reason = (result.stderr or result.stdout).strip().splitlines()[:1] or [f"exit code {result.returncode}"]
+            return Detection(installed=True, path=Path(found), error=reason[0])
+        return Detection(installed=True, path=Path(found), version=match.group(0))
+
+    @abstractmethod
+    def prepare(self, pane: Pane) -> PreparedPane:
+        """The launch spec and runtime files that run this CLI in ``pane`` behind the gateway."""
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        """The skills this CLI would load when started in ``cwd`` (none, unless the CLI has skills)."""
+        return []
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        """Translate the CLI's pre-tool hook payload (parsed JSON from stdin) into Polter's form."""
+        return HookRequest(kind="other", cli_tool=str(payload.get("tool_name", "")))
+
+    def hook_answer(self, answer: HookAnswer) -> HookReply:
+        """Translate the gateway's verdict into the CLI's hook output. Default: exit 2 with the reason (a veto)."""
+        if answer.decision == "allow":
+            return HookReply()
+        return HookReply(stderr=deny_message(answer), exit_code=2)
+
+    def state(self, screen: ScreenView) -> AgentState | None:
+        """What the agent is doing, read from the screen; None when the adapter cannot tell."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.info.name!r}>"
+
+
+def deny_message(answer: HookAnswer) -> str:
+    """The reason a CLI shows the model for a veto: Polter's reason and rule, so it can tell forbidden from broken."""
+    reason = answer.reason or "denied by the pane's role"
+    rule = f" (rule: {answer.rule})" if answer.rule else ""
+    return f"Polter: {reason}{rule}"

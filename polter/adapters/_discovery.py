@@ -1,0 +1,233 @@
+"""Finding adapter plugins: the bundled ``plugins/`` folder, the ``polter.adapters`` entry points, and the
+user's plugin folder (``<config dir>/plugins``), later sources overriding earlier ones by adapter name.
+
+A plugin is a ``.py`` file or a package folder whose module defines ``adapter`` (an :class:`Adapter`
+instance or subclass) or ``adapters`` (a sequence of them, for a family of similar CLIs). An entry point
+names an adapter the same way (``name = "pkg.module:adapter"``).
+A plugin that fails to import or breaks the contract becomes an :class:`AdapterLoadError` naming its
+path and the reason; the others still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Literal
+
+from polter.adapters._contract import Adapter
+from polter.errors import AdapterError, AdapterLoadError
+from polter.paths import bundled_dir, config_dir
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "AdapterRegistry",
+    "LoadedAdapter",
+    "adiscover",
+    "discover",
+    "find_adapter",
+    "load_plugin",
+    "plugin_paths",
+    "user_plugins_dir",
+]
+
+ENTRY_POINT_GROUP = "polter.adapters"
+
+Source = Literal["bundled", "entry-point", "user"]
+
+
+@dataclass(frozen=True)
+class LoadedAdapter:
+    """An adapter and where it was found."""
+
+    adapter: Adapter
+    source: Source
+    origin: str
+    """The plugin's file, or the entry point (``name = module:attr``)."""
+
+
+@dataclass
+class AdapterRegistry:
+    """The adapters found, by name, and the plugins that could not be loaded."""
+
+    loaded: dict[str, LoadedAdapter] = field(default_factory=dict)
+    errors: list[AdapterLoadError] = field(default_factory=list)
+    overridden: list[LoadedAdapter] = field(default_factory=list)
+    """Adapters replaced by a later source with the same name (a user's plugin over a bundled one)."""
+
+    def add(self, adapter: Adapter, source: Source, origin: str) -> None:
+        previous = self.loaded.get(adapter.name)
+        if previous is not None:
+            self.overridden.append(previous)
+        self.loaded[adapter.name] = LoadedAdapter(adapter, source, origin)
+
+    def get(self, name: str) -> Adapter:
+        try:
+            return self.loaded[name].adapter
+        except KeyError:
+            known = ", ".join(sorted(self.loaded)) or "none"
+            raise AdapterError(f"no adapter named {name!r} (known: {known})") from None
+
+    def __iter__(self) -> Iterator[LoadedAdapter]:
+        return iter(sorted(self.loaded.values(), key=lambda item: item.adapter.name))
+
+    def __len__(self) -> int:
+        return len(self.loaded)
+
+
+def user_plugins_dir() -> Path:
+    return config_dir() / "plugins"
+
+
+def plugin_paths(folder: Path) -> list[Path]:
+    """The plugins in a folder: ``*.py`` files and package folders, skipping ``_private`` and ``test_`` ones."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(("_", ".", "test_")):
+            continue
+        if (path.suffix == ".py" and path.is_file()) or (path / "__init__.py").is_file():
+            found.append(path)
+    return found
+
+
+def _module_name(path: Path, source: Source) -> str:
+    """A unique module name per plugin path, so two folders' ``good.py`` never share a module."""
+    stem = path.stem if path.suffix == ".py" else path.name
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    return f"polter_plugins.{source.replace('-', '_')}.{re.sub(r'[^0-9A-Za-z_]', '_', stem)}_{digest}"
+
+
+def _import_file(path: Path, source: Source) -> ModuleType:
+    """Execute the plugin afresh (an edited plugin is picked up by the next discovery)."""
+    name = _module_name(path, source)
+    if path.is_dir():
+        spec = importlib.util.spec_from_file_location(
+            name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError("not an importable Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pydantic and dataclasses look their module up while the plugin runs
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _as_adapter(obj: object, where: str) -> Adapter:
+    """Check the contract: an Adapter instance (or a subclass we can instantiate) with valid info."""
+    if isinstance(obj, type) and issubclass(obj, Adapter):
+        if getattr(obj, "__abstractmethods__", None):
+            missing = ", ".join(sorted(obj.__abstractmethods__))
+            raise AdapterLoadError(f"{obj.__name__} does not implement {missing}", path=where)
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise AdapterLoadError(f"{obj.__name__}() failed: {exc}", path=where) from exc
+    if not isinstance(obj, Adapter):
+        raise AdapterLoadError(
+            "an adapter must be a polter.adapters.Adapter (instance or subclass), "
+            f"not {type(obj).__name__}",
+            path=where,
+        )
+    if not hasattr(type(obj), "info"):
+        raise AdapterLoadError(f"{type(obj).__name__} has no `info` (an AdapterInfo)", path=where)
+    return obj
+
+
+def load_plugin(path: Path, source: Source = "user") -> list[Adapter]:
+    """Import one plugin file or package and return its adapters, or raise AdapterLoadError saying why."""
+    try:
+        module = _import_file(path, source)
+    except BaseException as exc:  # a plugin's import may raise anything, even SystemExit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise AdapterLoadError(f"import failed: {type(exc).__name__}: {exc}", path=path) from exc
+    if hasattr(module, "adapter"):
+        objects = [module.adapter]
+    elif hasattr(module, "adapters"):
+        objects = list(module.adapters)
+    else:
+        raise AdapterLoadError("defines neither `adapter` nor `adapters` (Adapter instances or subclasses)", path=path)
+    return [_as_adapter(obj, str(path)) for obj in objects]
+
+
+def _load_folder(registry: AdapterRegistry, folder: Path, source: Source) -> None:
+    for path in plugin_paths(folder):
+        try:
+            for adapter in load_plugin(path, source):
+                registry.add(adapter, source, str(path))
+        except AdapterLoadError as exc:
+            registry.errors.append(exc)
+
+
+def _load_entry_points(registry: AdapterRegistry, name: str | None = None) -> None:
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if name is not None and entry.name != name:
+            continue
+        where = f"entry point {entry.name} = {entry.value}"
+        try:
+            obj = entry.load()
+            registry.add(_as_adapter(obj, where), "entry-point", where)
+        except AdapterLoadError as exc:
+            registry.errors.append(exc)
+        except Exception as exc:
+            registry.errors.append(AdapterLoadError(f"import failed: {type(exc).__name__}: {exc}", path=where))
+
+
+def discover(
+    *, bundled: Path | None = None, user: Path | None = None, entry_points: bool = True
+) -> AdapterRegistry:
+    """Load every adapter: bundled, then entry points, then the user's (each may override the ones before)."""
+    registry = AdapterRegistry()
+    _load_folder(registry, bundled if bundled is not None else bundled_dir("plugins"), "bundled")
+    if entry_points:
+        _load_entry_points(registry)
+    _load_folder(registry, user if user is not None else user_plugins_dir(), "user")
+    return registry
+
+
+async def adiscover(**kwargs: object) -> AdapterRegistry:
+    """``discover`` off the event loop (plugins import code and may touch the disk)."""
+    import asyncio
+
+    return await asyncio.to_thread(discover, **kwargs)  # type: ignore[arg-type]
+
+
+def find_adapter(name: str) -> Adapter:
+    """One adapter by name, importing as little as possible (``polter hook`` runs on every tool call).
+
+    Tries, in order of precedence, the user's plugin named after the adapter, an entry point of that
+    name and the bundled plugin named after it; only then loads everything.
+    """
+    stem = name.replace("-", "_")
+    for folder, source in ((user_plugins_dir(), "user"), (None, "entry-point"), (bundled_dir("plugins"), "bundled")):
+        if folder is None:
+            registry = AdapterRegistry()
+            _load_entry_points(registry, name)
+            if name in registry.loaded:
+                return registry.loaded[name].adapter
+            continue
+        for candidate in (folder / f"{stem}.py", folder / stem):
+            if candidate.is_file() or (candidate / "__init__.py").is_file():
+                try:
+                    adapters = load_plugin(candidate, source)  # type: ignore[arg-type]
+                except AdapterLoadError:
+                    continue
+                for adapter in adapters:
+                    if adapter.name == name:
+                        return adapter
+    return discover().get(name)

@@ -1,0 +1,76 @@
+"""A pane's private runtime dir: created 0700, filled with what ``prepare`` asked for, removed at the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+
+from polter.adapters._contract import PaneFile
+
+__all__ = ["RuntimeDir", "write_pane_files"]
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile]) -> list[Path]:
+    """Write (or link) every file into ``runtime_dir``; folders are 0700, files keep their mode (0600 default).
+
+    Files are written atomically (temp file + rename), so a CLI never reads half a config.
+    """
+    written = []
+    root = runtime_dir.resolve()
+    for relative, spec in files.items():
+        target = root / PurePosixPath(relative)
+        if root not in target.parents:
+            raise ValueError(f"{relative!r} is outside the runtime dir")
+        for parent in reversed(target.relative_to(root).parents[:-1]):
+            _private_dir(root / parent)
+        if target.is_symlink() or target.exists():
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        if spec.link_to is not None:
+            target.symlink_to(spec.link_to)
+        else:
+            handle, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                    stream.write(spec.text or "")
+                os.chmod(temp, spec.mode)
+                os.replace(temp, target)
+            except BaseException:
+                Path(temp).unlink(missing_ok=True)
+                raise
+        written.append(target)
+    return written
+
+
+class RuntimeDir:
+    """The context of a pane's runtime dir: ``with RuntimeDir(path) as path: ...`` creates it private and
+    removes it (and everything the CLI left in it) on exit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> Path:
+        _private_dir(self.path)
+        if stat.S_IMODE(self.path.stat().st_mode) != 0o700:
+            raise PermissionError(f"{self.path} is not private (0700)")
+        return self.path
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.remove()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)

@@ -1,0 +1,111 @@
+"""Discovery: bundled plugins, entry points and the user's plugin folder; a broken plugin never stops the others."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import AdapterRegistry, adiscover, discover, find_adapter, user_plugins_dir
+from polter.errors import AdapterError
+
+BUNDLED = {"claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "shell"}
+
+GOOD_PLUGIN = '''
+from polter.adapters import Adapter, AdapterInfo, LaunchSpec, Liveness, PreparedPane
+
+class {cls}(Adapter):
+    info = AdapterInfo(name="{name}", display_name="{display}", command="{name}",
+                       mcp_liveness=Liveness.COLD, skills_liveness=Liveness.COLD)
+
+    def prepare(self, pane):
+        return PreparedPane(launch=LaunchSpec(argv=("{name}",)))
+
+adapter = {cls}
+'''
+
+
+def write_plugin(folder: Path, filename: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / filename
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_the_bundled_adapters_are_found(bundled: AdapterRegistry) -> None:
+    assert set(bundled.loaded) == BUNDLED
+    assert not bundled.errors
+    assert {item.source for item in bundled} == {"bundled"}
+
+
+def test_a_broken_plugin_is_reported_with_its_path_and_reason_and_the_others_load(tmp_path: Path) -> None:
+    user = tmp_path / "plugins"
+    broken = {
+        write_plugin(user, "syntax.py", "def (:\n"): "SyntaxError",
+        write_plugin(user, "raises.py", "raise SystemExit('nope')\n"): "SystemExit: nope",
+        write_plugin(user, "empty.py", "x = 1\n"): "defines neither `adapter` nor `adapters`",
+        write_plugin(user, "wrong_type.py", "adapter = 42\n"): "not int",
+        write_plugin(user, "abstract.py", "from polter.adapters import Adapter, AdapterInfo\n"
+                     "class Half(Adapter):\n    pass\nadapter = Half\n"): "does not implement prepare",
+        write_plugin(user, "bad_info.py", GOOD_PLUGIN.format(cls="Bad", name="Bad Name", display="x")): "import failed",
+    }
+    write_plugin(user, "good.py", GOOD_PLUGIN.format(cls="Good", name="good-cli", display="Good CLI"))
+    write_plugin(user / "packaged", "__init__.py", GOOD_PLUGIN.format(cls="Pkg", name="pkg-cli", display="Pkg"))
+    write_plugin(user, "_private.py", "raise RuntimeError('never imported')\n")
+    write_plugin(user, "test_good.py", "raise RuntimeError('never imported')\n")
+
+    registry = discover(user=user, entry_points=False)
+
+    assert {"good-cli", "pkg-cli"} <= set(registry.loaded)
+    assert BUNDLED <= set(registry.loaded)
+    reasons = {error.path: str(error) for error in registry.errors}
+    assert set(reasons) == {str(path) for path in broken}
+    for path, reason in broken.items():
+        assert reason in reasons[str(path)], reasons[str(path)]
+        assert reasons[str(path)].startswith(f"{path}: ")
+
+
+def test_a_user_plugin_overrides_a_bundled_adapter_of_the_same_name(tmp_path: Path) -> None:
+    user = tmp_path / "plugins"
+    write_plugin(user, "my_codex.py", GOOD_PLUGIN.format(cls="MyCodex", name="codex", display="My Codex"))
+    registry = discover(user=user, entry_points=False)
+    assert registry.get("codex").display_name == "My Codex"
+    assert registry.loaded["codex"].source == "user"
+    assert [item.adapter.display_name for item in registry.overridden] == ["Codex CLI"]
+
+
+def test_entry_points_are_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    write_plugin(site, "acme_adapter.py", GOOD_PLUGIN.format(cls="Acme", name="acme", display="Acme"))
+    dist = site / "acme_adapter-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-adapter\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[polter.adapters]\nacme = acme_adapter:adapter\nbroken = acme_adapter:missing\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    registry = discover(user=tmp_path / "none")
+    assert registry.loaded["acme"].source == "entry-point"
+    assert registry.loaded["acme"].origin == "entry point acme = acme_adapter:adapter"
+    [error] = registry.errors
+    assert error.path == "entry point broken = acme_adapter:missing"
+    sys.modules.pop("acme_adapter", None)
+
+
+def test_an_unknown_adapter_names_the_known_ones(bundled: AdapterRegistry) -> None:
+    with pytest.raises(AdapterError, match=r"no adapter named 'vim' \(known: claude-code, codex, "):
+        bundled.get("vim")
+
+
+def test_find_adapter_prefers_the_users_plugin() -> None:
+    assert find_adapter("gemini-cli").display_name == "Gemini CLI"
+    assert find_adapter("qwen-code").display_name == "Qwen Code"  # lives in the Gemini family module
+    write_plugin(user_plugins_dir(), "gemini_cli.py", GOOD_PLUGIN.format(cls="G", name="gemini-cli", display="Mine"))
+    assert find_adapter("gemini-cli").display_name == "Mine"
+
+
+async def test_discovery_runs_off_the_event_loop() -> None:
+    registry = await adiscover(user=Path("/nonexistent"), entry_points=False)
+    assert set(registry.loaded) == BUNDLED
