@@ -1,0 +1,246 @@
+"""Claude Code: strict MCP config with every gateway endpoint, a PreToolUse veto hook that blocks when it
+fails, denied skills switched off, and the classic main-screen renderer.
+
+Verified against Claude Code 2.1.332 (see ``shared/reference/cli-adapters.md`` §A and ``docs/adapters.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from polter.adapters import (
+    HOOK_TIMEOUT_SECONDS,
+    Adapter,
+    AdapterInfo,
+    AgentState,
+    HookAnswer,
+    HookReply,
+    HookRequest,
+    LaunchSpec,
+    Liveness,
+    Pane,
+    PaneFile,
+    PreparedPane,
+    ScreenView,
+    Skill,
+    hook_shell_command,
+    mcp_tool_request,
+    permission_decision_reply,
+    project_dirs,
+    scan_skills,
+    split_by_decision,
+    split_tool_name,
+)
+
+BUNDLED_SKILLS = (
+    "claude-api", "code-review", "dataviz", "fewer-permission-prompts", "init", "keybindings-help", "loop",
+    "plugin-authoring", "run", "security-review", "simplify", "update-config", "workflow-authoring",
+)
+"""Skills built into Claude Code 2.1.332 (``plugin-authoring`` comes from a built-in plugin)."""
+
+SKILL_TOOL = "Skill"
+HOOK_MATCHER = f"^(mcp__.+|{SKILL_TOOL})$"
+"""The hook runs before MCP tools and skills; Claude Code's own permission rules govern its built-in tools."""
+
+TEST_MODE_UNSET = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+)
+
+
+def server_key(name: str) -> str:
+    """How Claude Code spells a server inside tool names (``mcp__<key>__<tool>``)."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+
+
+class ClaudeCode(Adapter):
+    info = AdapterInfo(
+        name="claude-code",
+        display_name="Claude Code",
+        command="claude",
+        description="Anthropic's coding agent CLI.",
+        mcp_liveness=Liveness.HOT,
+        skills_liveness=Liveness.COLD,
+        skill_veto=True,
+        tool_veto=True,
+        tested_versions=("2.1.332",),
+        limitations=(
+            "Built-in tools (Bash, Edit, WebFetch, ...) are governed by Claude Code's own permission rules, "
+            "not by the role; a Bash command can still start any program the user can.",
+            "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "
+            "load (only MCP servers are restricted to the gateway's).",
+            "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to start.",
+            "A skill denied by the role is switched off when the pane starts; a role change while it runs shows a "
+            "stale skill list until restart, but using a denied skill is still refused by the veto hook.",
+            "A human typing /skill-name runs the skill without the Skill tool, so the veto hook does not see it "
+            "(skills switched off with skillOverrides cannot be typed either).",
+        ),
+    )
+
+    # -- skills ------------------------------------------------------------------------------------------
+
+    def config_dir(self, home: Path) -> Path:
+        override = os.environ.get("CLAUDE_CONFIG_DIR")
+        return Path(override) if override else home / ".claude"
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        home = home or Path.home()
+        config = self.config_dir(home)
+        found = [Skill(name=name, scope="bundled", origin="built into Claude Code") for name in BUNDLED_SKILLS]
+        found += scan_skills(config / "skills", "user")
+        found += self._plugin_skills(config)
+        for directory in project_dirs(cwd, home):
+            found += scan_skills(directory / ".claude" / "skills", "project")
+        return found
+
+    def _plugin_skills(self, config: Path) -> list[Skill]:
+        """Skills of installed plugins (``installed_plugins.json``), named ``<plugin>:<skill>``."""
+        try:
+            registry = json.loads((config / "plugins" / "installed_plugins.json").read_text())
+        except (OSError, ValueError):
+            return []
+        found = []
+        plugins = registry.get("plugins") if isinstance(registry, dict) else None
+        for key, installs in (plugins or {}).items():
+            plugin = str(key).split("@", 1)[0]
+            for install in installs if isinstance(installs, list) else [installs]:
+                path = install.get("installPath") if isinstance(install, dict) else None
+                if path:
+                    found += scan_skills(Path(path) / "skills", "plugin", prefix=f"{plugin}:", origin=f"plugin {key}")
+        return found
+
+    # -- launch ------------------------------------------------------------------------------------------
+
+    def prepare(self, pane: Pane) -> PreparedPane:
+        _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
+        hidden_names = sorted({skill.name for skill in hidden})
+        mcp = {
+            "mcpServers": {
+                name: {
+                    "type": "http",
+                    "url": url,
+                    "headers": {"Authorization": "Bearer ${POLTER_TOKEN}"},
+                    "alwaysLoad": True,
+                }
+                for name, url in pane.endpoints.items()
+            }
+        }
+        settings: dict[str, Any] = {
+            "disableAllHooks": False,
+            "disableClaudeAiConnectors": True,
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": HOOK_MATCHER,
+                        "hooks": [
+                            {
+                                "type": "command",
+                                "command": hook_shell_command(pane.hook_argv(self.name)),
+                                "timeout": HOOK_TIMEOUT_SECONDS,
+                                "onFailure": "block",
+                            }
+                        ],
+                    }
+                ]
+            },
+            # The gateway is the authority for its tools (asks come up in Polter), so Claude need not ask too.
+            "permissions": {
+                "allow": [f"mcp__{server_key(name)}" for name in pane.endpoints],
+                "deny": [f"{SKILL_TOOL}({name})" for name in hidden_names],
+            },
+            "skillOverrides": {name: "off" for name in hidden_names},
+            "tui": "default",
+        }
+        files = {
+            "claude/mcp.json": PaneFile(text=json.dumps(mcp, indent=2)),
+            "claude/settings.json": PaneFile(text=json.dumps(settings, indent=2)),
+        }
+        env = {
+            **pane.polter_env(),
+            "DISABLE_AUTOUPDATER": "1",
+            "ENABLE_CLAUDEAI_MCP_SERVERS": "false",
+        }
+        unset: tuple[str, ...] = ()
+        if pane.test_mode is not None:
+            test = pane.test_mode
+            config_dir = pane.file("claude/config")
+            trusted = {str(path): {"hasTrustDialogAccepted": True} for path in {pane.cwd, pane.cwd.resolve()}}
+            files["claude/config/.claude.json"] = PaneFile(
+                text=json.dumps({"hasCompletedOnboarding": True, "projects": trusted}, indent=2)
+            )
+            env |= {
+                "CLAUDE_CONFIG_DIR": str(config_dir),
+                "ANTHROPIC_BASE_URL": test.model_base_url,
+                "ANTHROPIC_AUTH_TOKEN": test.api_key,
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            }
+            if test.model:
+                env["ANTHROPIC_MODEL"] = test.model
+            unset = TEST_MODE_UNSET
+        argv = (
+            self.executable(),
+            "--mcp-config", str(pane.file("claude/mcp.json")),
+            "--strict-mcp-config",
+            "--settings", str(pane.file("claude/settings.json")),
+            "--permission-mode", "default",
+        )
+        launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=self._warnings())
+
+    def _warnings(self) -> tuple[str, ...]:
+        managed = Path("/etc/claude-code/managed-mcp.json")
+        if managed.exists():
+            return (f"{managed} exists: Claude Code refuses --strict-mcp-config while an enterprise MCP config is present",)
+        return ()
+
+    # -- hook --------------------------------------------------------------------------------------------
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        tool_name = str(payload.get("tool_name") or "")
+        if tool_name == SKILL_TOOL:
+            tool_input = payload.get("tool_input") or {}
+            skill = str(tool_input.get("skill") or tool_input.get("name") or "") if isinstance(tool_input, dict) else ""
+            return HookRequest(kind="skill", cli_tool=tool_name, skill=skill.lstrip("/"), arguments={"skill": skill})
+        parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
+        if parts is None:
+            return HookRequest(kind="other", cli_tool=tool_name)
+        server, tool = parts
+        announced = payload.get("mcp_server")
+        if isinstance(announced, dict) and announced.get("name"):
+            server = str(announced["name"])
+        return mcp_tool_request(tool_name, server, tool, payload)
+
+    def hook_answer(self, answer: HookAnswer) -> HookReply:
+        return permission_decision_reply(answer)
+
+    # -- screen ------------------------------------------------------------------------------------------
+
+    def state(self, screen: ScreenView) -> AgentState | None:
+        return read_state(screen.display())
+
+
+_WAITING = re.compile(
+    r"Do you want to |Waiting for permission|Esc to cancel|^\s*Tool use\s*$|^\s*(❯\s*)?\d\.\s+(Yes|No)\b", re.MULTILINE
+)
+_WORKING = re.compile(r"esc to interrupt|^\S\s\w[\w ]*…", re.MULTILINE)
+_IDLE = re.compile(r"\? for shortcuts|^─+\n❯.*\n─+$", re.MULTILINE)
+
+
+def read_state(lines: Sequence[str]) -> AgentState | None:
+    """Claude Code's classic and fullscreen renderers: an approval dialog, a spinner or "esc to interrupt",
+    or the empty prompt box."""
+    text = "\n".join(line.rstrip() for line in lines)
+    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
+        if pattern.search(text):
+            return state
+    return None
+
+
+adapter = ClaudeCode

@@ -1,0 +1,222 @@
+"""Codex CLI: a per-pane ``CODEX_HOME`` whose ``config.toml`` lists the gateway's endpoints as the only MCP
+servers, runs ``polter hook codex`` before MCP tools, and switches off denied skills. The user's own
+config (model, providers, project trust, ...) and login are carried over.
+
+Verified against Codex CLI 0.171.0 (see ``shared/reference/cli-adapters.md`` §B and ``docs/adapters.md``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from polter.adapters import (
+    HOOK_TIMEOUT_SECONDS,
+    Adapter,
+    AdapterInfo,
+    AgentState,
+    HookAnswer,
+    HookReply,
+    HookRequest,
+    LaunchSpec,
+    Liveness,
+    Pane,
+    PaneFile,
+    PreparedPane,
+    ScreenView,
+    Skill,
+    hook_shell_command,
+    link_allowed_skills,
+    mcp_tool_request,
+    permission_decision_reply,
+    project_dirs,
+    scan_skills,
+    split_by_decision,
+    split_tool_name,
+)
+
+FAKE_PROVIDER = "polter-test"
+FAKE_KEY_ENV = "POLTER_TEST_MODEL_KEY"
+REPLACED_KEYS = ("mcp_servers", "hooks")
+"""Parts of the user's config.toml Polter replaces; everything else is kept."""
+CARRIED_OVER = ("auth.json", "sessions", "history.jsonl")
+"""The user's login and session history, linked into the pane's CODEX_HOME (so `codex resume` still works)."""
+TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else '"' + name.replace('"', '\\"') + '"'
+
+
+class Codex(Adapter):
+    info = AdapterInfo(
+        name="codex",
+        display_name="Codex CLI",
+        command="codex",
+        description="OpenAI's coding agent CLI.",
+        mcp_liveness=Liveness.COLD,
+        skills_liveness=Liveness.COLD,
+        skill_veto=False,
+        tool_veto=True,
+        tested_versions=("0.171.0",),
+        limitations=(
+            "Codex ignores MCP tools/list_changed: a role change shows as 'takes effect on restart'; until then "
+            "the old tool list stays visible, but calls are still decided by the gateway and the veto hook.",
+            "Codex has no skill tool: a skill is only hidden (skills.config enabled=false), and the model could "
+            "still read a hidden SKILL.md with a shell command.",
+            "Shell commands, file edits and Codex's own built-in tools (including its internal codex_tui "
+            "namespace) are governed by Codex's sandbox and approval policy, not by the role.",
+            "Hooks run with --dangerously-bypass-hook-trust, so a trusted project's own .codex hooks also run "
+            "unreviewed; a trusted project's .codex/config.toml MCP servers are switched off by name.",
+            "/etc/codex/config.toml and requirements.toml (admin layers) still apply.",
+        ),
+    )
+
+    def codex_home(self, home: Path) -> Path:
+        override = os.environ.get("CODEX_HOME")
+        return Path(override) if override else home / ".codex"
+
+    # -- skills ------------------------------------------------------------------------------------------
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        home = home or Path.home()
+        codex_home = self.codex_home(home)
+        found = scan_skills(codex_home / "skills" / ".system", "bundled", origin="bundled with Codex")
+        found += scan_skills(codex_home / "skills", "user")
+        found += scan_skills(home / ".agents" / "skills", "user")
+        for directory in project_dirs(cwd, home):
+            found += scan_skills(directory / ".agents" / "skills", "project")
+        found += scan_skills(Path("/etc/codex/skills"), "admin")
+        return found
+
+    # -- launch ------------------------------------------------------------------------------------------
+
+    def _user_config(self, codex_home: Path) -> tuple[dict[str, Any], list[str]]:
+        path = codex_home / "config.toml"
+        try:
+            config = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}, []
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            return {}, [f"{path}: not carried over into the pane ({exc})"]
+        return {key: value for key, value in config.items() if key not in REPLACED_KEYS}, []
+
+    def _project_servers(self, pane: Pane) -> set[str]:
+        """MCP servers a (trusted) project's .codex/config.toml would add."""
+        names: set[str] = set()
+        for directory in project_dirs(pane.cwd, pane.user_home):
+            try:
+                config = tomllib.loads((directory / ".codex" / "config.toml").read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            names |= set((config.get("mcp_servers") or {}).keys())
+        return names
+
+    def prepare(self, pane: Pane) -> PreparedPane:
+        user_home = self.codex_home(pane.user_home)
+        skills = self.skills(pane.cwd, pane.user_home)
+        _shown, hidden = split_by_decision(skills, pane)
+        hidden_names = sorted({skill.name for skill in hidden})
+        config, warnings = ({}, []) if pane.test_mode else self._user_config(user_home)
+        servers = list(pane.endpoints)
+        config["mcp_servers"] = {
+            name: {"url": url, "bearer_token_env_var": "POLTER_TOKEN", "default_tools_approval_mode": "approve"}
+            for name, url in pane.endpoints.items()
+        }
+        matcher = "^mcp__(" + "|".join(re.escape(name) for name in servers) + ")__"
+        config["hooks"] = {
+            "PreToolUse": [
+                {
+                    "matcher": matcher,
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": hook_shell_command(pane.hook_argv(self.name)),
+                            "timeout": HOOK_TIMEOUT_SECONDS,
+                        }
+                    ],
+                }
+            ]
+        }
+        skills_config = dict(config.get("skills") or {})
+        kept = [entry for entry in skills_config.get("config") or [] if entry.get("name") not in hidden_names]
+        skills_config["config"] = kept + [{"name": name, "enabled": False} for name in hidden_names]
+        config["skills"] = skills_config
+        files: dict[str, PaneFile] = dict(
+            link_allowed_skills((s for s in skills if s.scope == "user" and s.path and s.path.is_relative_to(user_home)), pane, "codex/skills")
+        )
+        env = {**pane.polter_env(), "CODEX_HOME": str(pane.file("codex"))}
+        unset: tuple[str, ...] = ()
+        if pane.test_mode is not None:
+            test = pane.test_mode
+            config |= {
+                "model": test.model or "gpt-fake",
+                "model_provider": FAKE_PROVIDER,
+                "model_providers": {
+                    FAKE_PROVIDER: {
+                        "name": "Polter test model",
+                        "base_url": f"{test.model_base_url.rstrip('/')}/v1",
+                        "env_key": FAKE_KEY_ENV,
+                        "wire_api": "responses",
+                    }
+                },
+                "check_for_update_on_startup": False,
+                "analytics": {"enabled": False},
+                "feedback": {"enabled": False},
+                "projects": {str(path): {"trust_level": "trusted"} for path in {pane.cwd, pane.cwd.resolve()}},
+            }
+            env[FAKE_KEY_ENV] = test.api_key
+            unset = TEST_MODE_UNSET
+        else:
+            for name in CARRIED_OVER:
+                if (user_home / name).exists():
+                    files[f"codex/{name}"] = PaneFile(link_to=(user_home / name).resolve())
+        files["codex/config.toml"] = PaneFile(text=tomli_w.dumps(config))
+        argv = [self.executable(), "--dangerously-bypass-hook-trust"]
+        for name in sorted(self._project_servers(pane)):
+            if name in pane.endpoints:
+                warnings.append(f"the project's .codex/config.toml also defines MCP server {name!r}; its settings merge into the gateway's entry")
+            else:
+                argv += ["-c", f"mcp_servers.{_toml_key(name)}.enabled=false"]
+        launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+
+    # -- hook --------------------------------------------------------------------------------------------
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        tool_name = str(payload.get("tool_name") or "")
+        parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
+        if parts is None:
+            return HookRequest(kind="other", cli_tool=tool_name)
+        return mcp_tool_request(tool_name, *parts, payload)
+
+    def hook_answer(self, answer: HookAnswer) -> HookReply:
+        return permission_decision_reply(answer)
+
+    # -- screen ------------------------------------------------------------------------------------------
+
+    def state(self, screen: ScreenView) -> AgentState | None:
+        return read_state(screen.display())
+
+
+_WAITING = re.compile(r"Allow the .* to run tool|Would you like to run|enter to submit \| esc to cancel|^\s*› 1\. ", re.MULTILINE)
+_WORKING = re.compile(r"\bWorking \(|esc to interrupt|^• (Calling|Running) ", re.MULTILINE)
+_IDLE = re.compile(r"^› |\? for shortcuts", re.MULTILINE)
+
+
+def read_state(lines: Sequence[str]) -> AgentState | None:
+    """Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt."""
+    text = "\n".join(line.rstrip() for line in lines)
+    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
+        if pattern.search(text):
+            return state
+    return None
+
+
+adapter = Codex

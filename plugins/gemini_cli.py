@@ -1,0 +1,285 @@
+"""Gemini CLI: a per-pane settings home (``GEMINI_CLI_HOME``) whose ``settings.json`` lists the gateway's
+endpoints, allows only their names, runs ``polter hook gemini-cli`` as a BeforeTool veto, and disables
+denied skills. The user's settings, login and allowed skills are carried over.
+
+Verified against Gemini CLI 0.61.0 (see ``shared/reference/cli-adapters.md`` §C and ``docs/adapters.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from polter.adapters import (
+    HOOK_TIMEOUT_SECONDS,
+    Adapter,
+    AdapterInfo,
+    AgentState,
+    HookAnswer,
+    HookReply,
+    HookRequest,
+    LaunchSpec,
+    Liveness,
+    Pane,
+    PaneFile,
+    PreparedPane,
+    ScreenView,
+    Skill,
+    deny_message,
+    hook_shell_command,
+    link_allowed_skills,
+    mcp_tool_request,
+    project_dirs,
+    scan_skills,
+    split_by_decision,
+)
+
+SKILL_TOOL = "activate_skill"
+HOOK_NAME = "polter-veto"
+BUILTIN_SKILLS = ("antigravity-support", "skill-creator")
+"""Skills built into Gemini CLI 0.61.0."""
+REPLACED_KEYS = ("mcpServers", "mcp")
+CARRIED_OVER = ("oauth_creds.json", "google_accounts.json", ".env", "installation_id", "trustedFolders.json", "extensions")
+TEST_MODE_UNSET = (
+    "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_MODEL",
+)
+
+
+class GeminiCli(Adapter):
+    info = AdapterInfo(
+        name="gemini-cli",
+        display_name="Gemini CLI",
+        command="gemini",
+        description="Google's coding agent CLI.",
+        mcp_liveness=Liveness.HOT,
+        skills_liveness=Liveness.COLD,
+        skill_veto=True,
+        tool_veto=True,
+        tested_versions=("0.61.0",),
+        limitations=(
+            "Built-in tools (run_shell_command, write_file, web_fetch, ...) follow Gemini CLI's own approval "
+            "mode and policies, not the role.",
+            "A trusted workspace's .gemini/settings.json can switch hooks off (hooksConfig), which removes the "
+            "veto hook; the gateway still refuses MCP calls the role denies, but skill use is then unchecked "
+            "(Polter warns when it finds such a file).",
+            "Extensions' context files and commands still load; their MCP servers are blocked by name.",
+            "A skill denied by the role is disabled when the pane starts; a role change while it runs shows a "
+            "stale skill list until restart, but activating a denied skill is still refused by the veto hook.",
+        ),
+    )
+    home_env = "GEMINI_CLI_HOME"
+    settings_dir = ".gemini"
+    tool_prefix = "mcp_"
+    builtin_skills: tuple[str, ...] = BUILTIN_SKILLS
+    default_test_model = "gemini-2.5-flash"
+
+    # -- skills ------------------------------------------------------------------------------------------
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        home = home or Path.home()
+        found = [Skill(name=name, scope="bundled", origin=f"built into {self.display_name}") for name in self.builtin_skills]
+        extensions = home / self.settings_dir / "extensions"
+        if extensions.is_dir():
+            for extension in sorted(extensions.iterdir()):
+                found += scan_skills(extension / "skills", "extension", origin=f"extension {extension.name}")
+        found += scan_skills(home / self.settings_dir / "skills", "user")
+        found += scan_skills(home / ".agents" / "skills", "user")
+        for directory in project_dirs(cwd, home)[:1]:
+            found += scan_skills(directory / self.settings_dir / "skills", "project")
+            found += scan_skills(directory / ".agents" / "skills", "project")
+        return found
+
+    # -- launch ------------------------------------------------------------------------------------------
+
+    def _user_settings(self, home: Path) -> tuple[dict[str, Any], list[str]]:
+        path = home / self.settings_dir / "settings.json"
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}, []
+        except (OSError, ValueError) as exc:
+            return {}, [f"{path}: not carried over into the pane ({exc})"]
+        if not isinstance(settings, dict):
+            return {}, [f"{path}: not a JSON object; not carried over"]
+        return {key: value for key, value in settings.items() if key not in REPLACED_KEYS}, []
+
+    def _workspace_warnings(self, pane: Pane) -> list[str]:
+        warnings = []
+        for directory in project_dirs(pane.cwd, pane.user_home)[:1]:
+            path = directory / self.settings_dir / "settings.json"
+            try:
+                settings = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            hooks = settings.get("hooksConfig") if isinstance(settings, dict) else None
+            if isinstance(hooks, dict) and (hooks.get("enabled") is False or HOOK_NAME in (hooks.get("disabled") or [])):
+                warnings.append(f"{path} switches hooks off when the folder is trusted: skill use is then not vetoed")
+        return warnings
+
+    def hook_matcher(self, pane: Pane) -> str:
+        servers = "|".join(re.escape(name) for name in pane.endpoints)
+        return f"^({re.escape(self.tool_prefix)}({servers})_.+|{SKILL_TOOL})$"
+
+    def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
+        settings = dict(base)
+        settings["mcpServers"] = {
+            name: {"httpUrl": url, "headers": {"Authorization": "Bearer ${POLTER_TOKEN}"}, "trust": True}
+            for name, url in pane.endpoints.items()
+        }
+        settings["mcp"] = {"allowed": list(pane.endpoints)}
+        skills = dict(settings.get("skills") or {})
+        skills["disabled"] = sorted({*(skills.get("disabled") or []), *hidden})
+        settings["skills"] = skills
+        hooks = dict(settings.get("hooks") or {})
+        hooks["BeforeTool"] = [
+            *(hooks.get("BeforeTool") or []),
+            {
+                "matcher": self.hook_matcher(pane),
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": hook_shell_command(pane.hook_argv(self.name)),
+                        "name": HOOK_NAME,
+                        "timeout": HOOK_TIMEOUT_SECONDS * 1000,
+                    }
+                ],
+            },
+        ]
+        settings["hooks"] = hooks
+        hooks_config = dict(settings.get("hooksConfig") or {})
+        hooks_config["enabled"] = True
+        hooks_config["disabled"] = [name for name in hooks_config.get("disabled") or [] if name != HOOK_NAME]
+        settings["hooksConfig"] = hooks_config
+        return settings
+
+    def test_settings(self, pane: Pane) -> dict[str, Any]:
+        return {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+        }
+
+    def test_env(self, pane: Pane) -> dict[str, str]:
+        assert pane.test_mode is not None
+        return {"GEMINI_API_KEY": pane.test_mode.api_key, "GOOGLE_GEMINI_BASE_URL": pane.test_mode.model_base_url}
+
+    def prepare(self, pane: Pane) -> PreparedPane:
+        home = pane.user_home
+        root = self.name  # the pane's settings home inside the runtime dir
+        skills = self.skills(pane.cwd, home)
+        _shown, hidden = split_by_decision(skills, pane)
+        hidden_names = sorted({skill.name for skill in hidden})
+        if pane.test_mode is None:
+            base, warnings = self._user_settings(home)
+        else:
+            base, warnings = self.test_settings(pane), []
+        warnings += self._workspace_warnings(pane)
+        files: dict[str, PaneFile] = {
+            f"{root}/{self.settings_dir}/settings.json": PaneFile(
+                text=json.dumps(self.settings(pane, base, hidden_names), indent=2)
+            )
+        }
+        # The home moved, so the user's own skills are linked in (allowed ones only).
+        user_skills = [s for s in skills if s.scope == "user"]
+        files |= dict(link_allowed_skills(user_skills, pane, f"{root}/{self.settings_dir}/skills"))
+        env = {**pane.polter_env(), self.home_env: str(pane.file(root))}
+        argv = [self.executable()]
+        for name in pane.endpoints:
+            argv += ["--allowed-mcp-server-names", name]
+        unset: tuple[str, ...] = ()
+        if pane.test_mode is None:
+            for name in CARRIED_OVER:
+                source = home / self.settings_dir / name
+                if source.exists():
+                    files[f"{root}/{self.settings_dir}/{name}"] = PaneFile(link_to=source.resolve())
+        else:
+            env |= self.test_env(pane)
+            argv += ["--skip-trust", "-m", pane.test_mode.model or self.default_test_model]
+            unset = TEST_MODE_UNSET
+        launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+
+    # -- hook --------------------------------------------------------------------------------------------
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        tool_name = str(payload.get("tool_name") or "")
+        tool_input = payload.get("tool_input")
+        if tool_name == SKILL_TOOL:
+            skill = str(tool_input.get("name") or "") if isinstance(tool_input, dict) else ""
+            return HookRequest(kind="skill", cli_tool=tool_name, skill=skill, arguments={"name": skill})
+        context = payload.get("mcp_context")
+        if isinstance(context, dict) and context.get("server_name") and context.get("tool_name"):
+            return mcp_tool_request(tool_name, str(context["server_name"]), str(context["tool_name"]), payload)
+        if tool_name.startswith(self.tool_prefix):
+            server, sep, tool = tool_name[len(self.tool_prefix) :].partition("_")
+            if sep and server and tool:
+                return mcp_tool_request(tool_name, server, tool, payload)
+        return HookRequest(kind="other", cli_tool=tool_name)
+
+    def hook_answer(self, answer: HookAnswer) -> HookReply:
+        if answer.decision == "allow":
+            return HookReply()
+        return HookReply(stdout=json.dumps({"decision": "deny", "reason": deny_message(answer)}))
+
+    # -- screen ------------------------------------------------------------------------------------------
+
+    def state(self, screen: ScreenView) -> AgentState | None:
+        return read_state(screen.display())
+
+
+class QwenCode(GeminiCli):
+    """Qwen Code is a Gemini CLI fork: same settings shape under ``QWEN_HOME`` (``~/.qwen``)."""
+
+    info = AdapterInfo(
+        name="qwen-code",
+        display_name="Qwen Code",
+        command="qwen",
+        description="Alibaba's coding agent CLI (a Gemini CLI fork).",
+        mcp_liveness=Liveness.COLD,
+        skills_liveness=Liveness.COLD,
+        skill_veto=False,
+        tool_veto=True,
+        tested_versions=("0.24.4",),
+        limitations=(
+            "Not proven end to end against a model here: Qwen Code talks to an OpenAI-compatible chat API that "
+            "Polter's test fakes do not serve; its config generation is checked against `qwen mcp list`.",
+            "Whether Qwen Code honours MCP tools/list_changed is not verified, so role changes are reported as cold.",
+            "Skill hiding uses Gemini CLI's skills.disabled key, which this Qwen Code version may ignore; "
+            "denied skills are then visible, and only MCP tools are vetoed.",
+            "Built-in tools follow Qwen Code's own approval mode, not the role.",
+        ),
+    )
+    home_env = "QWEN_HOME"
+    settings_dir = ".qwen"
+    builtin_skills = ()
+    default_test_model = "qwen-fake"
+
+    def test_settings(self, pane: Pane) -> dict[str, Any]:
+        return {"security": {"auth": {"selectedType": "openai"}}, "general": {"enableAutoUpdate": False},
+                "privacy": {"usageStatisticsEnabled": False}}
+
+    def test_env(self, pane: Pane) -> dict[str, str]:
+        assert pane.test_mode is not None
+        return {"OPENAI_API_KEY": pane.test_mode.api_key, "OPENAI_BASE_URL": f"{pane.test_mode.model_base_url}/v1",
+                "OPENAI_MODEL": pane.test_mode.model or self.default_test_model}
+
+
+_WAITING = re.compile(r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once")
+_WORKING = re.compile(r"\(esc to cancel")
+_IDLE = re.compile(r"Type your message|\? for shortcuts|^▄+\n > .*\n▀+$", re.MULTILINE)
+
+
+def read_state(lines: Sequence[str]) -> AgentState | None:
+    """Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box."""
+    text = "\n".join(line.rstrip() for line in lines)
+    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
+        if pattern.search(text):
+            return state
+    return None
+
+
+adapters = (GeminiCli, QwenCode)

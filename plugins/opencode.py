@@ -1,0 +1,204 @@
+"""opencode (1.x): the gateway's endpoints as remote MCP servers in ``OPENCODE_CONFIG_CONTENT`` (the highest
+config layer), every other MCP server the user or the project configures switched off by name, denied
+skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that runs ``polter hook opencode``
+before MCP tools and skills (its ``tool.execute.before`` throws to veto).
+
+Config generation is checked against opencode 1.18.33 (``opencode debug config`` / ``debug skill``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from polter.adapters import (
+    HOOK_TIMEOUT_SECONDS,
+    Adapter,
+    AdapterInfo,
+    HookRequest,
+    LaunchSpec,
+    Liveness,
+    Pane,
+    PaneFile,
+    PreparedPane,
+    Skill,
+    mcp_tool_request,
+    project_dirs,
+    scan_skills,
+    split_by_decision,
+)
+
+CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
+SKILL_TOOL = "skill"
+
+VETO_PLUGIN = """\
+// Written by Polter for one pane: asks Polter's gateway (through `polter hook opencode`) before every
+// MCP tool of the gateway and every skill, and refuses the call when the gateway denies or cannot answer.
+import { spawn } from "node:child_process";
+
+const HOOK = __HOOK__;
+const SERVERS = __SERVERS__;
+const TIMEOUT_MS = __TIMEOUT__;
+
+function serverOf(tool) {
+  for (const server of SERVERS) {
+    if (tool.startsWith(server.key + "_")) return { server: server.name, tool: tool.slice(server.key.length + 1) };
+  }
+  return null;
+}
+
+function ask(payload) {
+  return new Promise((resolve) => {
+    const child = spawn(HOOK[0], HOOK.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "", stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", (error) => { clearTimeout(timer); resolve({ code: -1, stdout, stderr: String(error) }); });
+    child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.stdin.end(JSON.stringify(payload));
+  });
+}
+
+export const PolterVeto = async () => ({
+  "tool.execute.before": async (input, output) => {
+    const mcp = serverOf(input.tool);
+    if (!mcp && input.tool !== "skill") return;
+    const payload = { tool_name: input.tool, tool_input: output.args ?? {}, ...(mcp ? { mcp } : {}) };
+    const answer = await ask(payload);
+    if (answer.code !== 0) {
+      throw new Error(answer.stderr.trim() || "Polter: the veto hook failed, so the call is refused");
+    }
+  },
+});
+"""
+
+
+def _key(name: str) -> str:
+    """How opencode spells a server in tool ids (``<server>_<tool>``)."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON or JSONC config (comments and trailing commas stripped, strings kept)."""
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
+    text = re.sub(r",(\s*[}\]])", r"\1", text)
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+class Opencode(Adapter):
+    info = AdapterInfo(
+        name="opencode",
+        display_name="opencode",
+        command="opencode",
+        description="The open source coding agent (sst/opencode), 1.x config format.",
+        mcp_liveness=Liveness.COLD,
+        skills_liveness=Liveness.COLD,
+        skill_veto=True,
+        tool_veto=True,
+        tested_versions=("1.18.33",),
+        limitations=(
+            "Not proven end to end against a model here: opencode needs a provider package Polter's tests cannot "
+            "install offline. Its config is checked with `opencode debug config` / `debug skill`, and its "
+            "connection to the gateway with `opencode mcp list`.",
+            "Whether opencode refreshes tools on MCP tools/list_changed is not verified, so role changes are "
+            "reported as cold (the gateway and the veto plugin still decide every call).",
+            "The veto runs as an opencode plugin; `opencode --pure` (no external plugins) drops it, and then only "
+            "the gateway refuses denied MCP calls and skill use is unchecked.",
+            "MCP servers are switched off by name: a server added to a config file after the pane started, or "
+            "one defined by a remote .well-known config, is not known to Polter until the pane restarts.",
+            "opencode 2.x changes the config format (mcp.servers); this adapter writes the 1.x format.",
+        ),
+    )
+
+    def global_config_dir(self, home: Path) -> Path:
+        base = os.environ.get("XDG_CONFIG_HOME")
+        return (Path(base) if base else home / ".config") / "opencode"
+
+    # -- skills ------------------------------------------------------------------------------------------
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        home = home or Path.home()
+        found = scan_skills(self.global_config_dir(home) / "skills", "user")
+        found += scan_skills(home / ".claude" / "skills", "user")
+        found += scan_skills(home / ".agents" / "skills", "user")
+        for directory in project_dirs(cwd, home):
+            for folder in (".opencode", ".claude", ".agents"):
+                found += scan_skills(directory / folder / "skills", "project")
+        return found
+
+    # -- launch ------------------------------------------------------------------------------------------
+
+    def _configured_servers(self, pane: Pane) -> tuple[set[str], list[str]]:
+        """Names of MCP servers the user's and the project's configs define (to switch them off)."""
+        paths = [self.global_config_dir(pane.user_home) / name for name in CONFIG_NAMES]
+        if os.environ.get("OPENCODE_CONFIG"):
+            paths.append(Path(os.environ["OPENCODE_CONFIG"]))
+        for directory in project_dirs(pane.cwd, pane.user_home):
+            paths += [directory / name for name in CONFIG_NAMES[:2]]
+            paths += [directory / ".opencode" / name for name in CONFIG_NAMES[:2]]
+        names: set[str] = set()
+        warnings = []
+        for path in paths:
+            if not path.is_file():
+                continue
+            try:
+                names |= set((_read_json(path).get("mcp") or {}).keys())
+            except (OSError, ValueError) as exc:
+                warnings.append(f"{path}: cannot read its MCP servers to switch them off ({exc})")
+        return names, warnings
+
+    def prepare(self, pane: Pane) -> PreparedPane:
+        _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
+        hidden_names = sorted({skill.name for skill in hidden})
+        others, warnings = self._configured_servers(pane)
+        mcp: dict[str, Any] = {name: {"enabled": False} for name in sorted(others - set(pane.endpoints))}
+        mcp |= {
+            name: {
+                "type": "remote",
+                "url": url,
+                "headers": {"Authorization": "Bearer {env:POLTER_TOKEN}"},
+                "enabled": True,
+                "oauth": False,
+            }
+            for name, url in pane.endpoints.items()
+        }
+        config: dict[str, Any] = {"mcp": mcp, "autoupdate": False}
+        if hidden_names:
+            config["permission"] = {"skill": {name: "deny" for name in hidden_names}}
+        plugin = (
+            VETO_PLUGIN.replace("__HOOK__", json.dumps(list(pane.hook_argv(self.name))))
+            .replace("__SERVERS__", json.dumps([{"name": n, "key": _key(n)} for n in pane.endpoints]))
+            .replace("__TIMEOUT__", str(HOOK_TIMEOUT_SECONDS * 1000))
+        )
+        files = {"opencode/plugin/polter-veto.js": PaneFile(text=plugin)}
+        env = {
+            **pane.polter_env(),
+            "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+            "OPENCODE_CONFIG_DIR": str(pane.file("opencode")),
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        }
+        launch = LaunchSpec(argv=(self.executable(),), env=env, cwd=pane.cwd, title=self.display_name)
+        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+
+    # -- hook --------------------------------------------------------------------------------------------
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        tool_name = str(payload.get("tool_name") or "")
+        tool_input = payload.get("tool_input")
+        if tool_name == SKILL_TOOL:
+            skill = str(tool_input.get("name") or "") if isinstance(tool_input, dict) else ""
+            return HookRequest(kind="skill", cli_tool=tool_name, skill=skill, arguments={"name": skill})
+        mcp = payload.get("mcp")
+        if isinstance(mcp, dict) and mcp.get("server") and mcp.get("tool"):
+            return mcp_tool_request(tool_name, str(mcp["server"]), str(mcp["tool"]), payload)
+        return HookRequest(kind="other", cli_tool=tool_name)
+
+
+adapter = Opencode

@@ -1,0 +1,119 @@
+"""The Claude Code adapter's launch config, skill hiding and hook translation (the real CLI: tests/adapters/e2e)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+
+from .conftest import TOKEN, deny_skills, write_skill
+
+
+@pytest.fixture
+def claude(bundled: AdapterRegistry) -> Adapter:
+    return bundled.get("claude-code")
+
+
+def written(pane: Pane, adapter: Adapter) -> tuple[list[str], dict[str, dict], str]:
+    prepared = adapter.prepare(pane)
+    paths = write_pane_files(pane.runtime_dir, prepared.files)
+    texts = {str(path.relative_to(pane.runtime_dir)): path.read_text() for path in paths}
+    return list(prepared.launch.argv), {name: json.loads(text) for name, text in texts.items()}, "".join(texts.values())
+
+
+def test_every_gateway_endpoint_is_the_only_mcp_config(claude: Adapter, make_pane: Callable[..., Pane]) -> None:
+    pane = make_pane()
+    argv, files, text = written(pane, claude)
+    servers = files["claude/mcp.json"]["mcpServers"]
+    assert servers == {
+        name: {"type": "http", "url": f"http://127.0.0.1:4321/mcp/{name}",
+               "headers": {"Authorization": "Bearer ${POLTER_TOKEN}"}, "alwaysLoad": True}
+        for name in ("time", "everything", "polter")
+    }
+    assert argv[1:] == ["--mcp-config", str(pane.file("claude/mcp.json")), "--strict-mcp-config",
+                        "--settings", str(pane.file("claude/settings.json")), "--permission-mode", "default"]
+    assert TOKEN not in text
+
+
+def test_the_veto_hook_blocks_when_it_fails(claude: Adapter, make_pane: Callable[..., Pane]) -> None:
+    _argv, files, _text = written(make_pane(), claude)
+    settings = files["claude/settings.json"]
+    [entry] = settings["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "^(mcp__.+|Skill)$"
+    [hook] = entry["hooks"]
+    assert hook["command"] == "/opt/polter/bin/python -m polter.cli.hook claude-code"
+    assert hook["onFailure"] == "block"
+    assert settings["disableAllHooks"] is False, "a user's disableAllHooks must not switch the veto off"
+    assert settings["tui"] == "default"
+    assert settings["permissions"]["allow"] == ["mcp__time", "mcp__everything", "mcp__polter"]
+
+
+def test_denied_skills_are_switched_off_wherever_they_come_from(
+    claude: Adapter, make_pane: Callable[..., Pane], home: Path, project: Path
+) -> None:
+    write_skill(home / ".claude" / "skills", "deploy")
+    write_skill(project / "src" / ".claude" / "skills", "nested-ok")
+    write_skill(project / ".claude" / "skills", "wipe-db")
+    pane = make_pane(cwd=project / "src", skill_decision=deny_skills("deploy", "wipe-db", "simplify"))
+    (project / "src").mkdir(exist_ok=True)
+    names = {skill.name: skill.scope for skill in claude.skills(pane.cwd, home)}
+    assert names["deploy"] == "user" and names["wipe-db"] == "project" and names["nested-ok"] == "project"
+    assert names["simplify"] == "bundled"
+    prepared = claude.prepare(pane)
+    assert prepared.hidden_skills == ("deploy", "simplify", "wipe-db")
+    _argv, files, _text = written(pane, claude)
+    settings = files["claude/settings.json"]
+    assert settings["skillOverrides"] == {"deploy": "off", "simplify": "off", "wipe-db": "off"}
+    assert settings["permissions"]["deny"] == ["Skill(deploy)", "Skill(simplify)", "Skill(wipe-db)"]
+
+
+def test_an_asked_skill_stays_visible(claude: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+    write_skill(home / ".claude" / "skills", "deploy")
+    assert claude.prepare(make_pane(skill_decision=lambda name: "ask")).hidden_skills == ()
+
+
+def test_plugin_skills_are_listed_with_their_plugin(claude: Adapter, home: Path, project: Path) -> None:
+    install = home / "plugin-cache" / "helper"
+    write_skill(install / "skills", "lint")
+    registry = home / ".claude" / "plugins" / "installed_plugins.json"
+    registry.parent.mkdir(parents=True)
+    registry.write_text(json.dumps({"version": 2, "plugins": {"helper@market": [{"scope": "user", "installPath": str(install)}]}}))
+    [skill] = [s for s in claude.skills(project, home) if s.scope == "plugin"]
+    assert (skill.name, skill.origin) == ("helper:lint", "plugin helper@market")
+
+
+def test_test_mode_skips_onboarding_and_trust(claude: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+    pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:5555", model="claude-fake"))
+    prepared = claude.prepare(pane)
+    env = prepared.launch.env
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:5555" and env["ANTHROPIC_MODEL"] == "claude-fake"
+    assert env["CLAUDE_CONFIG_DIR"] == str(pane.file("claude/config"))
+    assert "ANTHROPIC_API_KEY" in prepared.launch.unset_env
+    seeded = json.loads(prepared.files["claude/config/.claude.json"].text or "")
+    assert seeded["hasCompletedOnboarding"] is True
+    assert seeded["projects"][str(project)] == {"hasTrustDialogAccepted": True}
+    assert "CLAUDE_CONFIG_DIR" not in claude.prepare(make_pane()).launch.env, "real use keeps the user's login"
+
+
+def test_hook_payloads_become_polter_requests(claude: Adapter) -> None:
+    request = claude.hook_request({
+        "session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "mcp__my_server__do_it",
+        "tool_input": {"x": 1}, "tool_use_id": "t", "mcp_server": {"name": "my.server", "source": "dynamic"},
+    })
+    assert (request.kind, request.server, request.tool, request.arguments) == ("mcp_tool", "my.server", "do_it", {"x": 1})
+    skill = claude.hook_request({"tool_name": "Skill", "tool_input": {"skill": "deploy", "args": "now"}})
+    assert (skill.kind, skill.skill) == ("skill", "deploy")
+    assert claude.hook_request({"tool_name": "Bash", "tool_input": {"command": "ls"}}).kind == "other"
+
+
+def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
+    reply = claude.hook_answer(HookAnswer(decision="deny", reason="researchers cannot write", rule="tools.deny"))
+    assert reply.exit_code == 0
+    assert json.loads(reply.stdout) == {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "Polter: researchers cannot write (rule: tools.deny)"}}
+    assert claude.hook_answer(HookAnswer(decision="allow")).stdout == ""

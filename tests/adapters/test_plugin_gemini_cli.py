@@ -1,0 +1,123 @@
+"""The Gemini CLI adapter (and Qwen Code, its fork): a per-pane settings home, allowed server names, the
+BeforeTool veto hook and disabled skills."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+
+from .conftest import TOKEN, deny_skills, write_skill
+
+
+@pytest.fixture
+def gemini(bundled: AdapterRegistry) -> Adapter:
+    return bundled.get("gemini-cli")
+
+
+def settings_of(pane: Pane, adapter: Adapter, folder: str = "gemini-cli/.gemini") -> dict:
+    prepared = adapter.prepare(pane)
+    write_pane_files(pane.runtime_dir, prepared.files)
+    text = (pane.runtime_dir / folder / "settings.json").read_text()
+    assert TOKEN not in text
+    return json.loads(text)
+
+
+def test_only_the_gateway_servers_are_allowed(gemini: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "mcpServers": {"github": {"command": "gh"}}, "mcp": {"allowed": ["github"]},
+        "ui": {"theme": "Dracula"}, "skills": {"disabled": ["old"]},
+    }))
+    pane = make_pane()
+    settings = settings_of(pane, gemini)
+    assert settings["mcpServers"] == {
+        name: {"httpUrl": f"http://127.0.0.1:4321/mcp/{name}", "headers": {"Authorization": "Bearer ${POLTER_TOKEN}"},
+               "trust": True}
+        for name in ("time", "everything", "polter")
+    }
+    assert settings["mcp"] == {"allowed": ["time", "everything", "polter"]}
+    assert settings["ui"] == {"theme": "Dracula"}, "the user's other settings are kept"
+    prepared = gemini.prepare(pane)
+    assert prepared.launch.env["GEMINI_CLI_HOME"] == str(pane.file("gemini-cli"))
+    assert prepared.launch.argv[1:] == ("--allowed-mcp-server-names", "time", "--allowed-mcp-server-names",
+                                        "everything", "--allowed-mcp-server-names", "polter")
+
+
+def test_the_before_tool_hook_vetoes_gateway_tools_and_skills(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+    settings = settings_of(make_pane(), gemini)
+    [entry] = settings["hooks"]["BeforeTool"]
+    assert entry["matcher"] == "^(mcp_(time|everything|polter)_.+|activate_skill)$"
+    assert entry["hooks"][0]["command"] == "/opt/polter/bin/python -m polter.cli.hook gemini-cli"
+    assert settings["hooksConfig"] == {"enabled": True, "disabled": []}
+
+
+def test_skills_are_disabled_and_allowed_user_skills_linked(
+    gemini: Adapter, make_pane: Callable[..., Pane], home: Path, project: Path
+) -> None:
+    write_skill(home / ".gemini" / "skills", "mine")
+    write_skill(home / ".agents" / "skills", "secret")
+    write_skill(project / ".gemini" / "skills", "repo-skill")
+    write_skill(home / ".gemini" / "extensions" / "ext" / "skills", "ext-skill")
+    pane = make_pane(skill_decision=deny_skills("secret", "skill-creator", "ext-skill"))
+    scopes = {skill.name: skill.scope for skill in gemini.skills(project, home)}
+    assert scopes == {"antigravity-support": "bundled", "skill-creator": "bundled", "ext-skill": "extension",
+                      "mine": "user", "secret": "user", "repo-skill": "project"}
+    prepared = gemini.prepare(pane)
+    assert prepared.hidden_skills == ("ext-skill", "secret", "skill-creator")
+    assert settings_of(pane, gemini)["skills"]["disabled"] == ["ext-skill", "secret", "skill-creator"]
+    assert prepared.files["gemini-cli/.gemini/skills/mine"].link_to == home / ".gemini" / "skills" / "mine"
+    assert "gemini-cli/.gemini/skills/secret" not in prepared.files
+
+
+def test_the_users_login_is_linked(gemini: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "oauth_creds.json").write_text("{}")
+    files = gemini.prepare(make_pane()).files
+    assert files["gemini-cli/.gemini/oauth_creds.json"].link_to == home / ".gemini" / "oauth_creds.json"
+
+
+def test_a_workspace_that_switches_hooks_off_is_reported(gemini: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+    (project / ".gemini").mkdir()
+    (project / ".gemini" / "settings.json").write_text(json.dumps({"hooksConfig": {"disabled": ["polter-veto"]}}))
+    [warning] = gemini.prepare(make_pane()).warnings
+    assert "switches hooks off" in warning
+
+
+def test_test_mode(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+    pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:8888"))
+    prepared = gemini.prepare(pane)
+    assert prepared.launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:8888"
+    assert prepared.launch.argv[-3:] == ("--skip-trust", "-m", "gemini-2.5-flash")
+    assert settings_of(pane, gemini)["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+
+
+def test_hook_translation(gemini: Adapter) -> None:
+    request = gemini.hook_request({
+        "hook_event_name": "BeforeTool", "tool_name": "mcp_my_server_do_it", "tool_input": {"a": 1},
+        "mcp_context": {"server_name": "my_server", "tool_name": "do_it", "url": "http://x"},
+    })
+    assert (request.server, request.tool, request.arguments) == ("my_server", "do_it", {"a": 1})
+    assert gemini.hook_request({"tool_name": "mcp_time_now"}).server == "time"
+    skill = gemini.hook_request({"tool_name": "activate_skill", "tool_input": {"name": "deploy"}})
+    assert (skill.kind, skill.skill) == ("skill", "deploy")
+    assert gemini.hook_request({"tool_name": "run_shell_command"}).kind == "other"
+    assert json.loads(gemini.hook_answer(HookAnswer(decision="deny", reason="no")).stdout) == {
+        "decision": "deny", "reason": "Polter: no"}
+
+
+def test_qwen_code_uses_its_own_home(bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path) -> None:
+    qwen = bundled.get("qwen-code")
+    write_skill(home / ".qwen" / "skills", "q")
+    pane = make_pane(skill_decision=deny_skills("q"))
+    prepared = qwen.prepare(pane)
+    assert prepared.launch.env["QWEN_HOME"] == str(pane.file("qwen-code"))
+    assert prepared.hidden_skills == ("q",)
+    settings = settings_of(pane, qwen, "qwen-code/.qwen")
+    assert set(settings["mcpServers"]) == {"time", "everything", "polter"}
+    test_env = qwen.prepare(make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:1"))).launch.env
+    assert test_env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"

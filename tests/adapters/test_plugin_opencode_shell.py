@@ -1,0 +1,51 @@
+"""opencode (config in OPENCODE_CONFIG_CONTENT, a veto plugin) and the plain shell."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from polter.adapters import AdapterRegistry, HookAnswer, Pane, write_pane_files
+
+from .conftest import TOKEN, deny_skills, write_skill
+
+
+def test_opencode_uses_only_the_gateway_servers(bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path) -> None:
+    opencode = bundled.get("opencode")
+    (home / ".config" / "opencode").mkdir(parents=True)
+    (home / ".config" / "opencode" / "opencode.jsonc").write_text(
+        '{\n  // mine\n  "mcp": {"github": {"type": "local", "command": ["gh"]},},\n  "theme": "x // not a comment"\n}\n')
+    (project / "opencode.json").write_text(json.dumps({"mcp": {"db": {"type": "remote", "url": "http://x"}}}))
+    write_skill(home / ".claude" / "skills", "secret")
+    pane = make_pane(skill_decision=deny_skills("secret"))
+    prepared = opencode.prepare(pane)
+    config = json.loads(prepared.launch.env["OPENCODE_CONFIG_CONTENT"])
+    assert config["mcp"]["github"] == {"enabled": False} and config["mcp"]["db"] == {"enabled": False}
+    assert config["mcp"]["time"] == {"type": "remote", "url": "http://127.0.0.1:4321/mcp/time",
+                                     "headers": {"Authorization": "Bearer {env:POLTER_TOKEN}"}, "enabled": True, "oauth": False}
+    assert config["permission"] == {"skill": {"secret": "deny"}}
+    [plugin] = write_pane_files(pane.runtime_dir, prepared.files)
+    source = plugin.read_text()
+    assert '["/opt/polter/bin/python", "-m", "polter.cli.hook", "opencode"]' in source
+    assert TOKEN not in source and TOKEN not in prepared.launch.env["OPENCODE_CONFIG_CONTENT"]
+    assert prepared.launch.env["OPENCODE_CONFIG_DIR"] == str(pane.file("opencode"))
+
+
+def test_opencode_hook_translation(bundled: AdapterRegistry) -> None:
+    opencode = bundled.get("opencode")
+    request = opencode.hook_request({"tool_name": "time_now", "tool_input": {}, "mcp": {"server": "time", "tool": "now"}})
+    assert (request.kind, request.server, request.tool) == ("mcp_tool", "time", "now")
+    assert opencode.hook_request({"tool_name": "skill", "tool_input": {"name": "x"}}).skill == "x"
+    assert opencode.hook_answer(HookAnswer(decision="deny", reason="no")).exit_code == 2
+
+
+def test_the_shell_gets_the_token_and_the_gateway(bundled: AdapterRegistry, make_pane: Callable[..., Pane], monkeypatch) -> None:
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    prepared = bundled.get("shell").prepare(make_pane())
+    assert prepared.launch.argv == ("/bin/bash",)
+    assert prepared.launch.env == {"POLTER_GATEWAY_URL": "http://127.0.0.1:4321", "POLTER_TOKEN": TOKEN}
+    assert prepared.files == {}
+    detection = bundled.get("shell").detect()
+    assert detection.installed == os.access("/bin/bash", os.X_OK)
