@@ -26,7 +26,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -125,12 +125,15 @@ class _Rule:
     decision: Decision
     pattern: str | None
     origin: Path | None
+    shown_origin: str | None  # short_path(origin), computed once per file
     implicit: bool = False
+    label: str = field(init=False)
+    """How a verdict names the rule: ``tools.deny["*/delete_*"] (roles/coder.toml)``."""
 
-    @property
-    def label(self) -> str:
+    def __post_init__(self) -> None:
         where = f"{self.kind}.default" if self.pattern is None else f'{self.kind}.{self.decision}["{self.pattern}"]'
-        return where if self.origin is None or self.implicit else f"{where} ({short_path(self.origin)})"
+        label = where if self.shown_origin is None or self.implicit else f"{where} ({self.shown_origin})"
+        object.__setattr__(self, "label", label)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,14 +156,22 @@ class _Gate:
     regex: re.Pattern[str]
 
 
-@dataclass(frozen=True, slots=True)
 class _Entry:
-    """The cached, request-independent part of a tool's decision."""
+    """The cached, request-independent part of a tool's decision. Its texts are written on first
+    use: filtering a listing needs only the decisions."""
 
-    base: Verdict
-    final: bool  # floor or deny: nothing can change it
-    gates: tuple[tuple[_Gate, Verdict], ...]
-    phase_deny: Verdict | None  # the verdict in the research phase, when the tool is not a research tool
+    __slots__ = ("decision", "final", "gates", "research_hidden", "subject", "rule", "hint_absent", "verdict", "phase_verdict")
+
+    def __init__(self, decision: Decision, final: bool, subject: str, rule: _Rule, hint_absent: bool = False) -> None:
+        self.decision = decision
+        self.final = final  # a floor tool or a deny: nothing can change it
+        self.subject = subject
+        self.rule = rule  # the deciding rule (for a floor tool: the strictest rule it overrides)
+        self.hint_absent = hint_absent  # no destructiveHint: said in the reason when @destructive decided
+        self.gates: tuple[_Gate, ...] = ()
+        self.research_hidden = False  # not a research tool: denied and hidden in the research phase
+        self.verdict: Verdict | None = None
+        self.phase_verdict: Verdict | None = None
 
 
 def normalise_text(text: str) -> str:
@@ -203,20 +214,19 @@ class CompiledRole:
         """Things the role says that Polter does not honour (a deny on a floor tool)."""
         self._kinds = kinds
         self._servers, self._tools, self._skills = kinds
-        self._server_matchers = self._name_matchers(self._servers)
-        self._skill_matchers = self._name_matchers(self._skills)
-        self._tool_matchers = [
-            (decision, ToolMatcher(parse_tool_pattern(rule.pattern) for rule in rules), {r.pattern: r for r in rules})  # type: ignore[arg-type]
-            for decision, rules in self._tools.by_decision()
-        ]
+        self._server_matcher = self._name_matcher(self._servers)
+        self._skill_matcher = self._name_matcher(self._skills)
+        self._tool_matcher = ToolMatcher(
+            (parse_tool_pattern(pattern), _STRICTNESS[rule.decision]) for pattern, rule in self._tools.exceptions.items()
+        )
         self._gates = gates
         self._gate_matchers = [
-            (ToolMatcher([parse_tool_pattern(pattern)]), _Gate(self._label("gates", pattern, origin), keywords, _keyword_regex(keywords)))
+            (ToolMatcher([(parse_tool_pattern(pattern), 0)]), _Gate(self._label("gates", pattern, origin), keywords, _keyword_regex(keywords)))
             for pattern, (keywords, origin) in gates.items()
         ]
         self._research = research
         self.has_phases = research is not None
-        self._research_matcher = ToolMatcher(parse_tool_pattern(p) for p in research[0]) if research else None
+        self._research_matcher = ToolMatcher((parse_tool_pattern(p), 0) for p in research[0]) if research else None
         self._research_label = f"phases.research ({short_path(research[1])})" if research and research[1] else "phases.research"
         self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
         self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
@@ -230,11 +240,8 @@ class CompiledRole:
         return f'{kind}["{pattern}"]' + (f" ({short_path(origin)})" if origin else "")
 
     @staticmethod
-    def _name_matchers(kind: _KindRules) -> list[tuple[Decision, NameMatcher, dict[str, _Rule]]]:
-        return [
-            (decision, NameMatcher(rule.pattern for rule in rules), {r.pattern: r for r in rules})  # type: ignore[misc]
-            for decision, rules in kind.by_decision()
-        ]
+    def _name_matcher(kind: _KindRules) -> NameMatcher:
+        return NameMatcher((pattern, _STRICTNESS[rule.decision], pattern) for pattern, rule in kind.exceptions.items())
 
     # -- the public questions -------------------------------------------------------------------
 
@@ -243,29 +250,16 @@ class CompiledRole:
         if type(request) is ToolCallRequest:
             entry = self._entry(request)
             if entry.final:
-                return entry.base
-            verdict = self._through_gates(entry, request) if entry.gates else entry.base
-            if entry.phase_deny is not None and request.phase != "action" and verdict.decision != "deny":
-                return entry.phase_deny
+                return entry.verdict or self._base_verdict(entry)
+            verdict = self._through_gates(entry, request) if entry.gates else entry.verdict or self._base_verdict(entry)
+            if entry.research_hidden and request.phase != "action" and verdict.decision != "deny":
+                return entry.phase_verdict or self._phase_verdict(entry)
             return verdict
         if isinstance(request, ServerRequest):
             return self._server_verdict(request.server)[0]
         if isinstance(request, SkillRequest):
             return self._skill_verdict(request.skill)
         raise TypeError(f"not a request: {request!r}")
-
-    @staticmethod
-    def _through_gates(entry: _Entry, request: ToolCallRequest) -> Verdict:
-        """The base verdict if the human's words open every gate (and which words did), else a deny."""
-        said = normalise_text("\n".join(request.recent_input))
-        opened = []
-        for gate, denied in entry.gates:
-            match = gate.regex.search(said)
-            if match is None:
-                return denied
-            opened.append(f'"{match.group(0)}" opens {gate.rule_label}')
-        base = entry.base
-        return Verdict(base.decision, base.rule, f"{base.reason} The human asked for it: {'; '.join(opened)}.")
 
     def visible(self, request: ToolCallRequest) -> bool:
         """Whether the tool is listed to the pane (the listing layer's question).
@@ -275,8 +269,8 @@ class CompiledRole:
         """
         entry = self._entry(request)
         if entry.final:
-            return entry.base.decision != "deny"
-        return entry.phase_deny is None or request.phase == "action"
+            return entry.decision != "deny"
+        return not entry.research_hidden or request.phase == "action"
 
     def describe(self) -> dict[str, Any]:
         """The effective policy (after inheritance), for ``whoami`` and ``polter roles``."""
@@ -311,7 +305,7 @@ class CompiledRole:
     def _server_verdict(self, server: str) -> tuple[Verdict, _Rule]:
         cached = self._server_cache.get(server)
         if cached is None:
-            rule = self._first_name_rule(self._servers, self._server_matchers, server)
+            rule = self._name_rule(self._servers, self._server_matcher, server)
             if server == FLOOR_SERVER:
                 cached = (_floor_verdict(f"the server {server}", self.name, rule), rule)
             else:
@@ -322,25 +316,19 @@ class CompiledRole:
     def _skill_verdict(self, skill: str) -> Verdict:
         verdict = self._skill_cache.get(skill)
         if verdict is None:
-            rule = self._first_name_rule(self._skills, self._skill_matchers, skill)
+            rule = self._name_rule(self._skills, self._skill_matcher, skill)
             verdict = Verdict(rule.decision, rule.label, _reason(self.name, f"the skill {skill}", rule))
             self._remember(self._skill_cache, skill, verdict)
         return verdict
 
     @staticmethod
-    def _first_name_rule(kind: _KindRules, matchers: list[tuple[Decision, NameMatcher, dict[str, _Rule]]], name: str) -> _Rule:
-        for _decision, matcher, rules in matchers:
-            pattern = matcher.first(name)
-            if pattern is not None:
-                return rules[pattern]
-        return kind.default
+    def _name_rule(kind: _KindRules, matcher: NameMatcher, name: str) -> _Rule:
+        found = matcher.best(name)
+        return kind.default if found is None else kind.exceptions[found[1]]
 
     def _tool_rule(self, request: ToolCallRequest) -> _Rule:
-        for _decision, matcher, rules in self._tool_matchers:
-            pattern = matcher.first(request.server, request.tool, request.read_only, request.destructive)
-            if pattern is not None:
-                return rules[pattern]
-        return self._tools.default
+        found = self._tool_matcher.best(request.server, request.tool, request.read_only, request.destructive)
+        return self._tools.default if found is None else self._tools.exceptions[found[1]]
 
     def _entry(self, request: ToolCallRequest) -> _Entry:
         key = (request.server, request.tool, request.read_only, request.destructive)
@@ -358,29 +346,45 @@ class CompiledRole:
 
     def _compute_entry(self, request: ToolCallRequest) -> _Entry:
         subject = f"{request.server}/{request.tool}"
-        server_verdict, server_rule = self._server_verdict(request.server)
+        server_rule = self._server_verdict(request.server)[1]
         tool_rule = self._tool_rule(request)
         if request.server == FLOOR_SERVER:
-            overridden = max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision])
-            return _Entry(_floor_verdict(subject, self.name, overridden), True, (), None)
+            return _Entry("allow", True, subject, max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision]))
         rule = _stricter(server_rule, tool_rule)
-        if rule is server_rule:
-            base = server_verdict
+        entry = _Entry(rule.decision, rule.decision == "deny", subject, rule, request.destructive is None)
+        if entry.final:
+            return entry
+        hints = (request.server, request.tool, request.read_only, request.destructive)
+        entry.gates = tuple(gate for matcher, gate in self._gate_matchers if matcher.best(*hints) is not None)
+        entry.research_hidden = self._research_matcher is not None and self._research_matcher.best(*hints) is None
+        return entry
+
+    def _base_verdict(self, entry: _Entry) -> Verdict:
+        rule = entry.rule
+        if entry.final and entry.decision == "allow":
+            verdict = _floor_verdict(entry.subject, self.name, rule)
+        elif rule.kind == "servers":
+            verdict = self._server_verdict(entry.subject.split("/", 1)[0])[0]
         else:
-            base = Verdict(rule.decision, rule.label, _reason(self.name, subject, rule, request))
-        if base.decision == "deny":
-            return _Entry(base, True, (), None)
-        gates = tuple(
-            (gate, Verdict("deny", gate.rule_label, _gate_reason(subject, self.name, gate.keywords)))
-            for matcher, gate in self._gate_matchers
-            if matcher.first(request.server, request.tool, request.read_only, request.destructive) is not None
-        )
-        phase_deny = None
-        if self._research_matcher is not None and self._research_matcher.first(
-            request.server, request.tool, request.read_only, request.destructive
-        ) is None:
-            phase_deny = Verdict("deny", self._research_label, _phase_reason(subject, self.name))
-        return _Entry(base, False, gates, phase_deny)
+            verdict = Verdict(rule.decision, rule.label, _reason(self.name, entry.subject, rule, entry.hint_absent))
+        entry.verdict = verdict
+        return verdict
+
+    def _phase_verdict(self, entry: _Entry) -> Verdict:
+        entry.phase_verdict = Verdict("deny", self._research_label, _phase_reason(entry.subject, self.name))
+        return entry.phase_verdict
+
+    def _through_gates(self, entry: _Entry, request: ToolCallRequest) -> Verdict:
+        """The base verdict if the human's words open every gate (and which words did), else a deny."""
+        said = normalise_text("\n".join(request.recent_input))
+        opened = []
+        for gate in entry.gates:
+            match = gate.regex.search(said)
+            if match is None:
+                return Verdict("deny", gate.rule_label, _gate_reason(entry.subject, self.name, gate.keywords))
+            opened.append(f'"{match.group(0)}" opens {gate.rule_label}')
+        base = entry.verdict or self._base_verdict(entry)
+        return Verdict(base.decision, base.rule, f"{base.reason} The human asked for it: {'; '.join(opened)}.")
 
 
 def _stricter(server_rule: _Rule, tool_rule: _Rule) -> _Rule:
@@ -397,12 +401,12 @@ def _stricter(server_rule: _Rule, tool_rule: _Rule) -> _Rule:
 _VERBS = {"deny": "denies", "ask": "asks the human before each use of", "allow": "allows"}
 
 
-def _reason(role: str, subject: str, rule: _Rule, request: ToolCallRequest | None = None) -> str:
+def _reason(role: str, subject: str, rule: _Rule, hint_absent: bool = False) -> str:
     """A sentence for the agent and the human: what the role decided about ``subject``, and why."""
     said = f"The role {role} {_VERBS[rule.decision]} {subject}"
     if rule.pattern is not None:
         said += f': it matches "{rule.pattern}" in {rule.kind}.{rule.decision}'
-        if request is not None and rule.pattern.endswith("@destructive") and request.destructive is None:
+        if hint_absent and rule.pattern.endswith("@destructive"):
             said += " (the tool has no destructiveHint annotation, and MCP counts such a tool as destructive)"
     elif rule.implicit:
         said += f": the role has no [{rule.kind}] table, so {rule.kind} it does not name are allowed"
@@ -439,16 +443,17 @@ def _phase_reason(subject: str, role: str) -> str:
 
 def _kind_rules(policy_kind: str, role: Role, source: Path | None, parent: _KindRules | None) -> _KindRules:
     policy = getattr(role, policy_kind)
+    shown = short_path(source) if source is not None else None
     if policy.default is not None:
-        default = _Rule(policy_kind, policy.default, None, source)
+        default = _Rule(policy_kind, policy.default, None, source, shown)
     elif parent is not None:
         default = parent.default
     else:
-        default = _Rule(policy_kind, "allow", None, source, implicit=True)
+        default = _Rule(policy_kind, "allow", None, source, shown, implicit=True)
     exceptions: dict[str, _Rule] = dict(parent.exceptions) if parent is not None else {}
     for pattern, decision in reversed(policy.exceptions()):  # allow, ask, deny: the stricter list wins a duplicate
         exceptions.pop(pattern, None)
-        exceptions[pattern] = _Rule(policy_kind, decision, pattern, source)
+        exceptions[pattern] = _Rule(policy_kind, decision, pattern, source, shown)
     return _KindRules(policy_kind, default, exceptions)
 
 
@@ -461,7 +466,7 @@ def _floor_warnings(kinds: Sequence[_KindRules], source: Path | None) -> list[Ro
             if rule.decision == "allow" or rule.origin != source:
                 continue
             server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server  # type: ignore[arg-type]
-            if server != "*" and NameMatcher([server]).first(FLOOR_SERVER) is not None:
+            if server != "*" and NameMatcher([(server, 0, server)]).best(FLOOR_SERVER) is not None:
                 warnings.append(
                     RoleError(
                         f'"{rule.pattern}" is ignored for {FLOOR_SERVER}/*: Polter\'s floor tools are always allowed',

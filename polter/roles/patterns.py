@@ -131,87 +131,120 @@ def _glob_regex(glob: str, star: str) -> str:
     return star.join(re.escape(part) for part in glob.split("*"))
 
 
-def _alternation(regexes: Sequence[str]) -> re.Pattern[str]:
-    """One regex whose ``lastindex`` - 1 tells which alternative matched (the first in order)."""
-    return re.compile("|".join(f"({regex})" for regex in regexes), re.DOTALL)
+class _Alternation:
+    """Globs compiled into one regex, tried strictest first, so a match is the strictest one."""
+
+    __slots__ = ("_regex", "_texts")
+
+    def __init__(self, entries: list[tuple[int, str, str]]) -> None:  # (rank, regex, text)
+        entries = sorted(entries, key=lambda entry: -entry[0])
+        self._regex = re.compile("|".join(f"({regex})" for _, regex, _ in entries), re.DOTALL)
+        self._texts = [(rank, text) for rank, _, text in entries]
+
+    def match(self, subject: str) -> tuple[int, str] | None:
+        found = self._regex.fullmatch(subject)
+        return None if found is None else self._texts[found.lastindex - 1]  # type: ignore[operator]
+
+
+def _stricter(best: tuple[int, str] | None, other: tuple[int, str] | None) -> tuple[int, str] | None:
+    if other is None:
+        return best
+    return other if best is None or other[0] > best[0] else best
 
 
 class NameMatcher:
-    """First matching pattern among name globs: an exact-name dict, then one combined regex."""
+    """The strictest match among ranked name globs: an exact-name dict, then one regex.
 
-    __slots__ = ("_exact", "_regex", "_globs")
+    Each entry is (glob, rank, text): ``text`` is what a match reports (the glob itself, or for a
+    selector the whole tool pattern it came from).
+    """
 
-    def __init__(self, patterns: Iterable[str]) -> None:
-        self._exact: dict[str, str] = {}
-        self._globs: list[str] = []
-        for pattern in patterns:
-            if "*" in pattern:
-                self._globs.append(pattern)
+    __slots__ = ("_exact", "_globs", "_top")
+
+    def __init__(self, entries: Iterable[tuple[str, int, str]]) -> None:
+        self._exact: dict[str, tuple[int, str]] = {}
+        globs = []
+        for glob, rank, text in entries:
+            if "*" in glob:
+                globs.append((rank, _glob_regex(glob, ".*"), text))
             else:
-                self._exact.setdefault(pattern, pattern)
-        self._regex = _alternation([_glob_regex(glob, ".*") for glob in self._globs]) if self._globs else None
+                self._exact[glob] = _stricter(self._exact.get(glob), (rank, text))  # type: ignore[assignment]
+        self._globs = _Alternation(globs) if globs else None
+        self._top = max([rank for rank, _, _ in globs] + [rank for rank, _ in self._exact.values()], default=0)
 
-    def first(self, name: str) -> str | None:
-        """The pattern that matches ``name`` (an exact one before any glob), or None."""
-        exact = self._exact.get(name)
-        if exact is not None or self._regex is None:
-            return exact
-        match = self._regex.fullmatch(name)
-        return None if match is None else self._globs[match.lastindex - 1]  # type: ignore[operator]
+    def best(self, name: str) -> tuple[int, str] | None:
+        """(rank, text) of the strictest entry matching ``name``, or None."""
+        found = self._exact.get(name)
+        if self._globs is None or (found is not None and found[0] == self._top):
+            return found
+        return _stricter(found, self._globs.match(name))
+
+
+def _bucket(tool_glob: str) -> tuple[int, str] | None:
+    """Where a server-glob pattern is filed: by the tool's first character when the glob starts with
+    a literal, else by its last when it ends with one, else with those tried for every tool."""
+    if not tool_glob.startswith("*"):
+        return (0, tool_glob[0])
+    if not tool_glob.endswith("*"):
+        return (-1, tool_glob[-1])
+    return None
 
 
 class ToolMatcher:
-    """First matching pattern among tool patterns.
+    """The strictest matching pattern among ranked tool patterns.
 
     Patterns are bucketed by shape so that a thousand of them cost little: exact ``server/tool``
     names in a dict; globs on a literal server in one regex per server; globs on a server glob in
-    one regex over ``server/tool``; selectors last, checked against the annotations.
+    one regex per first (or last) literal character of the tool part; selectors by selector and server.
     """
 
-    __slots__ = ("_exact", "_by_server", "_generic", "_selectors")
+    __slots__ = ("_exact", "_by_server", "_generic", "_generic_any", "_selectors", "_top")
 
-    def __init__(self, patterns: Iterable[ToolPattern]) -> None:
-        self._exact: dict[tuple[str, str], str] = {}
-        by_server: dict[str, list[ToolPattern]] = {}
-        generic: list[ToolPattern] = []
-        self._selectors: list[tuple[NameMatcher, Selector, str]] = []
-        for pattern in patterns:
+    def __init__(self, patterns: Iterable[tuple[ToolPattern, int]]) -> None:
+        self._exact: dict[tuple[str, str], tuple[int, str]] = {}
+        by_server: dict[str, list[tuple[int, str, str]]] = {}
+        generic: dict[tuple[int, str] | None, list[tuple[int, str, str]]] = {}
+        selectors: dict[Selector, list[tuple[str, int, str]]] = {}
+        ranks = [0]
+        for pattern, rank in patterns:
+            ranks.append(rank)
             if pattern.selector is not None:
-                self._selectors.append((NameMatcher([pattern.server]), pattern.selector, pattern.text))
+                selectors.setdefault(pattern.selector, []).append((pattern.server, rank, pattern.text))
             elif "*" in pattern.server:
-                generic.append(pattern)
+                tool: str = pattern.tool  # type: ignore[assignment]
+                regex = f"{_glob_regex(pattern.server, '[^/]*')}/{_glob_regex(tool, '.*')}"
+                generic.setdefault(_bucket(tool), []).append((rank, regex, pattern.text))
             elif "*" in pattern.tool:  # type: ignore[operator]
-                by_server.setdefault(pattern.server, []).append(pattern)
+                by_server.setdefault(pattern.server, []).append((rank, _glob_regex(pattern.tool, ".*"), pattern.text))  # type: ignore[arg-type]
             else:
-                self._exact.setdefault((pattern.server, pattern.tool), pattern.text)  # type: ignore[arg-type]
-        self._by_server = {
-            server: (_alternation([_glob_regex(p.tool, ".*") for p in group]), [p.text for p in group])  # type: ignore[arg-type]
-            for server, group in by_server.items()
-        }
-        self._generic = (
-            (
-                _alternation([f"{_glob_regex(p.server, '[^/]*')}/{_glob_regex(p.tool, '.*')}" for p in generic]),  # type: ignore[arg-type]
-                [p.text for p in generic],
-            )
-            if generic
-            else None
-        )
+                key = (pattern.server, pattern.tool)
+                self._exact[key] = _stricter(self._exact.get(key), (rank, pattern.text))  # type: ignore[assignment,arg-type]
+        self._by_server = {server: _Alternation(entries) for server, entries in by_server.items()}
+        self._generic_any = _Alternation(generic.pop(None)) if None in generic else None
+        self._generic = {first: _Alternation(entries) for first, entries in generic.items()}
+        self._selectors = {selector: NameMatcher(servers) for selector, servers in selectors.items()}
+        self._top = max(ranks)
 
-    def first(self, server: str, tool: str, read_only: bool | None, destructive: bool | None) -> str | None:
-        """The first pattern that matches this tool, or None."""
-        exact = self._exact.get((server, tool))
-        if exact is not None:
-            return exact
+    def best(self, server: str, tool: str, read_only: bool | None, destructive: bool | None) -> tuple[int, str] | None:
+        """(rank, pattern) of the strictest pattern matching this tool, or None."""
+        top = self._top
+        found = self._exact.get((server, tool))
+        if found is not None and found[0] == top:
+            return found
         bucket = self._by_server.get(server)
         if bucket is not None:
-            match = bucket[0].fullmatch(tool)
-            if match is not None:
-                return bucket[1][match.lastindex - 1]  # type: ignore[operator]
-        if self._generic is not None:
-            match = self._generic[0].fullmatch(f"{server}/{tool}")
-            if match is not None:
-                return self._generic[1][match.lastindex - 1]  # type: ignore[operator]
-        for servers, selector, text in self._selectors:
-            if annotation_matches(selector, read_only, destructive) and servers.first(server) is not None:
-                return text
-        return None
+            found = _stricter(found, bucket.match(tool))
+            if found is not None and found[0] == top:
+                return found
+        if self._generic_any is not None or self._generic:
+            name = f"{server}/{tool}"
+            generic = self._generic
+            for bucket in (generic.get((0, tool[:1])), generic.get((-1, tool[-1:])), self._generic_any):
+                if bucket is not None:
+                    found = _stricter(found, bucket.match(name))
+                    if found is not None and found[0] == top:
+                        return found
+        for selector, servers in self._selectors.items():
+            if annotation_matches(selector, read_only, destructive):
+                found = _stricter(found, servers.best(server))
+        return found

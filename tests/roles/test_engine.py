@@ -266,3 +266,9 @@ def test_describe_gives_the_effective_policy() -> None:
     described = TestInheritance().child(tools=ToolPolicy(deny=["gh/*"])).describe()
     assert described["tools"] == {"default": "allow", "deny": ["*/delete_*", "gh/*"], "ask": ["@destructive"], "allow": []}
     assert described["extends"] == "base" and described["phases"] == {"research": ["@read-only"]}
+
+
+def test_the_same_selector_in_two_lists_reports_the_stricter_one() -> None:
+    compiled = role(tools=ToolPolicy(default="allow", ask=["@destructive"], deny=["*/@destructive"]))
+    verdict = compiled.decide(call("gh/push"))
+    assert (verdict.decision, verdict.rule) == ("deny", 'tools.deny["*/@destructive"]')
