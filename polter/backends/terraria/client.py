@@ -101,7 +101,7 @@ class TShockClient:
         for secret in (self.settings.token, self.settings.password):
             if secret is not None:
                 found.append(secret.get_secret_value())
-        return [s for s in found if s]
+        return [s for s in found if len(s) >= 4]  # TShock's own minimum; shorter would mangle every reply
 
     def redact(self, text: str) -> str:
         for secret in sorted(set(self.secrets()), key=len, reverse=True):

@@ -9,6 +9,7 @@ no result or log line ever carries the REST token or password.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -50,6 +51,8 @@ class Backend:
     events: EventLog | None = None
     events_port: int | None = None
     events_secret: str | None = None
+    events_url: str | None = None
+    """Where the intake listens once the server runs (``http://127.0.0.1:PORT/events``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Backend:
@@ -76,6 +79,11 @@ class TerrariaServer(MCPServer[Any]):
     def __init__(self, backend: Backend, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.backend = backend
+
+    def add_tool(self, fn: Any, name: str | None = None, title: str | None = None, description: str | None = None,
+                 **kwargs: Any) -> None:
+        """As :meth:`MCPServer.add_tool`, with the docstring's indentation removed from the description."""
+        super().add_tool(fn, name, title, description or inspect.cleandoc(fn.__doc__ or ""), **kwargs)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         redact = self.backend.tshock.redact
@@ -118,6 +126,7 @@ def build_server(backend: Backend) -> TerrariaServer:
             if backend.events is not None:
                 intake = EventIntake(backend.events, port=backend.events_port or 0, secret=backend.events_secret)
                 await stack.enter_async_context(intake)
+                backend.events_url = intake.url
                 log.warning("event intake listening on %s", intake.url)
             yield {}
 

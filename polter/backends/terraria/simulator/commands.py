@@ -390,6 +390,18 @@ def cmd_give(ctx: Context) -> None:
     player.messages.append(f"{ctx.name} gave you {amount} {item.name}{plural}.")
 
 
+def cmd_whisper(ctx: Context) -> None:
+    if len(ctx.args) < 2:
+        ctx.reply.append("Invalid syntax. Proper syntax: /whisper <player> <text>.")
+        return
+    player = ctx.one_player(ctx.args[0])
+    if player is None:
+        return
+    message = " ".join(ctx.args[1:])
+    ctx.reply.append(f"<To {player.name}> {message}")
+    player.messages.append(f"<From {ctx.name}> {message}")
+
+
 def cmd_heal(ctx: Context) -> None:
     if not ctx.args:
         ctx.reply.append("Invalid syntax. Proper syntax: /heal <player> [amount].")
@@ -672,6 +684,7 @@ COMMANDS = [
     Command(("item", "i"), "tshock.item.spawn", cmd_ingame_only, allow_server=False),
     Command(("give", "g"), "tshock.item.give", cmd_give),
     Command(("heal",), "tshock.heal", cmd_heal),
+    Command(("whisper", "w", "tell", "pm", "dm"), "tshock.whisper", cmd_whisper),
     Command(("godmode", "god"), "tshock.godmode", cmd_godmode),
     Command(("gbuff", "buffplayer"), "tshock.buff.others", cmd_gbuff),
     Command(("warp",), "tshock.warp", cmd_warp),

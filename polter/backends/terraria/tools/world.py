@@ -103,7 +103,7 @@ def register(server: TerrariaServer, backend: Backend) -> None:
 
     @server.tool(annotations=ACTS, structured_output=False)
     async def world_wind(speed: Annotated[float, Field(ge=-100, le=100, description="mph; negative blows west")]) -> str:
-        """Set the wind speed."""
+        """Set the wind speed (announced to every player); negative values blow towards the west."""
         await tshock.command(f"/wind {speed:g}", silent_ok=True)
         return f"Wind speed set to {speed:g}."
 
