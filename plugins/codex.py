@@ -41,6 +41,8 @@ from polter.adapters import (
     split_tool_name,
 )
 
+BUNDLED_SKILLS = ("imagegen", "openai-docs", "skill-creator", "skill-installer")
+"""Skills Codex 0.171.0 installs into ``$CODEX_HOME/skills/.system`` (so into every pane's own home too)."""
 FAKE_PROVIDER = "polter-test"
 FAKE_KEY_ENV = "POLTER_TEST_MODEL_KEY"
 REPLACED_KEYS = ("mcp_servers", "hooks")
@@ -88,6 +90,8 @@ class Codex(Adapter):
         home = home or Path.home()
         codex_home = self.codex_home(home)
         found = scan_skills(codex_home / "skills" / ".system", "bundled", origin="bundled with Codex")
+        known = {skill.name for skill in found}
+        found += [Skill(name=name, scope="bundled", origin="bundled with Codex") for name in BUNDLED_SKILLS if name not in known]
         found += scan_skills(codex_home / "skills", "user")
         found += scan_skills(home / ".agents" / "skills", "user")
         for directory in project_dirs(cwd, home):

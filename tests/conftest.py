@@ -18,3 +18,24 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     monkeypatch.delenv("POLTER_TOKEN", raising=False)
     monkeypatch.delenv("POLTER_GATEWAY_URL", raising=False)
     return dirs
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from support import report
+    from support.tools import CACHE
+
+    if not hasattr(config, "workerinput"):
+        report.start(CACHE)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What the end-to-end tests report (e.g. the versions of the real CLIs they drove)."""
+    from support import report
+
+    if hasattr(terminalreporter.config, "workerinput"):
+        return
+    lines = report.take()
+    if lines:
+        terminalreporter.section("end-to-end report")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -74,7 +74,8 @@ def test_denied_skills_are_switched_off_and_allowed_user_skills_carried(
     write_skill(project / ".agents" / "skills", "repo-skill")
     pane = make_pane(skill_decision=deny_skills("secret", "imagegen", "repo-skill"))
     scopes = {skill.name: skill.scope for skill in codex.skills(project, home)}
-    assert scopes == {"imagegen": "bundled", "mine": "user", "secret": "user", "agents-one": "user", "repo-skill": "project"}
+    assert scopes == {"imagegen": "bundled", "openai-docs": "bundled", "skill-creator": "bundled", "skill-installer": "bundled",
+                      "mine": "user", "secret": "user", "agents-one": "user", "repo-skill": "project"}
     prepared = codex.prepare(pane)
     assert prepared.hidden_skills == ("imagegen", "repo-skill", "secret")
     assert prepared.files["codex/skills/mine"].link_to == home / ".codex" / "skills" / "mine"

@@ -5,13 +5,14 @@ pane's token, without the gateway (the gateway's own tests and the adapters' e2e
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from typing import Any
 
 import uvicorn
 from mcp.server import MCPServer
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 __all__ = ["TinyMcp"]
 
@@ -40,6 +41,8 @@ class TinyMcp:
         }
         self.seen: list[tuple[str, str, str | None]] = []
         """(method, path, Authorization header) of every request."""
+        self.calls: list[tuple[str, str]] = []
+        """(endpoint path, tool name) of every tools/call that reached a server."""
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -50,6 +53,8 @@ class TinyMcp:
         path = scope.get("path", "").rstrip("/")
         headers = {key.decode().lower(): value.decode() for key, value in scope.get("headers", [])}
         self.seen.append((scope.get("method", ""), path, headers.get("authorization")))
+        if scope.get("method") == "POST":
+            receive = await self._record_call(path, receive)
         app = self.apps.get(path)
         status = 404 if app is None else 401 if headers.get("authorization") != f"Bearer {self.token}" else 0
         if status:
@@ -57,6 +62,28 @@ class TinyMcp:
             await send({"type": "http.response.body", "body": b"no"})
             return
         await app(scope, receive, send)
+
+    async def _record_call(self, path: str, receive: Receive) -> Receive:
+        """Read the body to note JSON-RPC ``tools/call`` requests, then hand the same body on."""
+        messages = []
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        try:
+            body = json.loads(b"".join(m.get("body", b"") for m in messages) or b"{}")
+        except ValueError:
+            body = {}
+        for call in body if isinstance(body, list) else [body]:
+            if isinstance(call, dict) and call.get("method") == "tools/call":
+                self.calls.append((path, (call.get("params") or {}).get("name", "")))
+        replay = iter(messages)
+
+        async def replayed() -> Message:
+            return next(replay, None) or await receive()
+
+        return replayed
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         async with contextlib.AsyncExitStack() as stack:

@@ -1,0 +1,131 @@
+"""A real AI CLI in a real pane: the adapter prepares it, Polter's PTY runs it, Polter's screen model draws it.
+
+This is what the app does for one pane, minus the widget: ``prepare`` → runtime dir → ``PtyProcess`` →
+``TerminalScreen`` (whose replies to terminal queries go back to the CLI, as Codex needs for ``CSI 6n``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+
+from polter.adapters import Adapter, Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.terminal.launch import LaunchSpec
+from polter.terminal.pty import PtyProcess
+from polter.terminal.screen import TerminalScreen
+
+__all__ = ["AgentPane", "run_once"]
+
+
+def _with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec:
+    """The launch spec with a throwaway HOME (the CLIs write into it) and the test's CLIs on PATH."""
+    path = os.pathsep.join([*(str(d) for d in path_dirs), os.environ.get("PATH", "/usr/bin:/bin")])
+    return spec.model_copy(update={"env": {**spec.env, "HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}})
+
+
+def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path, path_dirs: list[Path],
+             timeout: float = 240, before_args: list[str] | None = None) -> tuple[PreparedPane, subprocess.CompletedProcess[str]]:
+    """Run the CLI non-interactively (``-p`` / ``exec``) with the pane's config; return its output."""
+    prepared = adapter.prepare(pane)
+    spec = _with_home(prepared.launch, home, path_dirs)
+    with RuntimeDir(pane.runtime_dir):
+        write_pane_files(pane.runtime_dir, prepared.files)
+        argv = [spec.argv[0], *(before_args or []), *spec.argv[1:], *extra_args]
+        result = subprocess.run(argv, env=spec.environment(), cwd=spec.cwd, capture_output=True, text=True,
+                                timeout=timeout, stdin=subprocess.DEVNULL)
+    return prepared, result
+
+
+class AgentPane:
+    """``async with AgentPane(adapter, pane, home=..., path_dirs=[...]) as agent: await agent.wait_for("…")``."""
+
+    def __init__(self, adapter: Adapter, pane: Pane, *, home: Path, path_dirs: list[Path],
+                 columns: int = 120, lines: int = 40) -> None:
+        self.adapter = adapter
+        self.pane = pane
+        self.home = home
+        self.path_dirs = path_dirs
+        self.columns, self.lines = columns, lines
+        self.screen = TerminalScreen(columns, lines, reply=self._reply)
+        self.output = bytearray()
+        self.prepared: PreparedPane | None = None
+        self._runtime = RuntimeDir(pane.runtime_dir)
+        self._process: PtyProcess | None = None
+        self._changed = asyncio.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> AgentPane:
+        self.prepared = self.adapter.prepare(self.pane)
+        self._runtime.__enter__()
+        write_pane_files(self.pane.runtime_dir, self.prepared.files)
+        spec = _with_home(self.prepared.launch, self.home, self.path_dirs)
+        self._process = PtyProcess.spawn(spec, columns=self.columns, lines=self.lines,
+                                         on_output=self._on_output, on_exit=lambda _code: self._changed.set())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._process is not None:
+            await self._process.aclose()
+        self._runtime.remove()
+
+    def _on_output(self, data: bytes) -> None:
+        self.output += data
+        self.screen.feed(data)
+        self._changed.set()
+
+    def _reply(self, data: bytes) -> None:
+        if self._process is not None and self._process.running:
+            self._process.write(data)
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display())
+
+    async def wait_for(self, needle: str, timeout: float = 90.0) -> str:
+        """Wait until ``needle`` is on the screen; the screen text."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while needle not in self.text():
+            if self._process is not None and not self._process.running:
+                raise AssertionError(f"the CLI exited ({self._process.returncode}) before showing {needle!r}:\n{self.text()}")
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise AssertionError(f"{needle!r} did not appear within {timeout}s; the screen:\n{self.text()}")
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+        return self.text()
+
+    async def wait_until_quiet(self, quiet: float = 0.5, timeout: float = 30.0) -> None:
+        """Wait until the CLI has drawn nothing for ``quiet`` seconds (it is waiting for us)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), quiet)
+            except TimeoutError:
+                return
+
+    # -- typing ------------------------------------------------------------------------------------
+
+    async def type(self, text: str) -> None:
+        """Type like a person: the text, then (once the CLI shows it) Enter."""
+        assert self._process is not None
+        self._process.write(text.encode())
+        await self.wait_for(text[-20:], timeout=30)
+        await self.wait_until_quiet(0.3)
+        self._process.write(b"\r")
+
+    def press(self, keys: bytes) -> None:
+        assert self._process is not None
+        self._process.write(keys)
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.running

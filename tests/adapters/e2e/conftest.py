@@ -1,0 +1,59 @@
+"""The real AI CLIs for the end-to-end tests: installed from npm at pinned versions (cached in .cache/),
+each checked to be the version it claims, and reported in the run's summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import Adapter, discover
+from support.report import report
+from support.tools import npm_bin
+
+PINNED = {
+    "claude-code": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    "codex": ("@openai/codex", "0.171.0", "codex"),
+    "gemini-cli": ("@google/gemini-cli", "0.61.0", "gemini"),
+    "qwen-code": ("@qwen-code/qwen-code", "0.24.4", "qwen"),
+    "opencode": ("opencode-ai", "1.18.33", "opencode"),
+}
+
+
+@dataclass(frozen=True)
+class RealCli:
+    name: str
+    adapter: Adapter
+    binary: Path
+    version: str
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.binary.parent
+
+
+def real_cli(name: str) -> RealCli:
+    """Install (once) and return the pinned CLI, with its adapter pointed at it."""
+    package, version, command = PINNED[name]
+    binary = npm_bin(package, version, command)
+    adapter = type(discover(entry_points=False).get(name))(executable=binary)
+    detection = adapter.detect()
+    assert detection.installed and detection.version == version, detection
+    report(f"{adapter.display_name} {detection.version} ({package}@{version}): driven by the adapter '{name}'")
+    return RealCli(name, adapter, binary, version)
+
+
+@pytest.fixture
+def e2e_home(tmp_path: Path) -> Path:
+    """The CLIs' HOME: fresh, so nothing of the machine's user leaks in and nothing is written there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def e2e_project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    return project

@@ -1,0 +1,38 @@
+"""What a CLI offered the model, read from the request the fake model received."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from support.fake_models import ModelRequest
+
+_SECTIONS = {
+    # Claude Code: "The following skills are available for use with the Skill tool:" then "- name: description".
+    "anthropic": (r"skills are available for use with the Skill tool:\n\n(.*?)(?:\n\n(?!- )|$)", r"^- ([\w:.-]+):"),
+    # Codex: <skills_instructions> … "- name: description (file: …)" … </skills_instructions>.
+    "openai": (r"<skills_instructions>(.*?)</skills_instructions>", r"^- ([\w:.-]+): "),
+    # Gemini CLI: <available_skills><skill><name>…</name>…
+    "gemini": (r"<available_skills>(.*?)</available_skills>", r"<name>([^<]+)</name>"),
+}
+
+
+def offered_skills(request: ModelRequest) -> set[str]:
+    """The skills the CLI listed to the model in this request (empty when it listed none)."""
+    text = json.loads(json.dumps(request.body))  # a copy
+    flat = "\n".join(_strings(text))
+    section, item = _SECTIONS[request.protocol]
+    names: set[str] = set()
+    for match in re.finditer(section, flat, re.S):
+        names |= set(re.findall(item, match.group(1), re.M))
+    return names
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return []

@@ -1,0 +1,72 @@
+"""The real CLIs, configured by their adapters, against a stand-in MCP endpoint that has no ``/hook``: each
+reaches every endpoint with the pane's token, hides the denied skill, and, when its veto hook cannot get
+a verdict, refuses the call before it reaches the server (the execution layer fails closed).
+
+Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``) keep this quick; the TUIs run in
+``test_gateway_e2e.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import Pane, TestMode
+from support.fake_models import FakeModelServer, Rule
+from support.tiny_mcp import TinyMcp
+
+from .agent_pane import run_once
+from .conftest import real_cli
+from .offers import offered_skills
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "tok-e2e-fail-closed"
+NON_INTERACTIVE = {
+    "claude-code": ([], ["-p", "please echo hi"]),
+    "codex": (["exec"], ["--skip-git-repo-check", "please echo hi"]),
+    "gemini-cli": ([], ["-p", "please echo hi"]),
+}
+TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo"}
+
+
+def write_skills(project: Path) -> None:
+    for folder in (".claude/skills", ".agents/skills", ".gemini/skills"):
+        for name in ("secret-skill", "ok-skill"):
+            skill = project / folder / name
+            skill.mkdir(parents=True, exist_ok=True)
+            (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} for tests\n---\nDo it.\n")
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
+def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, e2e_home: Path, e2e_project: Path) -> None:
+    cli = real_cli(name)
+    write_skills(e2e_project)
+    rules = [Rule(when="please echo", call=r"mcp_+time_+echo", arguments={"text": "hi"})]
+    with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter"]) as mcp:
+        pane = Pane(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
+                    cwd=e2e_project, token=TOKEN, test_mode=TestMode(model_base_url=model.url), home=e2e_home,
+                    skill_decision=lambda skill: "deny" if skill == "secret-skill" else "allow")
+        before, after = NON_INTERACTIVE[name]
+        prepared, result = run_once(cli.adapter, pane, after, before_args=before, home=e2e_home, path_dirs=[cli.bin_dir])
+        assert result.returncode == 0, result.stdout + result.stderr
+
+        # It reached both endpoints, always with the pane's token, and nothing else of the gateway's.
+        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", "/hook/" + name}
+        assert all(auth == f"Bearer {TOKEN}" for _method, _path, auth in mcp.seen)
+
+        first = model.wait_for(lambda request: request.prompt.endswith("please echo hi"))
+        assert {TOOL_NAMES[name], TOOL_NAMES[name].replace("time", "polter")} <= set(first.tools)
+        assert first.reply == f'call {TOOL_NAMES[name]} {{"text": "hi"}}'
+
+        # The hook found no verdict (the stand-in answers /hook with 404), so the call never ran.
+        result_request = model.wait_for(lambda request: request.tool_result is not None)
+        assert "Polter: the gateway answered HTTP 404" in (result_request.tool_result or "")
+        assert mcp.calls == [], "a refused call must not reach the server"
+
+        # The denied skill is not offered; the allowed one is (Codex lists .agents skills, the others theirs).
+        skills = offered_skills(first)
+        assert "ok-skill" in skills and "secret-skill" not in skills, skills
+        assert prepared.hidden_skills == ("secret-skill",)
+    assert not pane.runtime_dir.exists(), "the pane's runtime dir is removed when it ends"
