@@ -5,6 +5,10 @@ This package imports no transport, screen or PTY code: it is pure and testable a
 - :mod:`polter.roles.models`: what a role file says (pydantic, unknown keys refused);
 - :mod:`polter.roles.patterns`: pattern syntax and compiled matchers;
 - :mod:`polter.roles.engine`: ``compile_role`` and ``decide`` → :class:`Verdict`;
+- :mod:`polter.roles.loader`: one role file → :class:`Role`, problems with file, line and field;
+- :mod:`polter.roles.library`: :class:`RoleLibrary`, the layered folders, ``reload`` and ``watch``.
+
+See ``docs/roles.md`` for the format and the decision order.
 """
 
 from polter.roles.engine import (
@@ -19,17 +23,22 @@ from polter.roles.engine import (
     compile_role,
     decide,
 )
+from polter.roles.library import DEFAULT_ROLE, ReloadReport, RoleLibrary, RoleSource
 from polter.roles.models import Decision, KindPolicy, PhasePolicy, Role, ServerPolicy, SkillPolicy, ToolPolicy
 
 __all__ = [
-    "FLOOR_SERVER",
     "CompiledRole",
+    "DEFAULT_ROLE",
     "Decision",
+    "FLOOR_SERVER",
     "KindPolicy",
     "Phase",
     "PhasePolicy",
+    "ReloadReport",
     "Request",
     "Role",
+    "RoleLibrary",
+    "RoleSource",
     "ServerPolicy",
     "ServerRequest",
     "SkillPolicy",

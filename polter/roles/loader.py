@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from polter.errors import RoleError
 from polter.roles.models import ROLE_NAME, Role
 
-__all__ = ["RoleFile", "read_role_file", "role_files"]
+__all__ = ["RoleFile", "locate_line", "read_role_file", "role_files"]
 
 _BARE_KEY = r"[A-Za-z0-9_-]+"
 _KEY = rf"""(?:{_BARE_KEY}|"(?:[^"\\]|\\.)*"|'[^']*')"""
@@ -85,10 +85,12 @@ class RoleFile:
         """The line of a dotted ``field`` (its longest written prefix), or of ``value`` below it."""
         if field is None:
             return None
-        return _locate(self.text, _key_parts(field), value)
+        return locate_line(self.text, _key_parts(field), value)
 
 
-def _locate(text: str, path: Sequence[str], value: str | None) -> int | None:
+def locate_line(text: str, path: Sequence[str], value: str | None = None) -> int | None:
+    """The line of the key ``path`` in a TOML text (its longest written prefix: a table header, a
+    dotted key, an inline table), or of the quoted ``value`` in the key's value; None if not found."""
     lines = _key_lines(text)
     start = None
     for length in range(len(path), 0, -1):
@@ -106,6 +108,9 @@ def _locate(text: str, path: Sequence[str], value: str | None) -> int | None:
         if any(candidate in line for candidate in quoted):
             return number
     return start
+
+
+_locate = locate_line  # the name polter.gateway.servers imports
 
 
 def _field_name(loc: Sequence[int | str]) -> str:

@@ -272,3 +272,10 @@ def test_the_same_selector_in_two_lists_reports_the_stricter_one() -> None:
     compiled = role(tools=ToolPolicy(default="allow", ask=["@destructive"], deny=["*/@destructive"]))
     verdict = compiled.decide(call("gh/push"))
     assert (verdict.decision, verdict.rule) == ("deny", 'tools.deny["*/@destructive"]')
+
+
+def test_the_package_exports_are_sorted_and_importable() -> None:
+    import polter.roles
+
+    assert polter.roles.__all__ == sorted(polter.roles.__all__)
+    assert all(hasattr(polter.roles, name) for name in polter.roles.__all__)
