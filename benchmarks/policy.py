@@ -42,16 +42,23 @@ def make_tools(rng: random.Random) -> list[ToolCallRequest]:
         for t in range(TOOLS_PER_SERVER):
             verb = VERBS[t % len(VERBS)]
             hint = rng.random()
-            read_only = True if verb in ("get", "list", "search", "read") and hint < 0.7 else None if hint < 0.85 else False
+            read_only = (
+                True if verb in ("get", "list", "search", "read") and hint < 0.7 else None if hint < 0.85 else False
+            )
             destructive = None if read_only else (verb in ("delete", "push", "merge") if hint < 0.6 else None)
             tools.append(ToolCallRequest(f"srv{s}", f"{verb}_thing{t}", read_only=read_only, destructive=destructive))
     return tools
 
 
-def make_role(rule_count: int, rng: random.Random, *, with_gates: bool = False, with_phases: bool = False) -> tuple[Role, dict[str, list[str]]]:
+def make_role(
+    rule_count: int, rng: random.Random, *, with_gates: bool = False, with_phases: bool = False
+) -> tuple[Role, dict[str, list[str]]]:
     """A role with ``rule_count`` exceptions of every shape: exact names, globs on one server,
     globs on any server, server patterns and selectors."""
-    lists: dict[str, dict[str, list[str]]] = {"servers": {"allow": [], "ask": [], "deny": []}, "tools": {"allow": [], "ask": [], "deny": []}}
+    lists: dict[str, dict[str, list[str]]] = {
+        "servers": {"allow": [], "ask": [], "deny": []},
+        "tools": {"allow": [], "ask": [], "deny": []},
+    }
     seen: set[str] = set()
     while sum(len(v) for kind in lists.values() for v in kind.values()) < rule_count:
         shape = rng.random()
@@ -81,7 +88,10 @@ def make_role(rule_count: int, rng: random.Random, *, with_gates: bool = False, 
         tools=ToolPolicy(default="allow", **lists["tools"]),
         **extra,
     )
-    return role, {decision: lists["tools"][decision] + [f"{p}/*" for p in lists["servers"][decision]] for decision in ("allow", "ask", "deny")}
+    return role, {
+        decision: lists["tools"][decision] + [f"{p}/*" for p in lists["servers"][decision]]
+        for decision in ("allow", "ask", "deny")
+    }
 
 
 def best_per_item(run: Callable[[], int], rounds: int = ROUNDS) -> float:
@@ -185,7 +195,11 @@ def measure_gated(tools: list[ToolCallRequest]) -> float:
     role, _ = make_role(1000, rng, with_gates=True)
     compiled = compile_role(role, source=SOURCE)
     said = ("please look at the logs", "then 删除 the stale branch", "thanks")
-    gated = [ToolCallRequest(f"srv{s}", f"delete_thing{t}", destructive=True, recent_input=said) for s in range(0, SERVERS, 5) for t in range(5, 100, 10)]
+    gated = [
+        ToolCallRequest(f"srv{s}", f"delete_thing{t}", destructive=True, recent_input=said)
+        for s in range(0, SERVERS, 5)
+        for t in range(5, 100, 10)
+    ]
     for request in gated:
         compiled.decide(request)
 
@@ -200,7 +214,9 @@ def measure_gated(tools: list[ToolCallRequest]) -> float:
 def main() -> int:
     tools = make_tools(random.Random(42))
     print(f"role engine: {len(tools):,} tools on {SERVERS} servers; best of {ROUNDS} rounds\n")
-    print(f"{'rules':>6}  {'dict lookup':>12}  {'naive fnmatch':>14}  {'engine cold':>12}  {'engine warm':>12}  {'warm/dict':>9}  {'compile':>8}")
+    print(
+        f"{'rules':>6}  {'dict lookup':>12}  {'naive fnmatch':>14}  {'engine cold':>12}  {'engine warm':>12}  {'warm/dict':>9}  {'compile':>8}"
+    )
     rows = [measure(count, tools) for count in (10, 100, 1000)]
     for row in rows:
         print(

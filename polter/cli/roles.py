@@ -27,17 +27,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     check = commands.add_parser("check", help="validate role files or folders (exit 1 on any problem)")
     check.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="role files or folders (default: every place roles are loaded from)"
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="role files or folders (default: every place roles are loaded from)",
     )
     check.set_defaults(handler=run_check)
 
     explain = commands.add_parser("explain", help="what a role decides for one tool, by which rule, and why")
     explain.add_argument("role", metavar="ROLE", help="a role name, or the path of a role file")
     explain.add_argument("target", metavar="SERVER/TOOL", help="the tool (or, with --kind, a server or skill name)")
-    explain.add_argument("--kind", choices=("tool", "server", "skill"), default="tool", help="what TARGET names (default tool)")
-    explain.add_argument("--read-only", action=argparse.BooleanOptionalAction, default=None, help="the tool's readOnlyHint (default: absent)")
     explain.add_argument(
-        "--destructive", action=argparse.BooleanOptionalAction, default=None, help="the tool's destructiveHint (default: absent)"
+        "--kind", choices=("tool", "server", "skill"), default="tool", help="what TARGET names (default tool)"
+    )
+    explain.add_argument(
+        "--read-only",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the tool's readOnlyHint (default: absent)",
+    )
+    explain.add_argument(
+        "--destructive",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the tool's destructiveHint (default: absent)",
     )
     explain.add_argument(
         "--input", action="append", default=[], metavar="TEXT", help="a line the human typed in the pane (repeatable)"
@@ -77,7 +91,9 @@ def run_list(args: argparse.Namespace) -> int:
             }
         )
     if args.json:
-        print(json.dumps({"roles": rows, "problems": [_shown(p) for p in library.problems]}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps({"roles": rows, "problems": [_shown(p) for p in library.problems]}, ensure_ascii=False, indent=2)
+        )
         return 0
     name_width = max((len(row["name"]) for row in rows), default=0)
     file_width = max((len(short_path(Path(row["path"]))) for row in rows), default=0)
@@ -89,7 +105,8 @@ def run_list(args: argparse.Namespace) -> int:
         if row["invalid_file_last_good_in_force"]:
             notes.append("file invalid: last good version in force")
         suffix = f"  ({'; '.join(notes)})" if notes else ""
-        print(f"{row['name']:<{name_width}}  {row['layer']:<7}  {short_path(Path(row['path'])):<{file_width}}  {row['description']}{suffix}")
+        shown = short_path(Path(row["path"]))
+        print(f"{row['name']:<{name_width}}  {row['layer']:<7}  {shown:<{file_width}}  {row['description']}{suffix}")
     if not rows:
         print("no roles found")
     _print_problems(library)
@@ -109,7 +126,11 @@ def _print_problems(library: RoleLibrary, only: list[Path] | None = None) -> int
     for problem in problems:
         print(_shown(problem))
     for warning in (w for w in library.warnings if selected(w)):
-        print(_shown(type(warning)(f"warning: {warning.message}", path=warning.path, line=warning.line, field=warning.field)))
+        print(
+            _shown(
+                type(warning)(f"warning: {warning.message}", path=warning.path, line=warning.line, field=warning.field)
+            )
+        )
     return len(problems)
 
 
@@ -169,7 +190,12 @@ def run_explain(args: argparse.Namespace) -> int:
             raise RoleError(f"{args.target!r}: name the tool as SERVER/TOOL (or pass --kind server or --kind skill)")
         server, tool = args.target.split("/", 1)
         request: ToolCallRequest | ServerRequest | SkillRequest = ToolCallRequest(
-            server, tool, read_only=args.read_only, destructive=args.destructive, recent_input=tuple(args.input), phase=args.phase
+            server,
+            tool,
+            read_only=args.read_only,
+            destructive=args.destructive,
+            recent_input=tuple(args.input),
+            phase=args.phase,
         )
     elif args.kind == "server":
         request = ServerRequest(args.target)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any, Literal
 from polter.errors import RoleError
 from polter.protocol import Decision
 from polter.roles.models import DECISIONS, Role
-from polter.roles.patterns import NameMatcher, ToolMatcher, parse_tool_pattern
+from polter.roles.patterns import NameMatcher, ToolMatcher, keyword_regex, normalise_text, parse_tool_pattern
 
 __all__ = [
     "FLOOR_SERVER",
@@ -160,7 +159,17 @@ class _Entry:
     """The cached, request-independent part of a tool's decision. Its texts are written on first
     use: filtering a listing needs only the decisions."""
 
-    __slots__ = ("decision", "final", "gates", "research_hidden", "subject", "rule", "hint_absent", "verdict", "phase_verdict")
+    __slots__ = (
+        "decision",
+        "final",
+        "gates",
+        "research_hidden",
+        "subject",
+        "rule",
+        "hint_absent",
+        "verdict",
+        "phase_verdict",
+    )
 
     def __init__(self, decision: Decision, final: bool, subject: str, rule: _Rule, hint_absent: bool = False) -> None:
         self.decision = decision
@@ -172,22 +181,6 @@ class _Entry:
         self.research_hidden = False  # not a research tool: denied and hidden in the research phase
         self.verdict: Verdict | None = None
         self.phase_verdict: Verdict | None = None
-
-
-def normalise_text(text: str) -> str:
-    """What keyword matching compares: NFKC (full-width → ASCII), casefolded, whitespace collapsed."""
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
-
-
-def _keyword_regex(keywords: Sequence[str]) -> re.Pattern[str]:
-    """A regex that finds any keyword. A keyword that starts with an ASCII letter or digit must start a
-    word ("ban" matches "banned" and "请ban他", not "urban"); others (Chinese, say) match anywhere."""
-    parts = []
-    for keyword in keywords:
-        normal = normalise_text(keyword.strip())
-        body = r"\s+".join(re.escape(word) for word in normal.split(" "))
-        parts.append(("(?<![a-z0-9])" if normal[:1].isascii() and normal[:1].isalnum() else "") + body)
-    return re.compile("|".join(parts))
 
 
 class CompiledRole:
@@ -217,17 +210,23 @@ class CompiledRole:
         self._server_matcher = self._name_matcher(self._servers)
         self._skill_matcher = self._name_matcher(self._skills)
         self._tool_matcher = ToolMatcher(
-            (parse_tool_pattern(pattern), _STRICTNESS[rule.decision]) for pattern, rule in self._tools.exceptions.items()
+            (parse_tool_pattern(pattern), _STRICTNESS[rule.decision])
+            for pattern, rule in self._tools.exceptions.items()
         )
         self._gates = gates
         self._gate_matchers = [
-            (ToolMatcher([(parse_tool_pattern(pattern), 0)]), _Gate(self._label("gates", pattern, origin), keywords, _keyword_regex(keywords)))
+            (
+                ToolMatcher([(parse_tool_pattern(pattern), 0)]),
+                _Gate(self._label("gates", pattern, origin), keywords, keyword_regex(keywords)),
+            )
             for pattern, (keywords, origin) in gates.items()
         ]
         self._research = research
         self.has_phases = research is not None
         self._research_matcher = ToolMatcher((parse_tool_pattern(p), 0) for p in research[0]) if research else None
-        self._research_label = f"phases.research ({short_path(research[1])})" if research and research[1] else "phases.research"
+        self._research_label = (
+            f"phases.research ({short_path(research[1])})" if research and research[1] else "phases.research"
+        )
         self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
         self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
         self._skill_cache: dict[str, Verdict] = {}
@@ -349,7 +348,9 @@ class CompiledRole:
         server_rule = self._server_verdict(request.server)[1]
         tool_rule = self._tool_rule(request)
         if request.server == FLOOR_SERVER:
-            return _Entry("allow", True, subject, max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision]))
+            return _Entry(
+                "allow", True, subject, max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision])
+            )
         rule = _stricter(server_rule, tool_rule)
         entry = _Entry(rule.decision, rule.decision == "deny", subject, rule, request.destructive is None)
         if entry.final:
@@ -492,7 +493,10 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
     if problems:
         raise RoleError(problems[0].message, path=source, field=problems[0].field)
     parent_kinds = parent._kinds if parent is not None else (None, None, None)
-    kinds = tuple(_kind_rules(kind, role, source, parent_kind) for kind, parent_kind in zip(("servers", "tools", "skills"), parent_kinds))
+    kinds = tuple(
+        _kind_rules(kind, role, source, parent_kind)
+        for kind, parent_kind in zip(("servers", "tools", "skills"), parent_kinds, strict=True)
+    )
     gates = dict(parent._gates) if parent is not None else {}
     for pattern, keywords in role.gates.items():
         gates[pattern] = (tuple(keywords), source)

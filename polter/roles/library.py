@@ -77,9 +77,15 @@ class ReloadReport:
 
     def lines(self) -> list[str]:
         """A human summary, one line per fact."""
-        lines = [f"role {verb}: {name}" for verb, names in (("added", self.added), ("changed", self.changed), ("removed", self.removed)) for name in names]
+        lines = [
+            f"role {verb}: {name}"
+            for verb, names in (("added", self.added), ("changed", self.changed), ("removed", self.removed))
+            for name in names
+        ]
         for name, problems in self.kept.items():
-            lines.append(f"role {name}: its file is invalid; the last good version stays in force ({len(problems)} problem(s))")
+            lines.append(
+                f"role {name}: its file is invalid; the last good version stays in force ({len(problems)} problem(s))"
+            )
         lines.extend(str(problem) for problem in self.problems)
         return lines
 
@@ -119,7 +125,10 @@ class _Resolver:
             if key in self.done:  # part of a cycle, already reported
                 return self.done[key]
             if parent is None:
-                self._problem(key, f"the role {role.extends!r} it extends has problems (see {short_path(self.file(parent_key).path)})")
+                self._problem(
+                    key,
+                    f"the role {role.extends!r} it extends has problems (see {short_path(self.file(parent_key).path)})",
+                )
                 return None
         try:
             compiled = compile_role(role, source=role_file.path, parent=parent)
@@ -243,7 +252,9 @@ class RoleLibrary:
         self.problems, self.warnings = problems, warnings
         return report
 
-    async def watch(self, *, stop_event: asyncio.Event | None = None, debounce_ms: int = 200) -> AsyncIterator[ReloadReport]:
+    async def watch(
+        self, *, stop_event: asyncio.Event | None = None, debounce_ms: int = 200
+    ) -> AsyncIterator[ReloadReport]:
         """Reload whenever a role file changes, yielding each report that changed something.
 
         Watches the layer folders that exist and, for those that do not yet, their nearest existing
@@ -251,9 +262,13 @@ class RoleLibrary:
         """
         from watchfiles import awatch
 
+        rearmed = False
         while stop_event is None or not stop_event.is_set():
             roots = self._watch_roots()
             missing = [layer.path for layer in self.layers if not layer.path.exists()]
+            if rearmed and (report := self.reload()):
+                yield report  # what changed between the folder appearing and watching it
+            rearmed = True
             async for _changes in awatch(*roots, stop_event=stop_event, debounce=debounce_ms, recursive=False):
                 report = self.reload()
                 if report:
@@ -271,4 +286,3 @@ class RoleLibrary:
                 path = path.parent
             roots.add(path)
         return sorted(roots)
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, ClassVar, NamedTuple
+from typing import Annotated, ClassVar, Generic, NamedTuple, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -65,15 +65,6 @@ SkillPattern = Annotated[str, _checked(check_skill_pattern)]
 Keywords = Annotated[list[Annotated[str, AfterValidator(_keyword)]], Field(min_length=1)]
 
 
-def _exceptions(description: str) -> Field:  # type: ignore[valid-type]
-    return Field(default_factory=list, description=description)
-
-
-_ALLOW = "Patterns allowed (unless denied or asked)."
-_ASK = "Patterns that need the human's approval (unless denied)."
-_DENY = "Patterns always refused: deny wins over everything."
-
-
 class Problem(NamedTuple):
     """A problem found in a valid-looking role: the field, the message, and the offending value
     (used to find its line in the file)."""
@@ -83,8 +74,14 @@ class Problem(NamedTuple):
     value: str | None = None
 
 
-class KindPolicy(BaseModel):
-    """A default for one kind of thing, plus exceptions. Deny beats ask beats allow."""
+PatternT = TypeVar("PatternT")
+
+
+class KindPolicy(BaseModel, Generic[PatternT]):
+    """A default for one kind of thing, plus exceptions. Deny beats ask beats allow.
+
+    Generic over the pattern type, so each kind checks its own pattern syntax item by item.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
     kind: ClassVar[str] = "kind"
@@ -94,40 +91,35 @@ class KindPolicy(BaseModel):
         description="What happens to anything no exception names: allow, ask (the human) or deny. "
         "Required unless the role extends another (which then supplies it).",
     )
-    allow: list[str] = _exceptions(_ALLOW)
-    ask: list[str] = _exceptions(_ASK)
-    deny: list[str] = _exceptions(_DENY)
+    allow: list[PatternT] = Field(default_factory=list, description="Patterns allowed (unless denied or asked).")
+    ask: list[PatternT] = Field(
+        default_factory=list, description="Patterns that need the human's approval (unless denied)."
+    )
+    deny: list[PatternT] = Field(
+        default_factory=list, description="Patterns always refused: deny wins over everything."
+    )
 
     def exceptions(self) -> list[tuple[str, Decision]]:
         """Every (pattern, decision) pair, in the order deny, ask, allow."""
         return [(pattern, decision) for decision in ("deny", "ask", "allow") for pattern in getattr(self, decision)]
 
 
-class ServerPolicy(KindPolicy):
+class ServerPolicy(KindPolicy[ServerPattern]):
     """Which MCP servers the pane may reach. A denied server's tools are all denied."""
 
     kind: ClassVar[str] = "servers"
-    allow: list[ServerPattern] = _exceptions(_ALLOW)
-    ask: list[ServerPattern] = _exceptions(_ASK)
-    deny: list[ServerPattern] = _exceptions(_DENY)
 
 
-class ToolPolicy(KindPolicy):
+class ToolPolicy(KindPolicy[ToolPattern]):
     """Which MCP tools the pane may call: ``server/tool`` globs and ``@read-only``/``@destructive``."""
 
     kind: ClassVar[str] = "tools"
-    allow: list[ToolPattern] = _exceptions(_ALLOW)
-    ask: list[ToolPattern] = _exceptions(_ASK)
-    deny: list[ToolPattern] = _exceptions(_DENY)
 
 
-class SkillPolicy(KindPolicy):
+class SkillPolicy(KindPolicy[SkillPattern]):
     """Which skills the pane's CLI may use (the adapter hides denied ones and vetoes their use)."""
 
     kind: ClassVar[str] = "skills"
-    allow: list[SkillPattern] = _exceptions(_ALLOW)
-    ask: list[SkillPattern] = _exceptions(_ASK)
-    deny: list[SkillPattern] = _exceptions(_DENY)
 
 
 class PhasePolicy(BaseModel):
@@ -137,7 +129,9 @@ class PhasePolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    enabled: bool = Field(default=True, description="Whether the role uses phases (false turns off an inherited [phases]).")
+    enabled: bool = Field(
+        default=True, description="Whether the role uses phases (false turns off an inherited [phases])."
+    )
     research: list[ToolPattern] = Field(
         default_factory=lambda: ["@read-only"],
         description="Tool patterns usable in the research phase (besides Polter's floor tools).",
@@ -173,7 +167,9 @@ class Role(BaseModel):
     @classmethod
     def _name_is_valid(cls, name: str) -> str:
         if not ROLE_NAME.match(name):
-            raise ValueError(f"{name!r} is not a role name (letters, digits, '.', '_' and '-', starting with a letter or digit)")
+            raise ValueError(
+                f"{name!r} is not a role name (letters, digits, '.', '_' and '-', starting with a letter or digit)"
+            )
         return name
 
     @field_validator("extends")

@@ -9,11 +9,15 @@ Three pattern kinds:
 - skill patterns: a skill name with ``*`` globs (``pdf``, ``*deploy*``).
 
 ``*`` is the only wildcard. In the server part it never crosses the ``/``.
+
+Gate keywords are matched here too: normalised (NFKC, casefolded), found anywhere in the human's
+recent input, an ASCII-initial keyword only at the start of a word.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -27,6 +31,8 @@ __all__ = [
     "check_server_pattern",
     "check_skill_pattern",
     "check_tool_pattern",
+    "keyword_regex",
+    "normalise_text",
     "parse_tool_pattern",
 ]
 
@@ -77,7 +83,7 @@ def check_tool_pattern(pattern: str) -> str | None:
         return f"{pattern!r}: a tool pattern is server/tool (write {hint} for every tool of it)"
     server, tool = pattern.split("/", 1)
     if server.startswith("@"):
-        return f"{pattern!r}: a selector stands alone or after the server, as in \"github/@read-only\""
+        return f'{pattern!r}: a selector stands alone or after the server, as in "github/@read-only"'
     if error := _check_glob(server, pattern, "server part before '/'"):
         return error
     if tool.startswith("@"):
@@ -125,6 +131,22 @@ def annotation_matches(selector: Selector, read_only: bool | None, destructive: 
     if selector == "read-only":
         return read_only is True
     return destructive is True or (destructive is None and read_only is not True)
+
+
+def normalise_text(text: str) -> str:
+    """What keyword matching compares: NFKC (full-width → ASCII), casefolded, whitespace collapsed."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def keyword_regex(keywords: Sequence[str]) -> re.Pattern[str]:
+    """A regex that finds any keyword. A keyword that starts with an ASCII letter or digit must start a
+    word ("ban" matches "banned" and "请ban他", not "urban"); others (Chinese, say) match anywhere."""
+    parts = []
+    for keyword in keywords:
+        normal = normalise_text(keyword.strip())
+        body = r"\s+".join(re.escape(word) for word in normal.split(" "))
+        parts.append(("(?<![a-z0-9])" if normal[:1].isascii() and normal[:1].isalnum() else "") + body)
+    return re.compile("|".join(parts))
 
 
 def _glob_regex(glob: str, star: str) -> str:

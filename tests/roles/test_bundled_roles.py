@@ -68,11 +68,11 @@ def test_every_bundled_role_loads_without_problems_and_says_what_it_is_for(libra
 def test_terraria_researcher_grants_exactly_the_17_read_only_tools(library: RoleLibrary) -> None:
     researcher = role(library, "terraria-researcher")
     # Whatever the annotations say: the tools are named one by one.
-    for annotations in ({}, {"read_only": True}, {"read_only": False, "destructive": True}):
+    for hints in ({}, {"read_only": True}, {"read_only": False, "destructive": True}):
         allowed = {
             tool
             for tool in TERRARIA_READ_ONLY + TERRARIA_ACTING
-            if researcher.decide(ToolCallRequest("terraria", tool, **annotations)).decision == "allow"  # type: ignore[arg-type]
+            if researcher.decide(ToolCallRequest("terraria", tool, **hints)).decision == "allow"  # type: ignore[arg-type]
         }
         assert allowed == set(TERRARIA_READ_ONLY)
     denied = {tool for tool in TERRARIA_ACTING if researcher.decide(terraria(tool)).decision == "deny"}
@@ -99,7 +99,10 @@ def test_terraria_admin_allows_all_46_tools_but_gates_and_asks_the_dangerous_one
         assert admin.visible(terraria(tool)), tool
         verdict = admin.decide(terraria(tool))
         if tool in TERRARIA_GATED:
-            assert (verdict.decision, verdict.rule) == ("deny", f'gates["terraria/{tool}"] ({verdict.rule.split(" (", 1)[1]}')
+            assert (verdict.decision, verdict.rule) == (
+                "deny",
+                f'gates["terraria/{tool}"] ({verdict.rule.split(" (", 1)[1]}',
+            )
             assert "the human has asked for it" in verdict.reason
         elif tool in ("group_permissions", "user_set_group"):
             assert verdict.decision == "ask"
@@ -140,7 +143,9 @@ def test_reviewer_researches_first_asks_to_comment_and_never_merges(library: Rol
     reviewer = role(library, "reviewer")
     comment = ToolCallRequest("github", "add_comment", destructive=False)
     assert reviewer.decide(comment).rule.startswith("phases.research")
-    assert reviewer.decide(ToolCallRequest("github", "add_comment", destructive=False, phase="action")).decision == "ask"
+    assert (
+        reviewer.decide(ToolCallRequest("github", "add_comment", destructive=False, phase="action")).decision == "ask"
+    )
     assert reviewer.decide(ToolCallRequest("github", "get_diff", read_only=True)).decision == "allow"
     assert reviewer.decide(ToolCallRequest("github", "merge_pull_request", phase="action")).decision == "deny"
 
@@ -152,6 +157,6 @@ def test_ops_needs_the_humans_words_for_a_deploy(library: RoleLibrary) -> None:
     said = ToolCallRequest("k8s", "deploy_service", destructive=True, phase="action", recent_input=["请部署到生产"])
     assert ops.decide(said).decision == "ask"
     assert ops.decide(ToolCallRequest("k8s", "get_pods", read_only=True)).decision == "allow"
-    assert ops.decide(ToolCallRequest("k8s", "deploy_service", destructive=True, recent_input=["deploy"])).rule.startswith(
-        "phases.research"
-    )
+    assert ops.decide(
+        ToolCallRequest("k8s", "deploy_service", destructive=True, recent_input=["deploy"])
+    ).rule.startswith("phases.research")

@@ -40,7 +40,9 @@ class TestList:
         assert code == 0
         coder = next(line for line in out.splitlines() if line.startswith("coder "))
         assert " user " in coder and "my coder" in coder and "overrides" in coder
-        assert out.splitlines()[-1].endswith("broken.toml:1: invalid TOML: Expected ']' at the end of a table declaration (column 7)")
+        assert out.splitlines()[-1].endswith(
+            "broken.toml:1: invalid TOML: Expected ']' at the end of a table declaration (column 7)"
+        )
 
     def test_json(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, out, _ = run(capsys, "roles", "list", "--json")
@@ -62,7 +64,9 @@ class TestCheck:
         role_dir.write("a", '[tools]\ndefault = "alow"\ndeny = ["x"]\n')
         role_dir.write("b", 'extends = "nobody"\n')
         role_dir.write("c", "")
-        code, out, _ = run(capsys, "roles", "check", "roles/a.toml", "roles/b.toml", "roles/c.toml", "roles/missing.toml")
+        code, out, _ = run(
+            capsys, "roles", "check", "roles/a.toml", "roles/b.toml", "roles/c.toml", "roles/missing.toml"
+        )
         assert code == 1
         assert out.splitlines() == [
             "roles/missing.toml: no such file or folder",
@@ -77,7 +81,7 @@ class TestCheck:
         role_dir.write("a", '[servers]\ndefault = "allow"\ndeny = ["polter"]\n')
         assert run(capsys, "roles", "check", "roles") == (
             0,
-            "roles/a.toml:3: servers.deny: warning: \"polter\" is ignored for polter/*: Polter's floor tools are always allowed\n"
+            'roles/a.toml:3: servers.deny: warning: "polter" is ignored for polter/*: Polter\'s floor tools are always allowed\n'
             "ok: 1 role file checked\n",
             "",
         )
@@ -99,7 +103,10 @@ class TestExplain:
         assert lines[0].startswith("github/delete_repo under the role coder (bundled: ")
         assert lines[1:4] == ["phase:    action (the role has no phases)", "listed:   yes", "decision: ask"]
         assert lines[4].startswith('rule:     tools.ask["@destructive"] (') and lines[4].endswith("coder.toml)")
-        assert lines[5] == 'reason:   The role coder asks the human before each use of github/delete_repo: it matches "@destructive" in tools.ask.'
+        assert (
+            lines[5]
+            == 'reason:   The role coder asks the human before each use of github/delete_repo: it matches "@destructive" in tools.ask.'
+        )
 
     def test_json_is_one_object(self, capsys: pytest.CaptureFixture[str]) -> None:
         code, out, _ = run(capsys, "roles", "explain", "terraria-admin", "terraria/world_hardmode", "--json")
@@ -107,27 +114,50 @@ class TestExplain:
         assert code == 0 and list(verdict) == ["decision", "rule", "reason"]
         assert verdict["decision"] == "deny" and verdict["rule"].startswith('gates["terraria/world_hardmode"]')
         code, out, _ = run(
-            capsys, "roles", "explain", "terraria-admin", "terraria/world_hardmode", "--destructive", "--input", "开启困难模式", "--json"
+            capsys,
+            "roles",
+            "explain",
+            "terraria-admin",
+            "terraria/world_hardmode",
+            "--destructive",
+            "--input",
+            "开启困难模式",
+            "--json",
         )
         assert json.loads(out)["decision"] == "ask"
 
     def test_phase_and_annotations(self, capsys: pytest.CaptureFixture[str]) -> None:
-        research = json.loads(run(capsys, "roles", "explain", "reviewer", "github/add_comment", "--no-destructive", "--json")[1])
+        research = json.loads(
+            run(capsys, "roles", "explain", "reviewer", "github/add_comment", "--no-destructive", "--json")[1]
+        )
         assert research["decision"] == "deny" and research["rule"].startswith("phases.research")
-        action = ["roles", "explain", "reviewer", "github/add_comment", "--no-destructive", "--phase", "action", "--json"]
+        action = [
+            "roles",
+            "explain",
+            "reviewer",
+            "github/add_comment",
+            "--no-destructive",
+            "--phase",
+            "action",
+            "--json",
+        ]
         assert json.loads(run(capsys, *action)[1])["decision"] == "ask"
         read = json.loads(run(capsys, "roles", "explain", "reviewer", "github/get_diff", "--read-only", "--json")[1])
         assert read["decision"] == "allow"
 
     def test_servers_and_skills(self, capsys: pytest.CaptureFixture[str]) -> None:
-        server = json.loads(run(capsys, "roles", "explain", "terraria-admin", "github", "--kind", "server", "--json")[1])
+        server = json.loads(
+            run(capsys, "roles", "explain", "terraria-admin", "github", "--kind", "server", "--json")[1]
+        )
         assert (server["decision"], server["rule"].split(" ")[0]) == ("deny", "servers.default")
         skill = json.loads(run(capsys, "roles", "explain", "researcher", "git-commit", "--kind", "skill", "--json")[1])
         assert skill["decision"] == "deny"
 
     def test_a_role_file_path(self, capsys: pytest.CaptureFixture[str], role_dir: RoleDir) -> None:
         role_dir.write("strict", 'extends = "coder"\n[tools]\ndeny = ["github/*"]\n')
-        verdict = json.loads(run(capsys, "roles", "explain", "roles/strict.toml", "github/search", "--read-only", "--json")[1])
+        verdict = json.loads(
+            run(capsys, "roles", "explain", "roles/strict.toml", "github/search", "--read-only", "--json")[1]
+        )
         assert verdict == {
             "decision": "deny",
             "rule": 'tools.deny["github/*"] (roles/strict.toml)',
@@ -138,7 +168,10 @@ class TestExplain:
         code, _, err = run(capsys, "roles", "explain", "nobody", "a/b")
         assert code == 2 and err.startswith("polter: unknown role 'nobody' (known: coder, ")
         code, _, err = run(capsys, "roles", "explain", "coder", "github")
-        assert (code, err) == (2, "polter: 'github': name the tool as SERVER/TOOL (or pass --kind server or --kind skill)\n")
+        assert (code, err) == (
+            2,
+            "polter: 'github': name the tool as SERVER/TOOL (or pass --kind server or --kind skill)\n",
+        )
         role_dir.write("bad", "[tools\n")
         code, _, err = run(capsys, "roles", "explain", "roles/bad.toml", "a/b")
         assert code == 2 and err.startswith("polter: the role 'bad' cannot be loaded: roles/bad.toml:1: invalid TOML:")

@@ -32,7 +32,9 @@ def call(target: str, **fields: object) -> ToolCallRequest:
 
 
 def test_deny_beats_ask_beats_allow_beats_default() -> None:
-    compiled = role(tools=ToolPolicy(default="ask", allow=["github/*"], ask=["github/create_*"], deny=["*/create_repo"]))
+    compiled = role(
+        tools=ToolPolicy(default="ask", allow=["github/*"], ask=["github/create_*"], deny=["*/create_repo"])
+    )
     assert compiled.decide(call("github/create_repo")).decision == "deny"
     assert compiled.decide(call("github/create_issue")).decision == "ask"
     assert compiled.decide(call("github/search")).decision == "allow"
@@ -58,7 +60,10 @@ def test_a_role_without_a_table_for_a_kind_allows_that_kind() -> None:
 
 
 def test_a_denied_server_denies_all_its_tools_even_ones_the_tool_level_allows() -> None:
-    compiled = role(servers=ServerPolicy(default="allow", deny=["github"]), tools=ToolPolicy(default="allow", allow=["github/search"]))
+    compiled = role(
+        servers=ServerPolicy(default="allow", deny=["github"]),
+        tools=ToolPolicy(default="allow", allow=["github/search"]),
+    )
     verdict = compiled.decide(call("github/search", read_only=True))
     assert verdict.decision == "deny"
     assert verdict.rule == 'servers.deny["github"]'
@@ -83,7 +88,9 @@ def test_a_server_that_asks_makes_every_call_of_its_tools_ask_unless_denied() ->
 
 
 def test_the_stricter_level_wins_and_an_allowed_server_does_not_loosen_its_tools() -> None:
-    compiled = role(servers=ServerPolicy(default="deny", allow=["github"]), tools=ToolPolicy(default="ask", allow=["@read-only"]))
+    compiled = role(
+        servers=ServerPolicy(default="deny", allow=["github"]), tools=ToolPolicy(default="ask", allow=["@read-only"])
+    )
     assert compiled.decide(call("github/create_issue")).decision == "ask"
     assert compiled.decide(call("github/search", read_only=True)).decision == "allow"
 
@@ -126,15 +133,17 @@ def test_globs_do_not_cross_the_slash_in_the_server_part() -> None:
 
 
 def test_floor_tools_are_always_allowed_and_a_deny_on_them_is_reported() -> None:
-    compiled = role(servers=ServerPolicy(default="deny", deny=["polter"]), tools=ToolPolicy(default="deny", deny=["polter/*"]))
+    compiled = role(
+        servers=ServerPolicy(default="deny", deny=["polter"]), tools=ToolPolicy(default="deny", deny=["polter/*"])
+    )
     verdict = compiled.decide(call("polter/whoami"))
     assert (verdict.decision, verdict.rule) == ("allow", "floor")
     assert "is ignored" in verdict.reason
     assert compiled.visible(call("polter/escalate"))
     assert compiled.decide(ServerRequest("polter")).decision == "allow"
     assert [str(warning) for warning in compiled.warnings] == [
-        "servers.deny: \"polter\" is ignored for polter/*: Polter's floor tools are always allowed",
-        "tools.deny: \"polter/*\" is ignored for polter/*: Polter's floor tools are always allowed",
+        'servers.deny: "polter" is ignored for polter/*: Polter\'s floor tools are always allowed',
+        'tools.deny: "polter/*" is ignored for polter/*: Polter\'s floor tools are always allowed',
     ]
 
 
@@ -184,7 +193,9 @@ def test_every_matching_gate_must_be_satisfied() -> None:
 
 
 class TestPhases:
-    compiled = role(tools=ToolPolicy(default="allow", ask=["@destructive"]), phases=PhasePolicy(research=["@read-only", "web/*"]))
+    compiled = role(
+        tools=ToolPolicy(default="allow", ask=["@destructive"]), phases=PhasePolicy(research=["@read-only", "web/*"])
+    )
 
     def test_research_phase_lists_and_allows_only_research_tools(self) -> None:
         assert self.compiled.has_phases
@@ -223,7 +234,9 @@ class TestInheritance:
     )
 
     def child(self, **fields: object) -> CompiledRole:
-        return compile_role(Role(name="child", extends="base", **fields), source=Path("/p/child.toml"), parent=self.parent)  # type: ignore[arg-type]
+        return compile_role(
+            Role(name="child", extends="base", **fields), source=Path("/p/child.toml"), parent=self.parent
+        )  # type: ignore[arg-type]
 
     def test_a_child_inherits_defaults_exceptions_gates_phases_and_description(self) -> None:
         child = self.child()
@@ -264,7 +277,12 @@ def test_a_pattern_in_two_lists_is_refused() -> None:
 
 def test_describe_gives_the_effective_policy() -> None:
     described = TestInheritance().child(tools=ToolPolicy(deny=["gh/*"])).describe()
-    assert described["tools"] == {"default": "allow", "deny": ["*/delete_*", "gh/*"], "ask": ["@destructive"], "allow": []}
+    assert described["tools"] == {
+        "default": "allow",
+        "deny": ["*/delete_*", "gh/*"],
+        "ask": ["@destructive"],
+        "allow": [],
+    }
     assert described["extends"] == "base" and described["phases"] == {"research": ["@read-only"]}
 
 

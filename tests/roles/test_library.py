@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -110,42 +111,49 @@ class TestReload:
         assert child.decide(ToolCallRequest("x", "y")).decision == "deny"
 
 
+class Watcher:
+    """Runs ``library.watch()`` in a task and waits, without fixed sleeps, for a report."""
+
+    def __init__(self, library: RoleLibrary) -> None:
+        self.library = library
+        self.stop = asyncio.Event()
+        self.reports: asyncio.Queue[ReloadReport] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Watcher:
+        self.task = asyncio.create_task(self._consume())
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self.stop.set()
+        await asyncio.wait_for(self.task, timeout=10)  # type: ignore[arg-type]
+
+    async def _consume(self) -> None:
+        async for report in self.library.watch(stop_event=self.stop, debounce_ms=50):
+            await self.reports.put(report)
+
+    async def until(self, predicate: Callable[[ReloadReport], bool], change: Callable[[int], object]) -> ReloadReport:
+        """Make ``change`` (again: the watcher starts asynchronously) until a report satisfies ``predicate``."""
+        for attempt in range(40):
+            change(attempt)
+            try:
+                while True:
+                    report = await asyncio.wait_for(self.reports.get(), timeout=0.5)
+                    if predicate(report):
+                        return report
+            except TimeoutError:
+                continue
+        raise AssertionError("the watcher never reported the change")
+
+
 async def test_watch_reloads_on_file_changes(role_dir: RoleDir) -> None:
     role_dir.write("a", "")
     library = RoleLibrary.load([Path("roles")])
-    stop = asyncio.Event()
-    reports: asyncio.Queue[ReloadReport] = asyncio.Queue()
-
-    async def consume() -> None:
-        async for report in library.watch(stop_event=stop, debounce_ms=50):
-            await reports.put(report)
-
-    task = asyncio.create_task(consume())
-    try:
-        # Keep writing until the watcher (which starts asynchronously) has seen it: no fixed sleeps.
-        async def until(predicate: object, change: object) -> ReloadReport:
-            for _ in range(40):
-                change()  # type: ignore[operator]
-                try:
-                    return await _next_report_quick(reports, predicate)
-                except TimeoutError:
-                    continue
-            raise AssertionError("the watcher never reported the change")
-
-        report = await until(lambda r: "b" in r.added, lambda: role_dir.write("b", ""))
+    async with Watcher(library) as watcher:
+        await watcher.until(lambda r: "b" in r.added, lambda _: role_dir.write("b", ""))
         assert library.get("b") is not None
-        report = await until(lambda r: "a" in r.kept, lambda: role_dir.write("a", "[oops\n"))
+        report = await watcher.until(lambda r: "a" in r.kept, lambda _: role_dir.write("a", "[oops\n"))
         assert library.get("a") is not None and report.problems[0].path.endswith("a.toml")  # type: ignore[union-attr]
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, timeout=10)
-
-
-async def _next_report_quick(reports: asyncio.Queue[ReloadReport], predicate: object) -> ReloadReport:
-    while True:
-        report = await asyncio.wait_for(reports.get(), timeout=0.5)
-        if predicate(report):  # type: ignore[operator]
-            return report
 
 
 async def test_watch_notices_a_project_roles_folder_created_later(layers: tuple[RoleDir, RoleDir]) -> None:
@@ -153,24 +161,11 @@ async def test_watch_notices_a_project_roles_folder_created_later(layers: tuple[
     project.path.rmdir()
     project.path.parent.rmdir()
     library = RoleLibrary.load()
-    stop = asyncio.Event()
-    reports: asyncio.Queue[ReloadReport] = asyncio.Queue()
 
-    async def consume() -> None:
-        async for report in library.watch(stop_event=stop, debounce_ms=50):
-            await reports.put(report)
+    def create(attempt: int) -> None:
+        project.path.mkdir(parents=True, exist_ok=True)
+        project.write("fresh", f'description = "attempt {attempt}"\n')
 
-    task = asyncio.create_task(consume())
-    try:
-        for attempt in range(40):
-            project.path.mkdir(parents=True, exist_ok=True)
-            project.write("fresh", f'description = "attempt {attempt}"\n')
-            try:
-                await _next_report_quick(reports, lambda r: "fresh" in r.added or "fresh" in r.changed)
-                break
-            except TimeoutError:
-                continue
+    async with Watcher(library) as watcher:
+        await watcher.until(lambda r: "fresh" in r.added or "fresh" in r.changed, create)
         assert library.get("fresh") is not None
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, timeout=10)

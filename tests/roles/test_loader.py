@@ -12,9 +12,18 @@ from polter.roles.loader import read_role_file
 from .conftest import RoleDir
 
 BAD_FILES = {
-    "syntax": ('description = "x"\n[tools]\ndefault = "allow"\ndeny = ["a/b",\n', "roles/syntax.toml:4: invalid TOML: Invalid value"),
-    "column": ('description = "x"\n[tools]\ndefault = allow\n', "roles/column.toml:3: invalid TOML: Invalid value (column 11)"),
-    "twice": ('description = "x"\n\ndescription = "y"\n', "roles/twice.toml:3: invalid TOML: Cannot overwrite a value (column 18)"),
+    "syntax": (
+        'description = "x"\n[tools]\ndefault = "allow"\ndeny = ["a/b",\n',
+        "roles/syntax.toml:4: invalid TOML: Invalid value",
+    ),
+    "column": (
+        'description = "x"\n[tools]\ndefault = allow\n',
+        "roles/column.toml:3: invalid TOML: Invalid value (column 11)",
+    ),
+    "twice": (
+        'description = "x"\n\ndescription = "y"\n',
+        "roles/twice.toml:3: invalid TOML: Cannot overwrite a value (column 18)",
+    ),
     "unknown-key": (
         'description = "x"\n\n[tools]\ndefault = "allow"\ndenny = ["a/b"]\n',
         "roles/unknown-key.toml:5: tools.denny: unknown key (known: default, allow, ask, deny)",
@@ -45,10 +54,22 @@ BAD_FILES = {
         "roles/server-with-slash.toml:3: servers.deny: 'github/*': a server pattern names a server, "
         "without '/' (tool patterns go in tools.*)",
     ),
-    "bad-decision": ('[servers]\ndefault = "alow"\n', "roles/bad-decision.toml:2: servers.default: must be 'allow', 'ask' or 'deny', not 'alow'"),
-    "not-a-string": ('[tools]\ndefault = "allow"\ndeny = ["a/b", 3]\n', "roles/not-a-string.toml:3: tools.deny: must be a string, not 3"),
-    "not-a-bool": ('[phases]\nenabled = "yes"\n', "roles/not-a-bool.toml:2: phases.enabled: must be true or false, not 'yes'"),
-    "not-a-list": ('[phases]\nresearch = "@read-only"\n', "roles/not-a-list.toml:2: phases.research: must be a list, not '@read-only'"),
+    "bad-decision": (
+        '[servers]\ndefault = "alow"\n',
+        "roles/bad-decision.toml:2: servers.default: must be 'allow', 'ask' or 'deny', not 'alow'",
+    ),
+    "not-a-string": (
+        '[tools]\ndefault = "allow"\ndeny = ["a/b", 3]\n',
+        "roles/not-a-string.toml:3: tools.deny: must be a string, not 3",
+    ),
+    "not-a-bool": (
+        '[phases]\nenabled = "yes"\n',
+        "roles/not-a-bool.toml:2: phases.enabled: must be true or false, not 'yes'",
+    ),
+    "not-a-list": (
+        '[phases]\nresearch = "@read-only"\n',
+        "roles/not-a-list.toml:2: phases.research: must be a list, not '@read-only'",
+    ),
     "no-default": (
         '# a whitelist attempt\n[tools]\nallow = ["a/*"]\n',
         "roles/no-default.toml:2: tools.default: missing: say allow, ask or deny; whatever the role does not name "
@@ -59,13 +80,22 @@ BAD_FILES = {
         'roles/two-lists.toml:6: tools.deny: "a/*" is also in tools.allow; a pattern belongs in one list',
     ),
     "empty-gate": ('[gates]\n"a/b" = []\n', 'roles/empty-gate.toml:2: gates."a/b": must not be empty'),
-    "blank-keyword": ('[gates]\n"a/b" = ["ok", " "]\n', 'roles/blank-keyword.toml:2: gates."a/b": a keyword cannot be blank'),
+    "blank-keyword": (
+        '[gates]\n"a/b" = ["ok", " "]\n',
+        'roles/blank-keyword.toml:2: gates."a/b": a keyword cannot be blank',
+    ),
     "bad-gate-pattern": (
         '\n[gates]\nkick = ["kick"]\n',
         "roles/bad-gate-pattern.toml:3: gates.kick: 'kick': a tool pattern is server/tool (write \"kick/*\" for every tool of it)",
     ),
-    "wrong-name": ('name = "other"\n', "roles/wrong-name.toml:1: name: 'other' differs from the file's name: a role is named after its file ('wrong-name')"),
-    "bad-extends-name": ('extends = "no good"\n', "roles/bad-extends-name.toml:1: extends: 'no good' is not a role name (letters, digits, '.', '_' and '-', starting with a letter or digit)"),
+    "wrong-name": (
+        'name = "other"\n',
+        "roles/wrong-name.toml:1: name: 'other' differs from the file's name: a role is named after its file ('wrong-name')",
+    ),
+    "bad-extends-name": (
+        'extends = "no good"\n',
+        "roles/bad-extends-name.toml:1: extends: 'no good' is not a role name (letters, digits, '.', '_' and '-', starting with a letter or digit)",
+    ),
 }
 
 
@@ -93,7 +123,9 @@ def test_unknown_extends_names_the_known_roles(role_dir: RoleDir) -> None:
     role_dir.write("base", "")
     role_dir.write("child", '# child\n\nextends = "nope"\n')
     library = RoleLibrary.load([Path("roles")])
-    assert [str(p) for p in library.problems] == ["roles/child.toml:3: extends: unknown role 'nope' (known: base, child)"]
+    assert [str(p) for p in library.problems] == [
+        "roles/child.toml:3: extends: unknown role 'nope' (known: base, child)"
+    ]
 
 
 def test_an_inheritance_cycle_is_reported_on_every_role_in_it_and_others_load(role_dir: RoleDir) -> None:
@@ -128,7 +160,9 @@ def test_a_file_named_badly_is_reported(role_dir: RoleDir) -> None:
 
 def test_a_file_that_is_not_utf8_is_reported(role_dir: RoleDir) -> None:
     (role_dir.path / "latin.toml").write_bytes(b'description = "caf\xe9"\n')
-    assert [str(p) for p in RoleLibrary.load([Path("roles")]).problems] == ["roles/latin.toml: not UTF-8 text (byte 18)"]
+    assert [str(p) for p in RoleLibrary.load([Path("roles")]).problems] == [
+        "roles/latin.toml: not UTF-8 text (byte 18)"
+    ]
 
 
 def test_a_deny_on_a_floor_tool_is_a_warning_with_its_line(role_dir: RoleDir) -> None:
@@ -136,7 +170,7 @@ def test_a_deny_on_a_floor_tool_is_a_warning_with_its_line(role_dir: RoleDir) ->
     library = RoleLibrary.load([Path("roles")])
     assert library.problems == [] and library.names() == ["floor"]
     assert [str(w) for w in library.warnings] == [
-        "roles/floor.toml:3: tools.deny: \"polter/whoami\" is ignored for polter/*: Polter's floor tools are always allowed"
+        'roles/floor.toml:3: tools.deny: "polter/whoami" is ignored for polter/*: Polter\'s floor tools are always allowed'
     ]
 
 

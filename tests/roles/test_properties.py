@@ -167,7 +167,12 @@ def test_gates_and_phases_never_loosen(
 
 
 @settings(max_examples=400, deadline=None)
-@given(roles_spec, requests, st.one_of(tool_patterns.map(lambda p: ("tools", p)), server_globs.map(lambda p: ("servers", p))), decisions)
+@given(
+    roles_spec,
+    requests,
+    st.one_of(tool_patterns.map(lambda p: ("tools", p)), server_globs.map(lambda p: ("servers", p))),
+    decisions,
+)
 def test_an_unrelated_exception_never_changes_another_tools_decision(
     spec: dict[str, object], request: ToolCallRequest, added: tuple[str, str], decision: str
 ) -> None:
