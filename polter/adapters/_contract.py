@@ -78,7 +78,7 @@ class AgentState(StrEnum):
 class AdapterInfo(BaseModel):
     """An adapter's static description: data, not code, so it can be listed and documented."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>.")
     display_name: str = Field(min_length=1, description="Human name shown in the UI, e.g. 'Claude Code'.")
@@ -99,7 +99,7 @@ class AdapterInfo(BaseModel):
 class Detection(BaseModel):
     """Whether a CLI is installed, and which version."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     installed: bool
     path: Path | None = None
@@ -113,7 +113,7 @@ SkillScope = Literal["bundled", "user", "project", "plugin", "extension", "admin
 class Skill(BaseModel):
     """A skill a CLI would load, and where it comes from."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     name: str = Field(description="The name the CLI shows the model (and the role's skill patterns match).")
     scope: SkillScope = Field(description="Which tier of the CLI's skill sources it comes from.")
@@ -125,7 +125,7 @@ class Skill(BaseModel):
 class PaneFile(BaseModel):
     """A file Polter writes into the pane's runtime dir before the CLI starts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     text: str | None = Field(default=None, description="The file's content.")
     link_to: Path | None = Field(default=None, description="Make a symlink to this path instead (e.g. a login file).")
@@ -147,7 +147,7 @@ class TestMode(BaseModel):
     """Run the CLI offline against a fake model API: no onboarding, login or trust prompt."""
 
     __test__ = False  # not a pytest test class
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     model_base_url: str = Field(description="Base URL of the fake model API, e.g. http://127.0.0.1:PORT.")
     model: str | None = Field(default=None, description="Model name to ask for; the adapter's default otherwise.")
@@ -162,7 +162,7 @@ def allow_every_skill(_name: str) -> Decision:
 class Pane(BaseModel):
     """What an adapter knows about the pane it prepares."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
 
     pane_id: str = Field(min_length=1)
     gateway_url: str = Field(description="http://127.0.0.1:PORT, without a trailing slash.")
@@ -223,7 +223,7 @@ class Pane(BaseModel):
 class PreparedPane(BaseModel):
     """What ``prepare`` returns: the command to run and the files it needs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     launch: LaunchSpec
     files: dict[str, PaneFile] = Field(
@@ -247,7 +247,7 @@ class PreparedPane(BaseModel):
 class HookReply(BaseModel):
     """What ``polter hook`` prints and how it exits, in the CLI's own hook format."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     stdout: str = ""
     stderr: str = ""
