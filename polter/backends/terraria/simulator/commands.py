@@ -77,6 +77,13 @@ class Context:
         else:
             self.world.broadcast(message)
 
+    def player_arg(self, needed: int, syntax: str) -> Player | None:
+        """The common start of a player command: at least ``needed`` arguments, the first a player."""
+        if len(self.args) < needed:
+            self.reply.append(f"Invalid syntax. Proper syntax: {syntax}")
+            return None
+        return self.one_player(self.args[0])
+
     def one_player(self, query: str, not_found: str = "Invalid player!") -> Player | None:
         players = self.world.find_players(query)
         if not players:
@@ -391,10 +398,7 @@ def cmd_give(ctx: Context) -> None:
 
 
 def cmd_whisper(ctx: Context) -> None:
-    if len(ctx.args) < 2:
-        ctx.reply.append("Invalid syntax. Proper syntax: /whisper <player> <text>.")
-        return
-    player = ctx.one_player(ctx.args[0])
+    player = ctx.player_arg(2, "/whisper <player> <text>.")
     if player is None:
         return
     message = " ".join(ctx.args[1:])
@@ -403,10 +407,7 @@ def cmd_whisper(ctx: Context) -> None:
 
 
 def cmd_heal(ctx: Context) -> None:
-    if not ctx.args:
-        ctx.reply.append("Invalid syntax. Proper syntax: /heal <player> [amount].")
-        return
-    player = ctx.one_player(ctx.args[0])
+    player = ctx.player_arg(1, "/heal <player> [amount].")
     if player is None:
         return
     if player.dead:
@@ -430,10 +431,7 @@ def cmd_godmode(ctx: Context) -> None:
 
 
 def cmd_gbuff(ctx: Context) -> None:
-    if len(ctx.args) < 2:
-        ctx.reply.append("Invalid syntax. Proper syntax: /gbuff <player> <buff id/name> [time(seconds)]")
-        return
-    player = ctx.one_player(ctx.args[0])
+    player = ctx.player_arg(2, "/gbuff <player> <buff id/name> [time(seconds)]")
     if player is None:
         return
     query = ctx.args[1]
@@ -537,10 +535,7 @@ def cmd_kick(ctx: Context) -> None:
 
 
 def cmd_kill(ctx: Context) -> None:
-    if not ctx.args:
-        ctx.reply.append("Invalid syntax. Proper syntax: /kill <player>.")
-        return
-    player = ctx.one_player(ctx.args[0])
+    player = ctx.player_arg(1, "/kill <player>.")
     if player is None:
         return
     if player.dead:
@@ -586,32 +581,22 @@ def cmd_region(ctx: Context) -> None:
         if r:
             w.regions.remove(r)
             ctx.reply.append(f'Deleted region "{r.name}".')
-    elif sub in ("allow", "remove") and len(args) == 2:
-        user, name = args
-        if w.account(user) is None:
-            ctx.reply.append(f"Player {user} not found.")
+    elif sub in ("allow", "remove", "allowg", "removeg") and len(args) == 2:
+        who, name = args
+        is_group = sub.endswith("g")
+        if (who not in w.groups) if is_group else (w.account(who) is None):
+            ctx.reply.append(f"Group {who} not found." if is_group else f"Player {who} not found.")
             return
         r = region(name)
         if r:
-            if sub == "allow":
-                r.users.append(user) if user not in r.users else None
-                ctx.reply.append(f"Added user {user} to {r.name}.")
+            kind, members = ("group", r.groups) if is_group else ("user", r.users)
+            if sub.startswith("allow"):
+                if who not in members:
+                    members.append(who)
+                ctx.reply.append(f"Added {kind} {who} to {r.name}.")
             else:
-                r.users = [u for u in r.users if u != user]
-                ctx.reply.append(f"Removed user {user} from {r.name}.")
-    elif sub in ("allowg", "removeg") and len(args) == 2:
-        group, name = args
-        if group not in w.groups:
-            ctx.reply.append(f"Group {group} not found.")
-            return
-        r = region(name)
-        if r:
-            if sub == "allowg":
-                r.groups.append(group) if group not in r.groups else None
-                ctx.reply.append(f"Added group {group} to {r.name}.")
-            else:
-                r.groups = [g for g in r.groups if g != group]
-                ctx.reply.append(f"Removed group {group} from {r.name}")
+                members[:] = [m for m in members if m != who]
+                ctx.reply.append(f"Removed {kind} {who} from {r.name}{'' if is_group else '.'}")  # sic
     elif sub in ("define", "set", "name", "tp"):
         ctx.reply.append("Region points need to be defined first. Use /region set 1 and /region set 2."
                          if sub == "define" else "You must use this command in-game.")

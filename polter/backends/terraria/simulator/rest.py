@@ -384,12 +384,15 @@ def world_meteor(call: Call) -> Body:
     return ok("Meteor has been spawned")
 
 
-def world_bloodmoon(call: Call) -> Body:
-    value = parse_bool(call.verbs.get("bloodmoon"))
-    if value is None:
-        return invalid("bloodmoon")
-    call.world.bloodmoon = value
-    return ok(f"Blood Moon has been set to {value}", upgrade="/v3/world/bloodmoon")
+def verb_setter(verb: str, attribute: str, label: str, upgrade: str) -> Callable[[Call], Body]:
+    """The v1/v2 routes that set a world flag from a path verb (``/world/bloodmoon/{bloodmoon}``)."""
+    def handler(call: Call) -> Body:
+        value = parse_bool(call.verbs.get(verb))
+        if value is None:
+            return invalid(verb)
+        setattr(call.world, attribute, value)
+        return ok(f"{label} has been set to {value}", upgrade=upgrade)  # C#'s True/False, as Python's
+    return handler
 
 
 def world_bloodmoon_v3(call: Call) -> Body:
@@ -400,14 +403,6 @@ def world_bloodmoon_v3(call: Call) -> Body:
 def world_save(call: Call) -> Body:
     call.world.saves += 1
     return ok("World saved")
-
-
-def world_autosave_v2(call: Call) -> Body:
-    value = parse_bool(call.verbs.get("state"))
-    if value is None:
-        return invalid("state")
-    call.world.autosave = value
-    return ok(f"AutoSave has been set to {value}", upgrade="/v3/world/autosave")
 
 
 def world_autosave_v3(call: Call) -> Body:
@@ -631,10 +626,12 @@ ENDPOINTS = [
     Endpoint("/v3/bans/destroy", bans_destroy, ("tshock.rest.bans.manage",)),
     Endpoint("/world/read", world_read),
     Endpoint("/world/meteor", world_meteor, ("tshock.rest.causeevents",)),
-    Endpoint("/world/bloodmoon/{bloodmoon}", world_bloodmoon, ("tshock.rest.causeevents",)),
+    Endpoint("/world/bloodmoon/{bloodmoon}", verb_setter("bloodmoon", "bloodmoon", "Blood Moon", "/v3/world/bloodmoon"),
+             ("tshock.rest.causeevents",)),
     Endpoint("/v3/world/bloodmoon", world_bloodmoon_v3, ("tshock.rest.causeevents",)),
     Endpoint("/v2/world/save", world_save, ("tshock.rest.cfg",)),
-    Endpoint("/v2/world/autosave/state/{state}", world_autosave_v2, ("tshock.rest.cfg",)),
+    Endpoint("/v2/world/autosave/state/{state}", verb_setter("state", "autosave", "AutoSave", "/v3/world/autosave"),
+             ("tshock.rest.cfg",)),
     Endpoint("/v3/world/autosave", world_autosave_v3, ("tshock.rest.cfg",)),
     Endpoint("/v2/world/butcher", world_butcher, ("tshock.rest.butcher",)),
     Endpoint("/lists/players", lists_players),
