@@ -109,6 +109,7 @@ class ControlSequences(ScreenModel):
     ) -> None:
         super().__init__(columns, lines, scrollback)
         self._reply = reply
+        self._max_sequence = MAX_SEQUENCE  # longer CSI bodies and string payloads are ignored
         self.title = ""
         self.icon_title = ""
         self.cwd = ""  # from OSC 7, e.g. "file://host/home/user"
@@ -193,7 +194,7 @@ class ControlSequences(ScreenModel):
     def _csi(self, token: str) -> None:
         body = token[2:-1]
         final = token[-1]
-        if len(token) < 3 or not ("@" <= final <= "~") or len(body) > MAX_SEQUENCE:
+        if len(token) < 3 or not ("@" <= final <= "~") or len(body) > self._max_sequence:
             self._fast[token] = _ignore  # incomplete (interrupted) or over-long: dropped
             return
         end = len(body)
@@ -407,7 +408,7 @@ class ControlSequences(ScreenModel):
             payload, terminator = token[2:-1], token[-1]
         else:
             payload, terminator = token[2:], "\x1b\\"  # ended by the ESC of the next sequence
-        if kind != "]" or terminator in "\x18\x1a" or len(payload) > MAX_SEQUENCE:
+        if kind != "]" or terminator in "\x18\x1a" or len(payload) > self._max_sequence:
             return  # DCS/APC/PM/SOS (e.g. a kitty graphics query) and aborted strings: consumed
         self._osc(payload, terminator)
 

@@ -172,13 +172,10 @@ class ScreenModel:
     def _draw_wide(self, char: str) -> None:
         columns = self.columns
         if columns < 2:
-            self._draw_narrow(char)
-            return
+            return  # a one-column screen cannot show a two-cell character
         x = self._x
         if x >= columns - 1:
-            if self._autowrap:
-                if x == columns - 1:
-                    self._chars[self._y][x] = " "
+            if self._autowrap:  # the last column stays as it is
                 self._x = x = 0
                 self.index()
             else:
@@ -288,6 +285,7 @@ class ScreenModel:
         )
 
     # -- cursor movement ---------------------------------------------------------------------
+    # Vertical moves keep a pending wrap (as tmux and pyte): the next character still wraps.
     def _column(self) -> int:
         """The cursor column clamped into the row (leaving the pending-wrap state)."""
         return min(self._x, self.columns - 1)
@@ -295,19 +293,17 @@ class ScreenModel:
     def cursor_up(self, count: int) -> None:
         top = self._top if self._y >= self._top else 0
         self._y = max(top, self._y - count)
-        self._x = self._column()
 
     def cursor_down(self, count: int) -> None:
         bottom = self._bottom if self._y <= self._bottom else self.lines - 1
         self._y = min(bottom, self._y + count)
-        self._x = self._column()
 
     def cursor_forward(self, count: int) -> None:
         self._x = min(self.columns - 1, self._x + count)
 
     def cursor_back(self, count: int) -> None:
-        self._x = max(0, min(self._x, self.columns) - count)
-        self._x = self._column()
+        """CUB; from the pending-wrap state it counts from the last column (as xterm and pyte)."""
+        self._x = max(0, self._column() - count)
 
     def cursor_to_column(self, column: int) -> None:
         """Move to ``column`` (0-based), clamped."""
@@ -319,7 +315,6 @@ class ScreenModel:
             self._y = max(self._top, min(self._top + line, self._bottom))
         else:
             self._y = max(0, min(line, self.lines - 1))
-        self._x = self._column()
 
     def cursor_position(self, line: int, column: int) -> None:
         self.cursor_to_line(line)
@@ -340,8 +335,7 @@ class ScreenModel:
         self._x = x
 
     def backspace(self) -> None:
-        """BS; from the pending-wrap state it lands on the last column (as tmux and pyte)."""
-        self._x = self.columns - 1 if self._x >= self.columns else max(0, self._x - 1)
+        self.cursor_back(1)
 
     def set_margins(self, top: int, bottom: int) -> None:
         """DECSTBM with 0-based inclusive rows; an invalid region is ignored. Homes the cursor."""
@@ -373,7 +367,9 @@ class ScreenModel:
     def erase_in_line(self, mode: int) -> None:
         x = self._column()
         if mode == 0:
-            self._blank_cells(self._y, x, self.columns)
+            # From the pending-wrap state this erases nothing (as tmux and pyte; xterm would
+            # erase the last column).
+            self._blank_cells(self._y, self._x, self.columns)
         elif mode == 1:
             self._blank_cells(self._y, 0, x + 1)
         elif mode == 2:
@@ -409,12 +405,14 @@ class ScreenModel:
             self._push_history(self._chars[y], self._styles[y])
 
     def erase_characters(self, count: int) -> None:
-        x = self._column()
+        x = self._x  # nothing from the pending-wrap state, as tmux
         self._blank_cells(self._y, x, min(self.columns, x + max(1, count)))
 
     def insert_characters(self, count: int) -> None:
         """ICH: shift the rest of the row right by ``count`` blank cells."""
-        x = self._column()
+        x = self._x
+        if x >= self.columns:
+            return  # nothing from the pending-wrap state, as tmux and pyte
         y = self._y
         count = min(max(1, count), self.columns - x)
         chars, styles = self._chars[y], self._styles[y]
@@ -431,7 +429,9 @@ class ScreenModel:
 
     def delete_characters(self, count: int) -> None:
         """DCH: delete ``count`` cells at the cursor; the rest of the row moves left."""
-        x = self._column()
+        x = self._x
+        if x >= self.columns:
+            return  # nothing from the pending-wrap state, as tmux and pyte
         y = self._y
         count = min(max(1, count), self.columns - x)
         chars, styles = self._chars[y], self._styles[y]
@@ -540,7 +540,12 @@ class ScreenModel:
             self.columns = columns
         if lines != self.lines:
             for page in (self._main, self._alt):
-                shift = self._resize_lines(page, lines, self._y, history=page is self._main)
+                # The shown page keeps the cursor's row; the hidden one its saved cursor's, if any.
+                if page is self._page:
+                    cursor_y = self._y
+                else:
+                    cursor_y = page.saved.y if page.saved is not None else 0
+                shift = self._resize_lines(page, lines, cursor_y, history=page is self._main)
                 if page is self._page:
                     self._y += shift
                 if page.saved is not None:

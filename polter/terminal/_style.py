@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_STYLE", "Style", "apply_sgr", "blank_style", "intern", "sgr_transition"]
+__all__ = [
+    "DEFAULT_STYLE",
+    "Style",
+    "apply_sgr",
+    "blank_style",
+    "intern",
+    "sgr_transition",
+    "style_transitions",
+]
 
 
 class Style(NamedTuple):
@@ -72,6 +80,11 @@ def blank_style(style: Style) -> Style:
     if found is None:
         found = _blanks[style] = intern(Style(bg=style.bg)) if style.bg is not None else DEFAULT_STYLE
     return found
+
+
+def style_transitions() -> dict[tuple[int, str], Style]:
+    """The transition cache itself, for the feed loop's inlined lookup (``(id(style), sequence)``)."""
+    return _transitions
 
 
 def sgr_transition(style: Style, sequence: str) -> Style:

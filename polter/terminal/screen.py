@@ -17,7 +17,8 @@ from typing import Literal, NamedTuple
 from polter.terminal._controls import ControlSequences
 from polter.terminal._model import fit_row
 from polter.terminal._parser import Tokenizer
-from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition
+from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition, style_transitions
+from polter.terminal._width import NOT_NARROW
 
 __all__ = ["DEFAULT_STYLE", "Cursor", "Style", "TerminalScreen"]
 
@@ -48,7 +49,7 @@ class TerminalScreen(ControlSequences):
         reply: Callable[[bytes], None] | None = None,
     ) -> None:
         super().__init__(columns, lines, scrollback, reply)
-        self._tokenizer = Tokenizer()
+        self._tokenizer = Tokenizer(self._max_sequence)
 
     # -- input -------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -58,18 +59,48 @@ class TerminalScreen(ControlSequences):
             return
         fast = self._fast
         draw = self.draw
+        transitions = style_transitions()
         transition = sgr_transition
         control_ = self._control
+        not_narrow = NOT_NARROW.search
+        columns = self.columns
+        mark = self._dirty.add
         iterator = iter(parts)
         for text, control in zip(iterator, iterator):
             if text:
-                draw(text)
+                # Inlined `ScreenModel._put` for the commonest case: narrow text that fits on the
+                # cursor row, no insert mode, no DEC graphics. Everything else goes to `draw`.
+                x = self._x
+                end = x + len(text)
+                if (
+                    end <= columns
+                    and (text.isascii() or not_narrow(text) is None)
+                    and self._translate is None
+                    and not self._insert
+                ):
+                    y = self._y
+                    chars = self._chars[y]
+                    if chars[x] == "":
+                        chars[x - 1] = " "
+                    chars[x:end] = text
+                    self._styles[y][x:end] = [self._style] * (end - x)
+                    if end < columns:
+                        if chars[end] == "":
+                            chars[end] = " "
+                        self._x = end
+                    else:
+                        self._x = end if self._autowrap else columns - 1
+                    mark(y)
+                else:
+                    draw(text)
             if control:
                 handler = fast.get(control)
                 if handler is not None:
                     handler()
                 elif control[-1] == "m" and control[1] == "[":
-                    self._style = transition(self._style, control)
+                    style = self._style
+                    new = transitions.get((id(style), control))
+                    self._style = new if new is not None else transition(style, control)
                 else:
                     control_(control)
 
