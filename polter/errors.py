@@ -7,6 +7,7 @@
     ├── GatewayError
     │   ├── GatewayUnavailable     the gateway cannot be reached (hooks deny on it)
     │   ├── AuthError              a missing or wrong token
+    │   ├── ControlError           the control API refused a request (unknown pane, bad body...)
     │   └── UpstreamError          a managed MCP server failed or is not running
     ├── AdapterError
     │   └── AdapterLoadError       a plugin that fails to import or breaks the contract
@@ -29,6 +30,7 @@ __all__ = [
     "AuthError",
     "BackendError",
     "ConfigError",
+    "ControlError",
     "GatewayError",
     "GatewayUnavailable",
     "PolicyError",
@@ -93,6 +95,14 @@ class GatewayUnavailable(GatewayError):
 
 class AuthError(GatewayError):
     """A request carried no token or a token the gateway does not know."""
+
+
+class ControlError(GatewayError):
+    """The control API refused a request; carries the HTTP status."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
 
 
 class UpstreamError(GatewayError):

@@ -1,0 +1,59 @@
+"""Shared plumbing for the admin commands (``panes``, ``asks``, ``audit``, ``gateway status``).
+
+Each finds the running gateway through ``gateway.json`` in the state dir (``--state-dir``, default
+Polter's) and talks to its control API with the admin token stored there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from polter.gateway.client import GatewayClient
+
+T = TypeVar("T")
+
+
+def add_state_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--state-dir", type=Path, metavar="DIR",
+                        help="the gateway's state dir (default: Polter's state dir, or $POLTER_STATE_DIR)")
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def with_admin(args: argparse.Namespace, action: Callable[[GatewayClient], Awaitable[T]]) -> T:
+    """Run ``action`` with a control-API client for the gateway of ``args.state_dir``."""
+    from polter.gateway.client import GatewayClient
+
+    async def run() -> T:
+        async with GatewayClient.from_state(args.state_dir) as client:
+            return await action(client)
+
+    return asyncio.run(run())
+
+
+def print_json(value: Any) -> None:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        print(value.model_dump_json(indent=2))
+    elif isinstance(value, list):
+        print(json.dumps([item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value],
+                         indent=2, ensure_ascii=False))
+    else:
+        print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain aligned table (no colours: these commands are read by scripts and humans alike)."""
+    cells = [[str(header) for header in headers], *[["" if cell is None else str(cell) for cell in row] for row in rows]]
+    widths = [max(len(row[index]) for row in cells) for index in range(len(headers))]
+    for row in cells:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

@@ -1,0 +1,56 @@
+"""``polter gateway``: run the MCP gateway in the foreground (headless; the app starts it for you)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "gateway",
+        help="run the MCP gateway (per-pane tokens, roles enforced, asks, audit)",
+        description="Run Polter's MCP gateway in the foreground on 127.0.0.1. It prints its URL and writes "
+                    "gateway.json (url, pid, admin token; mode 0600) into the state dir for `polter panes` & co.",
+    )
+    parser.add_argument("--servers", type=Path, metavar="FILE",
+                        help="the servers file (default: servers.toml in Polter's config dir, if present)")
+    parser.add_argument("--roles-dir", type=Path, action="append", default=[], metavar="DIR",
+                        help="an extra role folder, overriding the bundled, user and project roles (repeatable)")
+    parser.add_argument("--state-dir", type=Path, metavar="DIR",
+                        help="where gateway.json and the audit log go (default: Polter's state dir)")
+    parser.add_argument("--port", type=int, default=0, metavar="N", help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--ask-timeout", type=float, default=None, metavar="SECONDS",
+                        help="how long an ask waits for a human before it is denied (default 120)")
+    parser.add_argument("--audit-arguments", action="store_true",
+                        help="keep raw call arguments in the audit log (default: only a digest)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="log upstream starts and failures")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from polter.gateway.app import default_roles_dirs
+    from polter.gateway.config import GatewayConfig
+    from polter.gateway.serve import serve_forever
+    from polter.gateway.servers import load_servers
+    from polter.paths import state_dir
+
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    options = {"ask_timeout": args.ask_timeout} if args.ask_timeout is not None else {}
+    config = GatewayConfig(
+        state_dir=args.state_dir or state_dir(),
+        servers=load_servers(args.servers, required=args.servers is not None),
+        roles_dirs=[*default_roles_dirs(), *args.roles_dir],
+        port=args.port,
+        audit_arguments=args.audit_arguments,
+        **options,
+    )
+    try:
+        asyncio.run(serve_forever(config))
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,98 @@
+"""``polter servers``: the gateway's servers file — list, check, and import from the user's CLIs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from polter.cli._admin import print_json, print_table
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser("servers", help="list, check and import the MCP servers the gateway manages")
+    commands = parser.add_subparsers(dest="servers_command", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser("list", help="the servers in the servers file")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=_list)
+
+    check = commands.add_parser("check", help="validate the servers file (exit 1 on problems)")
+    check.set_defaults(handler=_check)
+
+    found = commands.add_parser(
+        "import", help="find servers configured in Claude Code, Codex and Gemini CLI",
+        description="Show the MCP servers your CLIs are configured with (Claude Code ~/.claude.json and "
+                    ".mcp.json, Codex config.toml, Gemini CLI settings.json). Nothing is written without --write.")
+    found.add_argument("--from", dest="clients", action="append", choices=("claude-code", "codex", "gemini-cli"),
+                       help="only this CLI's servers (repeatable; default all)")
+    found.add_argument("--write", action="store_true", help="append the new ones to the servers file")
+    found.add_argument("--home", type=Path, help=argparse.SUPPRESS)
+    found.add_argument("--project", type=Path, metavar="DIR", help="the project whose servers to read (default: .)")
+    found.add_argument("--json", action="store_true")
+    found.set_defaults(handler=_import)
+
+    for sub in (listing, check, found):
+        sub.add_argument("--servers", type=Path, metavar="FILE",
+                         help="the servers file (default: servers.toml in Polter's config dir)")
+
+
+def _path(args: argparse.Namespace) -> Path:
+    from polter.gateway.servers import default_servers_path
+
+    return args.servers or default_servers_path()
+
+
+def _list(args: argparse.Namespace) -> int:
+    from polter.gateway.servers import check_servers
+
+    path = _path(args)
+    servers, problems = check_servers(path, expand=False) if path.exists() else ({}, [])
+    if args.json:
+        print_json({name: {"transport": server.transport, **server.model_dump()} for name, server in servers.items()})
+    elif not servers:
+        print(f"no servers in {path}" if path.exists() else f"no servers file at {path} (try `polter servers import`)")
+    else:
+        print_table(["NAME", "TRANSPORT", "ENABLED", "COMMAND / URL"],
+                    [[name, s.transport, "yes" if s.enabled else "no", s.describe()] for name, s in servers.items()])
+    for problem in problems:
+        print(f"problem: {problem}")
+    return 1 if problems else 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from polter.gateway.servers import check_servers
+
+    path = _path(args)
+    servers, problems = check_servers(path)
+    for problem in problems:
+        print(problem)
+    if not problems:
+        print(f"{path}: {len(servers)} server(s), all valid")
+    return 1 if problems else 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from polter.gateway.importers import SOURCES, append_servers, find_servers
+
+    found, skipped = find_servers(home=args.home, project=args.project,
+                                  clients=tuple(args.clients) if args.clients else SOURCES)
+    if args.json:
+        print_json({"found": [{"name": s.name, "client": s.client, "source": str(s.source),
+                               "transport": s.config.transport, **s.config.model_dump()} for s in found],
+                    "skipped": [{"name": s.name, "client": s.client, "source": str(s.source), "why": s.why}
+                                for s in skipped]})
+    else:
+        if found:
+            print_table(["NAME", "FROM", "TRANSPORT", "COMMAND / URL", "FILE"],
+                        [[s.name, s.client, s.config.transport, s.config.describe(), s.source] for s in found])
+        else:
+            print("no MCP servers found in Claude Code, Codex or Gemini CLI configs")
+        for skip in skipped:
+            print(f"skipped {skip.name} ({skip.client}, {skip.source}): {skip.why}")
+    path = _path(args)
+    if args.write:
+        added = append_servers(path, found)
+        print(f"wrote {len(added)} new server(s) to {path}" + (f": {', '.join(added)}" if added else ""))
+    elif found and not args.json:
+        print(f"\nnothing written; run again with --write to add them to {path}")
+    return 0

@@ -1,0 +1,116 @@
+"""``create_gateway(config) -> Starlette``: the whole gateway as one ASGI app.
+
+The app's lifespan starts, in order, the audit writer, every endpoint's MCP session manager, the
+upstream pool and the role-file watcher, and stops them in reverse. Nothing is global: two gateways
+can run in one process (the tests do).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Route
+
+from polter.gateway.config import GatewayConfig
+from polter.gateway.control import control_routes, hook_route
+from polter.gateway.core import Gateway
+from polter.gateway.endpoints import build_endpoints
+from polter.gateway.panes import new_token
+from polter.gateway.policy import RoleProvider
+from polter.gateway.security import GatewayAuth, loopback_security
+
+__all__ = ["create_gateway", "default_roles_dirs", "load_roles"]
+
+logger = logging.getLogger(__name__)
+
+
+def default_roles_dirs() -> list[Path]:
+    """Bundled roles, then the user's, then the project's (later ones override earlier by name)."""
+    from polter.roles.library import default_layers
+
+    return [layer.path for layer in default_layers()]
+
+
+def load_roles(dirs: list[Path] | None) -> RoleProvider:
+    from polter.roles.library import RoleLibrary
+
+    return RoleLibrary.load(dirs)
+
+
+class _McpRouter:
+    """``/mcp/{server}``: dispatch to that endpoint's session manager (a dict lookup, no regex per server)."""
+
+    def __init__(self, endpoints: dict[str, Any]) -> None:
+        self.endpoints = endpoints
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        endpoint = self.endpoints.get(scope["path_params"]["server"])
+        if endpoint is None:
+            from starlette.responses import JSONResponse
+
+            known = ", ".join(sorted(self.endpoints))
+            await JSONResponse({"error": f"no such server; this gateway serves: {known}"}, 404)(scope, receive, send)
+            return
+        await endpoint(scope, receive, send)
+
+
+def create_gateway(config: GatewayConfig, *, roles: RoleProvider | None = None,
+                   admin_token: str | None = None) -> Starlette:
+    """Build the gateway app. ``app.state.gateway`` is the :class:`Gateway`; ``app.state.admin_token``
+    the control API's token (generated when not given)."""
+    gateway = Gateway(config, roles if roles is not None else load_roles(config.roles_dirs))
+    admin_token = admin_token or new_token()
+    security = loopback_security()
+    endpoints = build_endpoints(gateway, security)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            gateway.audit.start()
+            stack.push_async_callback(gateway.audit.aclose)
+            for endpoint in endpoints.values():
+                await stack.enter_async_context(endpoint.manager.run())
+            await stack.enter_async_context(gateway.pool.run())
+            if config.watch_roles and hasattr(gateway.roles, "watch"):
+                watcher = asyncio.create_task(_watch_roles(gateway), name="polter-roles-watcher")
+                stack.callback(watcher.cancel)
+            stack.callback(gateway.events.close)
+            gateway.ready.set()
+            yield
+
+    routes = [
+        Route("/mcp/{server}", _McpRouter(endpoints)),
+        hook_route(gateway),
+        *control_routes(gateway),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(GatewayAuth, panes=gateway.panes,  # type: ignore[arg-type]
+                               admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
+                               security=security)],
+        lifespan=lifespan,
+    )
+    app.state.gateway = gateway
+    app.state.admin_token = admin_token
+    app.state.endpoints = endpoints
+    return app
+
+
+async def _watch_roles(gateway: Gateway) -> None:
+    """Apply role-file changes as they happen; the library keeps the last good version of a broken role."""
+    try:
+        async for report in gateway.roles.watch():  # type: ignore[attr-defined]
+            gateway.roles_reloaded(report.affected, report.lines())
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("the role watcher stopped; reload with POST /control/roles/reload")

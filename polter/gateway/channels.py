@@ -1,0 +1,119 @@
+"""Where the gateway can push ``list_changed`` to one pane, and only that pane.
+
+Two protocol eras, two channels:
+
+- 2025-era clients hold a session (``Mcp-Session-Id``) with a standalone GET stream. The endpoint
+  middleware remembers each session's connection under the pane that opened it, and forgets it when
+  the connection closes (its ``exit_stack``).
+- 2026-07-28 clients open ``subscriptions/listen`` streams. Each (pane, endpoint) gets its own
+  subscription bus, so publishing a change reaches that pane's streams and nobody else's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
+
+__all__ = ["ChangeKind", "PaneChannels"]
+
+logger = logging.getLogger(__name__)
+
+ChangeKind = Literal["tools", "prompts", "resources"]
+_EVENTS: dict[str, type[ServerEvent]] = {
+    "tools": ToolsListChanged, "prompts": PromptsListChanged, "resources": ResourcesListChanged,
+}
+_Key = tuple[str, str]  # (pane id, endpoint)
+
+
+class _Listeners:
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.handler = ListenHandler(self.bus, max_subscriptions=64)
+        self.open = 0
+
+
+class PaneChannels:
+    def __init__(self) -> None:
+        self._sessions: dict[_Key, dict[int, ServerSession]] = {}
+        self._listeners: dict[_Key, _Listeners] = {}
+
+    def remember_session(self, pane_id: str, endpoint: str, session: ServerSession) -> None:
+        """Record a 2025-era session's connection (called on each of its requests; cheap when known)."""
+        connection = getattr(session, "_connection", None)  # the SDK has no public accessor (2.3.0)
+        if connection is None:
+            return
+        sessions = self._sessions.setdefault((pane_id, endpoint), {})
+        key = id(connection)
+        if key in sessions:
+            return
+        sessions[key] = session
+
+        async def forget() -> None:
+            known = self._sessions.get((pane_id, endpoint))
+            if known is not None:
+                known.pop(key, None)
+                if not known:
+                    self._sessions.pop((pane_id, endpoint), None)
+
+        connection.exit_stack.push_async_callback(forget)
+
+    async def listen(self, pane_id: str, endpoint: str, ctx: Any, params: Any) -> Any:
+        """Serve one 2026-era ``subscriptions/listen`` stream for this pane and endpoint."""
+        listeners = self._listeners.setdefault((pane_id, endpoint), _Listeners())
+        listeners.open += 1
+        try:
+            return await listeners.handler(ctx, params)
+        finally:
+            listeners.open -= 1
+
+    def count(self, pane_id: str) -> int:
+        sessions = sum(len(found) for (pane, _), found in self._sessions.items() if pane == pane_id)
+        streams = sum(found.open for (pane, _), found in self._listeners.items() if pane == pane_id)
+        return sessions + streams
+
+    async def notify(self, *, pane_id: str | None = None, endpoint: str | None = None,
+                     kinds: Iterable[ChangeKind] = ("tools",)) -> int:
+        """Send ``list_changed`` to the matching panes' sessions and streams; returns how many got it."""
+        kinds = tuple(kinds)
+        reached = 0
+        for (pane, name), sessions in list(self._sessions.items()):
+            if (pane_id is None or pane == pane_id) and (endpoint is None or name == endpoint):
+                for session in list(sessions.values()):
+                    for kind in kinds:
+                        await _send_legacy(session, kind)
+                    reached += 1
+        for (pane, name), listeners in list(self._listeners.items()):
+            if (pane_id is None or pane == pane_id) and (endpoint is None or name == endpoint):
+                for kind in kinds:
+                    await listeners.bus.publish(_EVENTS[kind]())
+                reached += listeners.open
+        return reached
+
+    def forget_pane(self, pane_id: str) -> None:
+        for key in [key for key in self._sessions if key[0] == pane_id]:
+            del self._sessions[key]
+        for key in [key for key in self._listeners if key[0] == pane_id]:
+            self._listeners.pop(key).handler.close()
+
+
+async def _send_legacy(session: ServerSession, kind: ChangeKind) -> None:
+    try:
+        if kind == "tools":
+            await session.send_tool_list_changed()
+        elif kind == "prompts":
+            await session.send_prompt_list_changed()
+        else:
+            await session.send_resource_list_changed()
+    except Exception:  # best effort: a dead stream must not fail a role switch
+        logger.debug("list_changed to a closed session dropped", exc_info=True)

@@ -1,0 +1,220 @@
+"""The control API (``/control/*``, admin token only) and the hook veto (``/hook/<adapter>``, pane token).
+
+Control routes, all JSON in and out (models in :mod:`polter.gateway.models`)::
+
+    GET    /control/status                  GatewayStatus
+    GET    /control/panes                   [PaneInfo]
+    POST   /control/panes                   PaneRegistration -> PaneCreated (201)
+    GET    /control/panes/{id}              PaneInfo
+    DELETE /control/panes/{id}              PaneInfo
+    PUT    /control/panes/{id}/role         RoleChange -> PaneInfo
+    POST   /control/panes/{id}/input        InputLine -> PaneInfo
+    PUT    /control/panes/{id}/phase        PhaseChange -> PaneInfo
+    PUT    /control/panes/{id}/skills       SkillInventory -> PaneInfo
+    GET    /control/panes/{id}/capabilities Capabilities (what the pane's whoami answers)
+    GET    /control/asks                    [AskInfo]
+    POST   /control/asks/{id}               AskReply -> AskInfo
+    GET    /control/roles                   RolesStatus
+    POST   /control/roles/reload            RolesStatus
+    GET    /control/audit?pane=&after=&limit=  [AuditRow]
+    GET    /control/events                  text/event-stream of GatewayEvent (a listener is a controller)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from polter.gateway.asks import UnknownAsk
+from polter.gateway.audit import read_rows
+from polter.gateway.core import Gateway, PaneNotFound, PhaseError
+from polter.gateway.endpoints import PANE_SCOPE_KEY
+from polter.gateway.models import (
+    AskReply,
+    GatewayEvent,
+    InputLine,
+    PaneRegistration,
+    PhaseChange,
+    RoleChange,
+    SkillInventory,
+)
+from polter.gateway.panes import PaneConflict
+from polter.protocol import HookRequest
+
+__all__ = ["control_routes", "hook_route"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+KEEPALIVE_SECONDS = 15.0
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    if isinstance(value, BaseModel):
+        body = value.model_dump_json()
+    else:
+        body = json.dumps([item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value])
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str, **extra: Any) -> Response:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+async def _body(request: Request, model: type[ModelT]) -> ModelT:
+    raw = await request.body()
+    return model.model_validate_json(raw or b"{}")
+
+
+def _handler(function: Callable[[Gateway, Request], Awaitable[Response]],
+             gateway: Gateway) -> Callable[[Request], Awaitable[Response]]:
+    """Map the gateway's errors to HTTP statuses, in one place."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await function(gateway, request)
+        except ValidationError as exc:
+            return _error(422, "invalid request body", details=json.loads(exc.json(include_url=False)))
+        except PaneNotFound as exc:
+            return _error(404, f"no pane {exc.args[0]!r}")
+        except UnknownAsk as exc:
+            return _error(404, f"no pending ask {exc.args[0]!r} (answered, expired or unknown)")
+        except PaneConflict as exc:
+            return _error(409, str(exc))
+        except PhaseError as exc:
+            return _error(409, str(exc))
+
+    return endpoint
+
+
+async def _status(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.status())
+
+
+async def _list_panes(gateway: Gateway, request: Request) -> Response:
+    return _json([gateway.pane_info(pane) for pane in gateway.panes])
+
+
+async def _register(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.register(await _body(request, PaneRegistration)), 201)
+
+
+async def _get_pane(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.pane_info(gateway.pane(request.path_params["pane"])))
+
+
+async def _remove_pane(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.remove(request.path_params["pane"]))
+
+
+async def _set_role(gateway: Gateway, request: Request) -> Response:
+    change = await _body(request, RoleChange)
+    return _json(gateway.set_role(request.path_params["pane"], change.role))
+
+
+async def _input(gateway: Gateway, request: Request) -> Response:
+    line = await _body(request, InputLine)
+    return _json(gateway.record_input(request.path_params["pane"], line.text))
+
+
+async def _phase(gateway: Gateway, request: Request) -> Response:
+    change = await _body(request, PhaseChange)
+    return _json(await gateway.set_phase(request.path_params["pane"], change.phase, change.reason))
+
+
+async def _skills(gateway: Gateway, request: Request) -> Response:
+    inventory = await _body(request, SkillInventory)
+    return _json(gateway.set_skills(request.path_params["pane"], inventory.skills))
+
+
+async def _capabilities(gateway: Gateway, request: Request) -> Response:
+    return _json(await gateway.capabilities(gateway.pane(request.path_params["pane"])))
+
+
+async def _asks(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.asks.pending(request.query_params.get("pane")))
+
+
+async def _answer(gateway: Gateway, request: Request) -> Response:
+    reply = await _body(request, AskReply)
+    return _json(gateway.asks.answer(request.path_params["ask"], reply.answer))
+
+
+async def _roles(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.roles_status())
+
+
+async def _reload_roles(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.reload_roles())
+
+
+async def _audit(gateway: Gateway, request: Request) -> Response:
+    query = request.query_params
+    try:
+        after = int(query.get("after", "0"))
+        limit = int(query["limit"]) if "limit" in query else None
+    except ValueError:
+        return _error(400, "after and limit must be integers")
+    rows = await asyncio.to_thread(read_rows, gateway.audit.path, pane=query.get("pane"), after_id=after,
+                                   limit=limit, newest=after == 0 and limit is not None)
+    return _json(rows)
+
+
+async def _events(gateway: Gateway, request: Request) -> Response:
+    async def stream() -> AsyncIterator[bytes]:
+        async with gateway.events.listen() as queue:
+            yield _sse(GatewayEvent(type="hello", data=gateway.status().model_dump(mode="json")))
+            while True:
+                try:
+                    event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                except TimeoutError:
+                    yield b": keepalive\n\n"
+                    continue
+                if event is None:
+                    return
+                yield _sse(event)
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _sse(event: GatewayEvent) -> bytes:
+    return f"event: {event.type}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n".encode()
+
+
+def control_routes(gateway: Gateway) -> list[Route]:
+    def route(path: str, function: Callable[[Gateway, Request], Awaitable[Response]], method: str) -> Route:
+        return Route(f"/control{path}", _handler(function, gateway), methods=[method])
+
+    return [
+        route("/status", _status, "GET"),
+        route("/panes", _list_panes, "GET"),
+        route("/panes", _register, "POST"),
+        route("/panes/{pane}", _get_pane, "GET"),
+        route("/panes/{pane}", _remove_pane, "DELETE"),
+        route("/panes/{pane}/role", _set_role, "PUT"),
+        route("/panes/{pane}/input", _input, "POST"),
+        route("/panes/{pane}/phase", _phase, "PUT"),
+        route("/panes/{pane}/skills", _skills, "PUT"),
+        route("/panes/{pane}/capabilities", _capabilities, "GET"),
+        route("/asks", _asks, "GET"),
+        route("/asks/{ask}", _answer, "POST"),
+        route("/roles", _roles, "GET"),
+        route("/roles/reload", _reload_roles, "POST"),
+        route("/audit", _audit, "GET"),
+        Route("/control/events", _handler(_events, gateway), methods=["GET"]),
+    ]
+
+
+def hook_route(gateway: Gateway) -> Route:
+    async def hook(gateway: Gateway, request: Request) -> Response:
+        pane = request.scope[PANE_SCOPE_KEY]
+        answer = await gateway.hook(pane, request.path_params["adapter"], await _body(request, HookRequest))
+        return _json(answer)
+
+    return Route("/hook/{adapter}", _handler(hook, gateway), methods=["POST"])

@@ -1,0 +1,413 @@
+"""The gateway's state and the operations every surface shares (MCP endpoints, ``/hook``, ``/control``).
+
+``Gateway`` owns the pane registry, the policy door, the upstream pool, asks, audit and the per-pane
+notification channels. The HTTP layers are thin: they authenticate, parse, and call a method here.
+
+Every execution-layer path (``tools/call``, prompts, resources, the hook veto) goes through
+:meth:`Gateway.authorize`, which decides with the engine, resolves an ask, and never turns a deny
+into an allow. Listing paths go through :class:`~polter.gateway.policy.Policy`'s fail-open side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import mcp_types as types
+from mcp import MCPError
+
+from polter import __version__
+from polter.errors import UpstreamError
+from polter.gateway.asks import AskBroker
+from polter.gateway.audit import AUDIT_FILE, AuditLog, digest_arguments
+from polter.gateway.channels import ChangeKind, PaneChannels
+from polter.gateway.config import GatewayConfig
+from polter.gateway.events import EventHub
+from polter.gateway.models import (
+    AuditRow,
+    Capabilities,
+    GatewayStatus,
+    Layer,
+    PaneCreated,
+    PaneInfo,
+    PaneRegistration,
+    Phase,
+    RolesStatus,
+    ServerCapability,
+    SkillCapability,
+    ToolCapability,
+)
+from polter.gateway.panes import Pane, PaneRegistry
+from polter.gateway.policy import Policy, RoleProvider, annotations_of
+from polter.gateway.upstreams import ListKind, UpstreamPool
+from polter.protocol import HookAnswer, HookRequest
+from polter.roles.engine import FLOOR_SERVER, ToolCallRequest, Verdict
+
+__all__ = ["Authorization", "Gateway", "PaneNotFound", "PhaseError"]
+
+logger = logging.getLogger(__name__)
+
+PREAPPROVAL_SECONDS = 120.0
+"""How long an ask answered at the hook covers the identical gateway call that follows it."""
+
+
+class PaneNotFound(KeyError):
+    pass
+
+
+class PhaseError(ValueError):
+    """A phase change the pane's role does not support."""
+
+
+class Authorization:
+    """The outcome of the execution layer for one request: allowed or not, and why."""
+
+    __slots__ = ("allowed", "decision", "reason", "rule")
+
+    def __init__(self, allowed: bool, decision: str, rule: str | None, reason: str) -> None:
+        self.allowed, self.decision, self.rule, self.reason = allowed, decision, rule, reason
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Gateway:
+    def __init__(self, config: GatewayConfig, roles: RoleProvider) -> None:
+        self.config = config
+        self.url = ""
+        self.roles = roles
+        self.panes = PaneRegistry()
+        self.policy = Policy(roles, input_window=config.input_window)
+        self.events = EventHub()
+        self.asks = AskBroker(self.events, timeout=config.ask_timeout)
+        self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
+        self.audit.on_row = lambda row: self.events.publish("audit", row)
+        self.channels = PaneChannels()
+        self.pool = UpstreamPool(config.servers, log_dir=config.state_dir / "upstreams",
+                                 on_change=self._upstream_changed)
+        self.on_upstream_change: list[Any] = []
+        self.ready = asyncio.Event()
+        """Set once the app's lifespan has started everything."""
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- status ----------------------------------------------------------------------------------
+
+    def status(self) -> GatewayStatus:
+        return GatewayStatus(
+            version=__version__, pid=os.getpid(), url=self.url, servers=self.pool.infos(),
+            roles=self.roles_status(), panes=len(self.panes), controllers=self.events.controllers,
+            pending_asks=len(self.asks.pending()),
+        )
+
+    def roles_status(self) -> RolesStatus:
+        problems = [str(problem) for problem in getattr(self.roles, "problems", ())]
+        return RolesStatus(names=sorted(self.roles.names()), problems=problems)
+
+    def reload_roles(self) -> RolesStatus:
+        """Re-read role files now (the watcher does this by itself when files change)."""
+        reload = getattr(self.roles, "reload", None)
+        report = reload() if reload is not None else None
+        self.roles_reloaded(set(getattr(report, "affected", ())), list(getattr(report, "lines", list)()))
+        return self.roles_status()
+
+    def roles_reloaded(self, affected: set[str], lines: list[str]) -> None:
+        """Panes under a role that changed (or vanished) get ``list_changed`` and a notice."""
+        for line in lines:
+            logger.info("roles: %s", line)
+        for pane in self.panes:
+            if pane.role in affected:
+                self._adopt_phase(pane)
+                self._surface_changed(pane, f"the role {pane.role} changed on disk")
+        self.events.publish("roles", self.roles_status())
+
+    # -- panes (control API) --------------------------------------------------------------------
+
+    def pane_info(self, pane: Pane) -> PaneInfo:
+        return pane.info(role_found=self.policy.role(pane) is not None, sessions=self.channels.count(pane.id),
+                         pending_asks=len(self.asks.pending(pane.id)))
+
+    def pane(self, pane_id: str) -> Pane:
+        pane = self.panes.get(pane_id)
+        if pane is None:
+            raise PaneNotFound(pane_id)
+        return pane
+
+    def register(self, registration: PaneRegistration) -> PaneCreated:
+        pane, token = self.panes.register(registration)
+        self._adopt_phase(pane)
+        info = self.pane_info(pane)
+        self.events.publish("pane", info)
+        return PaneCreated(pane=info, token=token)
+
+    def remove(self, pane_id: str) -> PaneInfo:
+        pane = self.pane(pane_id)
+        info = self.pane_info(pane)
+        self.panes.remove(pane_id)
+        self.asks.deny_pane(pane_id, "the pane was removed")
+        self.channels.forget_pane(pane_id)
+        self.policy.forget(pane_id)
+        self.events.publish("pane_removed", info)
+        return info
+
+    def set_role(self, pane_id: str, role: str) -> PaneInfo:
+        pane = self.pane(pane_id)
+        if role != pane.role:
+            self.asks.deny_pane(pane_id, f"the pane switched to the role {role}")
+            pane.role = role
+            pane.grants.clear()
+            pane.preapproved.clear()
+            pane.phase = None
+            self._adopt_phase(pane)
+            self._surface_changed(pane, f"its role is now {role}")
+        return self._publish_pane(pane)
+
+    def record_input(self, pane_id: str, text: str) -> PaneInfo:
+        """A line the human typed: evidence for keyword gates, and a new research phase."""
+        pane = self.pane(pane_id)
+        pane.record_input(text)
+        role = self.policy.role(pane)
+        if role is not None and role.has_phases and pane.phase != "research":
+            pane.phase = "research"
+            self._surface_changed(pane, "a new request from the human started a research phase")
+        return self._publish_pane(pane)
+
+    async def set_phase(self, pane_id: str, phase: Phase, reason: str, *, by: str = "controller") -> PaneInfo:
+        pane = self.pane(pane_id)
+        self._change_phase(pane, phase)
+        self._surface_changed(pane, f"the pane is now in the {phase} phase")
+        await self._audit(pane, "phase", FLOOR_SERVER, "escalate" if phase == "action" else "reset",
+                          Authorization(True, "allow", "control", reason or f"set by the {by}"), 0.0, None)
+        return self._publish_pane(pane)
+
+    def set_skills(self, pane_id: str, skills: list[str]) -> PaneInfo:
+        pane = self.pane(pane_id)
+        pane.skills = sorted(set(skills))
+        return self._publish_pane(pane)
+
+    def _publish_pane(self, pane: Pane) -> PaneInfo:
+        info = self.pane_info(pane)
+        self.events.publish("pane", info)
+        return info
+
+    def _adopt_phase(self, pane: Pane) -> None:
+        role = self.policy.role(pane)
+        if role is None or not role.has_phases:
+            pane.phase = None
+        elif pane.phase is None:
+            pane.phase = "research"
+
+    def _change_phase(self, pane: Pane, phase: Phase) -> None:
+        role = self.policy.role(pane)
+        if role is None or not role.has_phases:
+            raise PhaseError(f"the role {pane.role} has no phases")
+        pane.phase = phase
+
+    def _surface_changed(self, pane: Pane, why: str) -> None:
+        """Tell the pane's sessions (``list_changed``) and the model (a notice on its next tool result)."""
+        pane.notice = (f"[polter] This pane's tools changed: {why}. The tool list you saw earlier is out of "
+                       f"date; call whoami on the {FLOOR_SERVER} server to see what you may use now.")
+        self._spawn(self.channels.notify(pane_id=pane.id, kinds=("tools", "prompts", "resources")))
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _upstream_changed(self, server: str, kind: ListKind) -> None:
+        for callback in self.on_upstream_change:
+            callback(server, kind)
+        upstream = self.pool.get(server)
+        if upstream is not None:
+            self.events.publish("upstream", upstream.info())
+        await self.channels.notify(endpoint=server, kinds=(kind,))
+
+    # -- capabilities (whoami) ------------------------------------------------------------------
+
+    async def capabilities(self, pane: Pane) -> Capabilities:
+        """The pane's own surface. Waits (briefly) for upstreams still starting, so their tools show."""
+        await asyncio.gather(*(upstream.wait_running() for upstream in self.pool.upstreams.values()))
+        role = self.policy.role(pane)
+        notes = []
+        if role is None:
+            notes.append(f"The role {pane.role!r} is not loaded: every call is refused until it is fixed.")
+        elif role.has_phases:
+            notes.append(f"Phase {pane.phase}: " + (
+                "only research tools can be used; call escalate on the polter server to act."
+                if pane.phase == "research" else "a new line from the human starts a new research phase."))
+        servers = [self._floor_capability(pane)]
+        for upstream in self.pool.upstreams.values():
+            verdict = self.policy.decide_server(pane, upstream.name)
+            visible = {tool.name for tool in self.policy.visible_tools(pane, upstream.name, upstream.tools,
+                                                                        upstream.generation)}
+            tools = [self._tool_capability(pane, upstream.name, tool, tool.name in visible)
+                     for tool in upstream.tools]
+            servers.append(ServerCapability(name=upstream.name, decision=verdict.decision, rule=verdict.rule,
+                                            reason=verdict.reason, state=upstream.state, tools=tools))
+        skills = []
+        for skill in pane.skills:
+            verdict = self.policy.decide_skill(pane, skill)
+            skills.append(SkillCapability(name=skill, decision=verdict.decision, rule=verdict.rule,
+                                          reason=verdict.reason))
+        return Capabilities(pane=pane.id, title=pane.title, role=pane.role, role_found=role is not None,
+                            description=role.description if role is not None else "", phase=pane.phase,
+                            servers=servers, skills=skills, notes=notes)
+
+    def _tool_capability(self, pane: Pane, server: str, tool: types.Tool, visible: bool) -> ToolCapability:
+        verdict = self.policy.decide_tool(pane, server, tool.name, tool)
+        read_only, destructive = annotations_of(tool)
+        return ToolCapability(name=tool.name, decision=verdict.decision, visible=visible, rule=verdict.rule,
+                              reason=verdict.reason, read_only=bool(read_only),
+                              destructive=destructive is not False and not read_only)
+
+    def _floor_capability(self, pane: Pane) -> ServerCapability:
+        from polter.gateway.floor import floor_tools
+
+        tools = [self._tool_capability(pane, FLOOR_SERVER, tool, True) for tool in floor_tools(self, pane)]
+        verdict = self.policy.decide_server(pane, FLOOR_SERVER)
+        return ServerCapability(name=FLOOR_SERVER, decision=verdict.decision, rule=verdict.rule,
+                                reason=verdict.reason, state="running", tools=tools)
+
+    # -- the execution layer ---------------------------------------------------------------------
+
+    async def authorize(self, pane: Pane, verdict: Verdict, *, kind: Literal["tool", "prompt", "resource", "skill",
+                        "escalate"], server: str | None, name: str, arguments: dict[str, Any] | None,
+                        grant_key: tuple[str, str] | None = None, preapprove: bool = False) -> Authorization:
+        """Turn a verdict into allowed/refused, asking the human when the verdict is ``ask``."""
+        if verdict.decision == "allow":
+            return Authorization(True, "allow", verdict.rule, verdict.reason)
+        if verdict.decision == "deny":
+            return Authorization(False, "deny", verdict.rule, verdict.reason)
+        digest = digest_arguments(arguments)
+        if grant_key is not None and not preapprove:
+            deadline = pane.preapproved.pop((*grant_key, digest), None)
+            if deadline is not None and deadline >= time.monotonic():
+                return Authorization(True, "allow", verdict.rule, "the human allowed this call when its hook asked")
+        outcome = await self.asks.ask(pane=pane.id, pane_title=pane.title, role=pane.role, kind=kind, server=server,
+                                      name=name, arguments=arguments or {}, rule=verdict.rule, reason=verdict.reason)
+        if outcome.allowed and self.panes.get(pane.id) is pane:
+            if outcome.answer == "allow_pane" and grant_key is not None:
+                pane.grants.add(grant_key)
+            elif preapprove and grant_key is not None:
+                pane.preapproved[(*grant_key, digest)] = time.monotonic() + PREAPPROVAL_SECONDS
+            return Authorization(True, outcome.answer or "allow", verdict.rule, outcome.reason)
+        return Authorization(False, outcome.answer or "deny", verdict.rule,
+                             f"{verdict.reason} Then {outcome.reason}.")
+
+    async def call_tool(self, pane: Pane, server: str, name: str,
+                        arguments: dict[str, Any] | None) -> types.CallToolResult:
+        started = time.perf_counter()
+        upstream = self.pool.get(server)
+        assert upstream is not None
+        await upstream.wait_running()  # the decision needs the tool's annotations from its listing
+        verdict = self.policy.decide_tool(pane, server, name, upstream.tool(name))
+        auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name, arguments=arguments,
+                                    grant_key=(server, name))
+        if not auth.allowed:
+            result = refusal(f"{server}/{name}", auth)
+        else:
+            try:
+                result = await upstream.call_tool(name, arguments)
+            except UpstreamError as exc:
+                auth = Authorization(False, "error", auth.rule, f"allowed, but the upstream failed: {exc}")
+                result = failure(f"{server}/{name}", str(exc))
+            except MCPError as exc:
+                await self._audit(pane, "call", server, name, Authorization(
+                    True, "allow", auth.rule, f"allowed; the upstream answered with error {exc.error.code}: "
+                    f"{exc.error.message}"), started, arguments)
+                raise
+        await self._audit(pane, "call", server, name, auth, started, arguments)
+        return self.with_notice(pane, result)
+
+    def with_notice(self, pane: Pane, result: types.CallToolResult) -> types.CallToolResult:
+        """Prefix the pending one-line notice (tools changed) to this tool result, once."""
+        notice, pane.notice = pane.notice, None
+        if notice is None:
+            return result
+        return result.model_copy(update={"content": [types.TextContent(text=notice), *result.content]})
+
+    async def list_tools(self, pane: Pane, server: str) -> list[types.Tool]:
+        started = time.perf_counter()
+        upstream = self.pool.get(server)
+        assert upstream is not None
+        await upstream.wait_running()
+        visible = self.policy.visible_tools(pane, server, upstream.tools, upstream.generation)
+        self.audit.submit(self._row(pane, "listing", server, None, Authorization(
+            True, "allow", None, f"{len(visible)} of {len(upstream.tools)} tools listed"), started, None))
+        return visible
+
+    async def hook(self, pane: Pane, adapter: str, request: HookRequest) -> HookAnswer:
+        """The CLI hook's veto: the same decision as the gateway call, asks resolved before answering."""
+        started = time.perf_counter()
+        server: str | None = None
+        name: str | None = request.cli_tool
+        if request.kind == "other":
+            auth = Authorization(True, "allow", None, f"{request.cli_tool} is not a gateway tool or a skill; "
+                                                      f"Polter's roles do not cover it")
+        elif request.kind == "skill":
+            name = request.skill or request.cli_tool
+            verdict = self.policy.decide_skill(pane, name)
+            auth = await self.authorize(pane, verdict, kind="skill", server=None, name=name,
+                                        arguments=request.arguments)
+        else:
+            server, name = request.server, request.tool
+            if not server or not name:
+                auth = Authorization(False, "deny", "polter:hook", "the hook request names no server and tool")
+            elif server != FLOOR_SERVER and self.pool.get(server) is None:
+                auth = Authorization(False, "deny", "polter:unknown-server",
+                                     f"{server} is not one of the gateway's servers; a pane may use only those")
+            else:
+                upstream = self.pool.get(server)
+                if upstream is not None:
+                    await upstream.wait_running()
+                tool = upstream.tool(name) if upstream is not None else None
+                verdict = self.policy.decide_tool(pane, server, name, tool)
+                auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name,
+                                            arguments=request.arguments, grant_key=(server, name), preapprove=True)
+        await self._audit(pane, "hook", server, name, auth, started, request.arguments, via=adapter)
+        return HookAnswer(decision="allow" if auth.allowed else "deny", reason=auth.reason, rule=auth.rule)
+
+    # -- audit -------------------------------------------------------------------------------------
+
+    def _row(self, pane: Pane | None, layer: Layer, server: str | None, name: str | None, auth: Authorization,
+             started: float, arguments: dict[str, Any] | None, via: str | None = None) -> AuditRow:
+        latency = (time.perf_counter() - started) * 1000 if started else 0.0
+        return self.audit.make_row(
+            arguments=arguments, time=_now(), pane=pane.id if pane else None, role=pane.role if pane else None,
+            layer=layer, server=server, name=name, decision=auth.decision, rule=auth.rule,
+            reason=auth.reason if via is None else f"[{via}] {auth.reason}", latency_ms=round(latency, 3),
+        )
+
+    async def _audit(self, pane: Pane | None, layer: Layer, server: str | None, name: str | None,
+                     auth: Authorization, started: float, arguments: dict[str, Any] | None,
+                     via: str | None = None) -> None:
+        await self.audit.write(self._row(pane, layer, server, name, auth, started, arguments, via))
+
+    async def audit_decision(self, pane: Pane, layer: Layer, server: str, name: str, auth: Authorization,
+                             started: float, arguments: dict[str, Any] | None) -> None:
+        await self._audit(pane, layer, server, name, auth, started, arguments)
+
+    async def notify(self, pane: Pane, kinds: tuple[ChangeKind, ...] = ("tools",)) -> None:
+        await self.channels.notify(pane_id=pane.id, kinds=kinds)
+
+
+def refusal(subject: str, auth: Authorization) -> types.CallToolResult:
+    """A deny the model can tell from a failure: it says Polter refused, by which rule, and why."""
+    text = f"Polter refused {subject} (forbidden, not broken). Rule: {auth.rule}. {auth.reason}"
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], is_error=True,
+        _meta={"polter": {"decision": "deny", "rule": auth.rule, "reason": auth.reason}},
+    )
+
+
+def failure(subject: str, message: str) -> types.CallToolResult:
+    """An upstream failure: the role allowed the call, the server could not serve it."""
+    text = f"{subject} failed (broken, not forbidden: the role allows it). {message}"
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], is_error=True,
+        _meta={"polter": {"decision": "error", "reason": message}},
+    )

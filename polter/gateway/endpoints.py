@@ -1,0 +1,196 @@
+"""The MCP endpoints: one low-level ``Server`` per managed upstream (``/mcp/<server>``), plus Polter's
+floor server (``/mcp/polter``). Tools keep their upstream names, so a CLI shows exactly what it would
+show without Polter (``mcp__time__get_current_time``).
+
+Handlers are thin: they find the calling pane (set by the ASGI auth layer on the HTTP request, and put
+into the :data:`current_pane` ContextVar by :class:`PaneMiddleware` for the handler's task) and call the
+:class:`~polter.gateway.core.Gateway`. Both protocol eras are served by the same servers: 2025-era
+clients with sessions and a GET stream, 2026-07-28 clients with ``subscriptions/listen``.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any
+
+import mcp_types as types
+from mcp import MCPError
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from polter import __version__
+from polter.gateway.core import Gateway
+from polter.gateway.floor import call_floor_tool, floor_tools
+from polter.gateway.panes import Pane
+from polter.roles.engine import FLOOR_SERVER
+
+__all__ = ["PANE_SCOPE_KEY", "POLICY_DENIED", "Endpoint", "build_endpoints", "current_pane"]
+
+PANE_SCOPE_KEY = "polter.pane"
+"""Where the ASGI auth layer leaves the authenticated pane in the request scope."""
+
+POLICY_DENIED = -32010
+"""JSON-RPC error code for a prompt or resource the role refuses (tools get an ``isError`` result)."""
+
+current_pane: ContextVar[Pane | None] = ContextVar("polter_current_pane", default=None)
+"""The pane whose token made the request being handled."""
+
+
+class _GatewayServer(Server[Any]):
+    """A low-level server that tells 2025-era clients it sends ``list_changed`` (the SDK's default
+    ``NotificationOptions()`` says it does not)."""
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+                                      extensions: dict[str, dict[str, Any]] | None = None) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True, prompts_changed=True,
+                                                        resources_changed=True),
+            experimental_capabilities, extensions)
+
+
+class PaneMiddleware:
+    """Puts the request's pane into :data:`current_pane` and remembers 2025-era sessions per pane."""
+
+    def __init__(self, gateway: Gateway, endpoint: str) -> None:
+        self.gateway, self.endpoint = gateway, endpoint
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        request = ctx.request
+        pane = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
+        if pane is None or self.gateway.panes.get(pane.id) is not pane:
+            raise MCPError(types.INVALID_REQUEST, "this pane is not registered with the gateway (any more)")
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
+        token = current_pane.set(pane)
+        try:
+            return await call_next(ctx)
+        finally:
+            current_pane.reset(token)
+
+
+def _pane() -> Pane:
+    pane = current_pane.get()
+    if pane is None:  # the middleware guarantees one; refuse rather than act for nobody
+        raise MCPError(types.INVALID_REQUEST, "no pane identity on this request")
+    return pane
+
+
+class Endpoint:
+    """One ``/mcp/<name>`` endpoint: its server and the session manager that serves it over HTTP."""
+
+    def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
+        self.name = name
+        self.server = server
+        self.manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.manager.handle_request(scope, receive, send)
+
+
+def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
+    upstream = gateway.pool.get(name)
+    assert upstream is not None
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await gateway.list_tools(_pane(), name))
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await gateway.call_tool(_pane(), name, params.name, params.arguments)
+
+    async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
+        await upstream.wait_running()
+        return types.ListPromptsResult(prompts=upstream.prompts if gateway.policy.server_visible(_pane(), name) else [])
+
+    async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+        await upstream.wait_running()
+        visible = gateway.policy.server_visible(_pane(), name)
+        return types.ListResourcesResult(resources=upstream.resources if visible else [])
+
+    async def list_templates(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourceTemplatesResult:
+        await upstream.wait_running()
+        visible = gateway.policy.server_visible(_pane(), name)
+        return types.ListResourceTemplatesResult(resource_templates=upstream.resource_templates if visible else [])
+
+    async def get_prompt(ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        await _authorize(gateway, "prompt", name, params.name, params.arguments)
+        return await _forward(gateway, name, types.GetPromptRequest(params=params), types.GetPromptResult)
+
+    async def read_resource(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        await _authorize(gateway, "resource", name, str(params.uri), None)
+        return await _forward(gateway, name, types.ReadResourceRequest(params=params), types.ReadResourceResult)
+
+    async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
+        return await gateway.channels.listen(_pane().id, name, ctx, params)
+
+    server = _GatewayServer(
+        name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt, on_list_resources=list_resources, on_list_resource_templates=list_templates,
+        on_read_resource=read_resource, on_subscriptions_listen=listen,
+    )
+    server.middleware = [PaneMiddleware(gateway, name)]
+    return server
+
+
+async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, arguments: dict[str, Any] | None) -> None:
+    """Prompts and resources follow the server-level decision; a refusal is a JSON-RPC error."""
+    import time
+
+    pane = _pane()
+    started = time.perf_counter()
+    verdict = gateway.policy.decide_server(pane, server)
+    auth = await gateway.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
+    await gateway.audit_decision(pane, kind, server, name, auth, started, arguments)
+    if not auth.allowed:
+        raise MCPError(POLICY_DENIED, f"Polter refused {kind} {name} of {server} (forbidden, not broken). "
+                                      f"Rule: {auth.rule}. {auth.reason}",
+                       data={"decision": "deny", "rule": auth.rule, "reason": auth.reason})
+
+
+async def _forward(gateway: Gateway, server: str, request: Any, result_type: type[Any]) -> Any:
+    from polter.errors import UpstreamError
+
+    upstream = gateway.pool.get(server)
+    assert upstream is not None
+    try:
+        return await upstream.request(request, result_type)
+    except UpstreamError as exc:
+        raise MCPError(types.INTERNAL_ERROR, f"{exc} (broken, not forbidden)") from exc
+
+
+def _floor_server(gateway: Gateway) -> Server[Any]:
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=floor_tools(gateway, _pane()))
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await call_floor_tool(gateway, _pane(), params.name, params.arguments)
+
+    async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
+        return await gateway.channels.listen(_pane().id, FLOOR_SERVER, ctx, params)
+
+    server = _GatewayServer(
+        FLOOR_SERVER, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_subscriptions_listen=listen,
+        instructions="Polter's own tools. whoami tells you your role and, for every server, tool and skill, "
+                     "whether you may use it and why.",
+    )
+    server.middleware = [PaneMiddleware(gateway, FLOOR_SERVER)]
+    return server
+
+
+def build_endpoints(gateway: Gateway, security: TransportSecuritySettings) -> dict[str, Endpoint]:
+    endpoints = {FLOOR_SERVER: Endpoint(FLOOR_SERVER, _floor_server(gateway), security)}
+    for name in gateway.pool.names:
+        endpoints[name] = Endpoint(name, _upstream_server(gateway, name), security)
+
+    def mirror_instructions(server: str, kind: str) -> None:
+        upstream, endpoint = gateway.pool.get(server), endpoints.get(server)
+        if upstream is not None and endpoint is not None:
+            endpoint.server.instructions = upstream.instructions
+
+    gateway.on_upstream_change.append(mirror_instructions)
+    return endpoints
+

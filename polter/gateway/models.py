@@ -1,0 +1,234 @@
+"""The control API's wire models: what the app (or ``polter panes``/``asks``) sends and receives.
+
+One module for both sides: the gateway's routes validate requests with these models and the typed
+client in :mod:`polter.gateway.client` parses responses with them, so the two cannot drift. The same
+:class:`Capabilities` model is what a pane's ``whoami`` returns, so the app's capabilities screen and
+the agent see identical facts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polter.protocol import Decision
+
+__all__ = [
+    "AskAnswer",
+    "AskInfo",
+    "AskReply",
+    "AuditRow",
+    "Capabilities",
+    "GatewayEvent",
+    "GatewayState",
+    "GatewayStatus",
+    "InputLine",
+    "Layer",
+    "PaneCreated",
+    "PaneInfo",
+    "PaneRegistration",
+    "Phase",
+    "PhaseChange",
+    "RoleChange",
+    "RolesStatus",
+    "ServerCapability",
+    "SkillCapability",
+    "SkillInventory",
+    "ToolCapability",
+    "UpstreamInfo",
+]
+
+Phase = Literal["research", "action"]
+"""A role with phases starts every human request in ``research`` and escalates to ``action``."""
+
+AskAnswer = Literal["allow_once", "allow_pane", "deny"]
+"""How the human answered an ask: this call only, this tool for the rest of the pane's role, or no."""
+
+Layer = Literal["listing", "call", "hook", "ask", "phase", "prompt", "resource"]
+"""Which layer an audit row records."""
+
+TOKEN_PATTERN = r"^[A-Za-z0-9_\-]{32,128}$"
+PANE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PaneRegistration(_Model):
+    """Register a pane. The app passes ``id`` and ``token`` when it re-registers its panes with a
+    restarted gateway, so the CLIs already running with that token keep working."""
+
+    role: str = Field(description="The role the pane starts under.")
+    title: str | None = Field(default=None, description="A human name for the pane, shown in asks and audit.")
+    id: Annotated[str, Field(pattern=PANE_ID_PATTERN)] | None = Field(
+        default=None, description="The pane id to use; the gateway picks one when absent."
+    )
+    token: Annotated[str, Field(pattern=TOKEN_PATTERN)] | None = Field(
+        default=None,
+        description="A caller-chosen bearer token (at least 32 URL-safe characters, e.g. from an earlier "
+        "registration); the gateway generates a 256-bit one when absent.",
+    )
+    skills: list[str] = Field(default_factory=list, description="Skill names the pane's CLI can see.")
+
+
+class RoleChange(_Model):
+    role: str = Field(description="The new role's name.")
+
+
+class InputLine(_Model):
+    text: str = Field(description="A line the human typed into the pane (drives keyword gates and phases).")
+
+
+class PhaseChange(_Model):
+    phase: Phase = Field(description="``action`` escalates, ``research`` resets.")
+    reason: str = Field(default="", description="Why, for the audit log.")
+
+
+class SkillInventory(_Model):
+    skills: list[str] = Field(description="Every skill name the pane's adapter found.")
+
+
+class AskReply(_Model):
+    answer: AskAnswer
+
+
+class PaneInfo(_Model):
+    """What the controller knows about a pane (never its token)."""
+
+    id: str
+    title: str | None
+    role: str
+    role_found: bool = Field(description="False when no loaded role has this name: the pane can call nothing.")
+    phase: Phase | None = Field(description="None for roles without phases.")
+    created_at: datetime
+    sessions: int = Field(description="Open MCP sessions (2025-era clients) and listen streams of this pane.")
+    pending_asks: int
+    skills: list[str]
+    grants: list[str] = Field(description="``server/tool`` names allowed for this pane by an earlier ask.")
+    last_input_at: datetime | None
+
+
+class PaneCreated(_Model):
+    pane: PaneInfo
+    token: str = Field(description="The pane's bearer token; the gateway keeps only its SHA-256 hash.")
+
+
+class ToolCapability(_Model):
+    name: str
+    decision: Decision = Field(description="What a call would get right now (after gates and phases).")
+    visible: bool = Field(description="Whether tools/list shows it.")
+    rule: str | None
+    reason: str
+    read_only: bool = Field(description="The upstream's readOnlyHint (a hint, not a guarantee).")
+    destructive: bool = Field(description="The upstream's destructiveHint (spec default true).")
+
+
+class ServerCapability(_Model):
+    name: str
+    decision: Decision
+    rule: str | None
+    reason: str
+    state: str = Field(description="The upstream's state: starting, running, restarting or stopped.")
+    tools: list[ToolCapability]
+
+
+class SkillCapability(_Model):
+    name: str
+    decision: Decision
+    rule: str | None
+    reason: str
+
+
+class Capabilities(_Model):
+    """A pane's own surface: what ``whoami`` answers and what the app's capabilities screen shows."""
+
+    pane: str
+    title: str | None
+    role: str
+    role_found: bool
+    description: str = ""
+    phase: Phase | None
+    servers: list[ServerCapability]
+    skills: list[SkillCapability]
+    notes: list[str] = Field(default_factory=list, description="Anything the agent should know (a vanished role...).")
+
+
+class AskInfo(_Model):
+    """A call waiting for the human. Carries the raw arguments: only the admin token can see it."""
+
+    id: str
+    pane: str
+    pane_title: str | None
+    role: str
+    kind: Literal["tool", "prompt", "resource", "skill", "escalate"]
+    server: str | None
+    name: str = Field(description="Tool, prompt, resource URI or skill name.")
+    arguments: dict[str, Any]
+    rule: str | None
+    reason: str
+    created_at: datetime
+    expires_at: datetime
+    state: Literal["pending", "allowed", "denied"] = "pending"
+    answer: AskAnswer | None = None
+    answered_by: str | None = Field(default=None, description="controller, timeout, no-controller, pane-removed...")
+
+
+class AuditRow(_Model):
+    id: int | None = None
+    time: datetime
+    pane: str | None
+    role: str | None
+    layer: Layer
+    server: str | None
+    name: str | None = Field(description="Tool, prompt, resource or skill name.")
+    decision: str = Field(description="allow, ask, deny, error, or an ask answer.")
+    rule: str | None
+    reason: str
+    latency_ms: float
+    args_digest: str | None
+    args: str | None = Field(default=None, description="Raw JSON arguments, only when the user opted in.")
+
+
+class UpstreamInfo(_Model):
+    name: str
+    transport: Literal["stdio", "http"]
+    state: str
+    tools: int
+    error: str | None
+    restarts: int
+
+
+class RolesStatus(_Model):
+    names: list[str]
+    problems: list[str]
+
+
+class GatewayStatus(_Model):
+    version: str
+    pid: int
+    url: str
+    servers: list[UpstreamInfo]
+    roles: RolesStatus
+    panes: int
+    controllers: int
+    pending_asks: int
+
+
+class GatewayEvent(_Model):
+    """One event on ``/control/events``. ``data`` is the JSON of the model named by ``type``."""
+
+    type: Literal["hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles"]
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class GatewayState(_Model):
+    """``gateway.json`` in the state dir (mode 0600): how admin tools find and authenticate to the gateway."""
+
+    url: str
+    pid: int
+    admin_token: str
+    started_at: datetime
+    version: str

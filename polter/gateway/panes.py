@@ -1,0 +1,148 @@
+"""The pane registry: who may talk to the gateway, under which role, with what recent human input.
+
+A pane is known only by its bearer token. Tokens are 256-bit random strings; the registry keeps
+their SHA-256 hashes and forgets the tokens themselves as soon as it has handed them out. Nothing
+here takes a pane id from an agent: the MCP and hook layers look a pane up by the token of the
+request they serve, and only the admin-token control API addresses panes by id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
+from polter.gateway.models import PaneInfo, PaneRegistration, Phase
+
+__all__ = ["INPUT_LINES_KEPT", "Pane", "PaneConflict", "PaneRegistry", "hash_token", "new_token"]
+
+INPUT_LINES_KEPT = 20
+"""How many of the human's latest lines a pane remembers for keyword gates."""
+
+
+def new_token() -> str:
+    """A fresh 256-bit bearer token, URL-safe (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class PaneConflict(ValueError):
+    """A registration reuses a pane id or a token that another pane holds."""
+
+
+@dataclass(eq=False)
+class Pane:
+    """One pane's identity and policy state. Mutated only by the gateway's control layer."""
+
+    id: str
+    title: str | None
+    role: str
+    token_hash: str
+    created_at: datetime
+    phase: Phase | None = None
+    skills: list[str] = field(default_factory=list)
+    grants: set[tuple[str, str]] = field(default_factory=set)
+    """``(server, name)`` pairs the human allowed for this pane; cleared when the role changes."""
+    notice: str | None = None
+    """A one-line notice prefixed to the pane's next tool result (its tool surface changed)."""
+    last_input_at: datetime | None = None
+    inputs: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=INPUT_LINES_KEPT))
+    preapproved: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """``(server, tool, args digest)`` → deadline: calls a hook ask already approved once."""
+
+    def __post_init__(self) -> None:
+        # The MCP session manager binds each session to the principal that opened it; a pane's
+        # principal is its id plus token hash, so a session cannot be reused by another pane.
+        self.principal = AuthenticatedUser(
+            AccessToken(token=self.token_hash, client_id=self.id, subject=self.token_hash, scopes=[])
+        )
+
+    def recent_input(self, window_seconds: float, now: float | None = None) -> tuple[str, ...]:
+        """The human's lines typed within the window, oldest first."""
+        now = time.monotonic() if now is None else now
+        return tuple(text for stamp, text in self.inputs if now - stamp <= window_seconds)
+
+    def record_input(self, text: str) -> None:
+        self.inputs.append((time.monotonic(), text))
+        self.last_input_at = datetime.now(UTC)
+
+    def info(self, *, role_found: bool, sessions: int, pending_asks: int) -> PaneInfo:
+        return PaneInfo(
+            id=self.id,
+            title=self.title,
+            role=self.role,
+            role_found=role_found,
+            phase=self.phase,
+            created_at=self.created_at,
+            sessions=sessions,
+            pending_asks=pending_asks,
+            skills=list(self.skills),
+            grants=sorted(f"{server}/{name}" for server, name in self.grants),
+            last_input_at=self.last_input_at,
+        )
+
+
+class PaneRegistry:
+    """Panes by id and by token hash."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Pane] = {}
+        self._by_hash: dict[str, Pane] = {}
+        self._numbers = itertools.count(1)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(list(self._by_id.values()))
+
+    def register(self, registration: PaneRegistration) -> tuple[Pane, str]:
+        """Add a pane; returns it with its token (the only time the token is known in clear)."""
+        token = registration.token or new_token()
+        digest = hash_token(token)
+        if digest in self._by_hash:
+            raise PaneConflict("this token already belongs to a registered pane")
+        pane_id = registration.id or self._next_id()
+        if pane_id in self._by_id:
+            raise PaneConflict(f"pane id {pane_id!r} is already registered")
+        pane = Pane(
+            id=pane_id,
+            title=registration.title,
+            role=registration.role,
+            token_hash=digest,
+            created_at=datetime.now(UTC),
+            skills=list(registration.skills),
+        )
+        self._by_id[pane.id] = pane
+        self._by_hash[digest] = pane
+        return pane, token
+
+    def _next_id(self) -> str:
+        while True:
+            candidate = f"p{next(self._numbers)}"
+            if candidate not in self._by_id:
+                return candidate
+
+    def by_token(self, token: str) -> Pane | None:
+        """The pane holding this token. The dict lookup is on a SHA-256 digest, so timing reveals
+        nothing useful about the token itself."""
+        return self._by_hash.get(hash_token(token))
+
+    def get(self, pane_id: str) -> Pane | None:
+        return self._by_id.get(pane_id)
+
+    def remove(self, pane_id: str) -> Pane | None:
+        pane = self._by_id.pop(pane_id, None)
+        if pane is not None:
+            self._by_hash.pop(pane.token_hash, None)
+        return pane

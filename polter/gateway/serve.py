@@ -1,0 +1,108 @@
+"""Running the gateway: bind loopback, serve with uvicorn, publish ``gateway.json`` once ready.
+
+The socket is bound before the app starts, so the URL (with the port the OS picked for port 0) is
+known up front; ``gateway.json`` (url, pid, admin token; mode 0600) is written only when the app's
+lifespan has started everything, and removed again on a clean exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import uvicorn
+from starlette.applications import Starlette
+
+from polter import __version__
+from polter.errors import ConfigError
+from polter.gateway.config import GatewayConfig
+from polter.gateway.models import GatewayState
+from polter.gateway.state import STATE_FILE, write_state
+
+__all__ = ["Served", "bind_loopback", "running", "serve_forever"]
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+
+
+def bind_loopback(host: str, port: int) -> socket.socket:
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ConfigError(f"the gateway binds loopback only, not {host!r}", field="host")
+    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1" if host == "localhost" else host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}", field="port") from exc
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+def _url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+@contextlib.asynccontextmanager
+async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[Served]:
+    """Serve ``app`` in this event loop until the block exits; yields its URL once the app is ready."""
+    sock = bind_loopback(host, port)
+    url = _url(sock)
+    app.state.gateway.url = url
+    ready = app.state.gateway.ready
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
+                            timeout_graceful_shutdown=3, ws="none")
+    server = uvicorn.Server(config)
+    # uvicorn's own handlers re-raise the signal after shutdown, killing the process before our cleanup.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="polter-gateway")
+    waiter = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if not ready.is_set():
+        waiter.cancel()
+        sock.close()
+        await task  # re-raises the startup failure
+        raise RuntimeError("the gateway stopped during startup")
+    try:
+        yield Served(url, server, task)
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        sock.close()
+
+
+async def serve_forever(config: GatewayConfig, *, announce: bool = True) -> None:
+    """``polter gateway``: serve until SIGINT/SIGTERM, with ``gateway.json`` written while up."""
+    from polter.gateway.app import create_gateway
+
+    app = create_gateway(config)
+    async with running(app, host=config.host, port=config.port) as served:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, lambda: setattr(served.server, "should_exit", True))
+        state = GatewayState(url=served.url, pid=os.getpid(), admin_token=app.state.admin_token,
+                             started_at=datetime.now(UTC), version=__version__)
+        path = write_state(config.state_dir, state)
+        if announce:
+            print(f"polter gateway listening on {served.url}", flush=True)
+        try:
+            await asyncio.shield(served.task)
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                if GatewayState.model_validate_json(path.read_text()).pid == os.getpid():
+                    path.unlink()

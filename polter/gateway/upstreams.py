@@ -1,0 +1,341 @@
+"""The upstream pool: every managed MCP server runs once, shared by all panes.
+
+Each upstream has a supervisor task that connects (spawning the stdio process, or opening the HTTP
+session), caches the server's tools, prompts and resources, and waits for the connection to break.
+A broken upstream is restarted with exponential backoff; meanwhile calls to it get an error result
+from the gateway (never a bypass) and the other upstreams are unaffected. The caches are refreshed
+when the upstream sends its own ``list_changed`` notifications, and the gateway is told so it can
+pass the change on to the panes' sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from polter.errors import UpstreamError
+from polter.gateway.models import UpstreamInfo
+from polter.gateway.servers import HttpServer, ServerConfig, StdioServer
+from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+
+__all__ = ["ListKind", "Upstream", "UpstreamPool"]
+
+logger = logging.getLogger(__name__)
+
+ListKind = Literal["tools", "prompts", "resources"]
+ChangeCallback = Callable[[str, ListKind], Awaitable[None]]
+
+CONNECT_TIMEOUT = 60.0
+"""How long an upstream may take to start and answer ``initialize`` plus its first listings."""
+READY_WAIT = 20.0
+"""How long a request waits for an upstream that is still starting (not for one that crashed)."""
+BACKOFF_FIRST, BACKOFF_MAX, HEALTHY_AFTER = 0.25, 30.0, 30.0
+
+
+class _EndWatch:
+    """A read stream that sets ``ended`` when the upstream's output ends (process exit, EOF)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.ended = anyio.Event()
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self.ended.set()
+            raise
+
+    async def aclose(self) -> None:
+        self.ended.set()
+        await self._stream.aclose()
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _EndWatch:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class Upstream:
+    """One managed server: its connection, its cached listings, and its health."""
+
+    def __init__(self, name: str, config: ServerConfig, *, log_dir: Path, on_change: ChangeCallback) -> None:
+        self.name = name
+        self.config = config
+        self.state: Literal["starting", "running", "restarting", "stopped"] = "starting"
+        self.error: str | None = None
+        self.restarts = 0
+        self.tools: list[types.Tool] = []
+        self.prompts: list[types.Prompt] = []
+        self.resources: list[types.Resource] = []
+        self.resource_templates: list[types.ResourceTemplate] = []
+        self.instructions: str | None = None
+        self.server_info: types.Implementation | None = None
+        self.capabilities: types.ServerCapabilities | None = None
+        self.generation = 0
+        """Bumped whenever a listing changes, so per-pane listing caches know they are stale."""
+        self._tool_index: dict[str, types.Tool] = {}
+        self._session: ClientSession | None = None
+        self._running = asyncio.Event()
+        self._broken: asyncio.Event | None = None
+        self._log_dir = log_dir
+        self._on_change = on_change
+        self._refreshing: set[asyncio.Task[None]] = set()
+        self._served_stale = False
+        """A request went on with an incomplete listing while the upstream was down or starting."""
+
+    # -- what handlers use ----------------------------------------------------------------------
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "http" if isinstance(self.config, HttpServer) else "stdio"
+
+    def info(self) -> UpstreamInfo:
+        return UpstreamInfo(name=self.name, transport=self.transport, state=self.state, tools=len(self.tools),
+                            error=self.error, restarts=self.restarts)
+
+    def tool(self, name: str) -> types.Tool | None:
+        return self._tool_index.get(name)
+
+    async def wait_running(self, timeout: float = READY_WAIT) -> bool:
+        """True once the upstream runs; waits only while it is starting for the first time."""
+        if self.state == "running":
+            return True
+        if self.state != "starting":
+            self._served_stale = True
+            return False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._running.wait(), timeout)
+        if self.state != "running":
+            self._served_stale = True
+        return self.state == "running"
+
+    async def request(self, request: Any, result_type: type[Any]) -> Any:
+        """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`."""
+        if not await self.wait_running():
+            raise UpstreamError(self._down_message())
+        session = self._session
+        assert session is not None
+        try:
+            return await session.send_request(request, result_type)
+        except MCPError as exc:
+            if exc.error.code == types.CONNECTION_CLOSED:
+                self._mark_broken(f"the connection closed during a request ({exc.error.message})")
+                raise UpstreamError(f"upstream {self.name!r} went away during the call; "
+                                    "Polter is restarting it") from exc
+            raise
+        except (OSError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            self._mark_broken(f"{type(exc).__name__}: {exc}")
+            raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        return await self.request(
+            types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
+            types.CallToolResult,
+        )
+
+    def _down_message(self) -> str:
+        detail = f" ({self.error})" if self.error else ""
+        if self.state == "stopped":
+            return f"upstream {self.name!r} is stopped{detail}"
+        return f"upstream {self.name!r} is not running{detail}; Polter restarts it automatically, try again shortly"
+
+    def _mark_broken(self, why: str) -> None:
+        if self._broken is not None and not self._broken.is_set():
+            self.error = why
+            self._broken.set()
+
+    # -- supervisor ------------------------------------------------------------------------------
+
+    async def supervise(self) -> None:
+        """Connect, serve, and reconnect with backoff until cancelled."""
+        backoff = BACKOFF_FIRST
+        while True:
+            started = time.monotonic()
+            try:
+                await self._serve_once(_signature(self.tools) if self.restarts else None)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one upstream's failure must never take the gateway down
+                self.error = _describe(exc)
+                logger.warning("upstream %s failed: %s", self.name, self.error)
+            self._running.clear()
+            self._session = None
+            self.state = "restarting"
+            self.restarts += 1
+            if time.monotonic() - started > HEALTHY_AFTER:
+                backoff = BACKOFF_FIRST
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+
+    async def _serve_once(self, previous: str | None) -> None:
+        """One connection's life. Clients are told the tools changed only if they did (or if someone was
+        served an incomplete listing meanwhile)."""
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(self._transport(stack))
+            watched = _EndWatch(read)
+            session = ClientSession(watched, write, message_handler=self._on_message)
+            await stack.enter_async_context(session)
+            with anyio.fail_after(CONNECT_TIMEOUT):
+                init = await session.initialize()
+                self._session = session
+                self.server_info, self.capabilities, self.instructions = (
+                    init.server_info, init.capabilities, init.instructions)
+                await self._refresh("tools", notify=False)
+                await self._refresh("prompts", notify=False)
+                await self._refresh("resources", notify=False)
+            self._broken = asyncio.Event()
+            self.state, self.error = "running", None
+            self._running.set()
+            logger.info("upstream %s running (%d tools)", self.name, len(self.tools))
+            signature = _signature(self.tools)
+            if self._served_stale or (previous is not None and previous != signature):
+                await self._on_change(self.name, "tools")
+            self._served_stale, previous = False, signature
+            ended = asyncio.ensure_future(watched.ended.wait())
+            broken = asyncio.ensure_future(self._broken.wait())
+            try:
+                await asyncio.wait({ended, broken}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ended.cancel()
+                broken.cancel()
+            self.state = "restarting"
+            self._running.clear()
+            if self.error is None:
+                self.error = "the server exited"
+            raise UpstreamError(self.error)
+
+    def _transport(self, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
+        config = self.config
+        if isinstance(config, StdioServer):
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+            errlog: TextIO = stack.enter_context(open(self._log_dir / f"{self.name}.log", "a", encoding="utf-8"))
+            environment = {k: v for k, v in os.environ.items() if k not in (ENV_TOKEN, ENV_GATEWAY_URL)}
+            params = StdioServerParameters(
+                command=config.command, args=config.args, env=environment | config.env,
+                cwd=os.path.expanduser(config.cwd) if config.cwd else None,
+            )
+            return stdio_client(params, errlog=errlog)
+        client = httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=None))
+        stack.push_async_callback(client.aclose)
+        return streamable_http_client(config.url, http_client=client)
+
+    async def _on_message(self, message: Any) -> None:
+        kind: ListKind | None = None
+        if isinstance(message, types.ToolListChangedNotification):
+            kind = "tools"
+        elif isinstance(message, types.PromptListChangedNotification):
+            kind = "prompts"
+        elif isinstance(message, types.ResourceListChangedNotification):
+            kind = "resources"
+        elif isinstance(message, Exception):
+            logger.debug("upstream %s transport error: %s", self.name, message)
+        if kind is not None:
+            task = asyncio.ensure_future(self._refresh(kind, notify=True))
+            self._refreshing.add(task)
+            task.add_done_callback(self._refreshing.discard)
+
+    async def _refresh(self, kind: ListKind, *, notify: bool) -> None:
+        session, caps = self._session, self.capabilities
+        if session is None or caps is None:
+            return
+        try:
+            if kind == "tools" and caps.tools is not None:
+                self.tools = await _all_pages(session.list_tools, "tools")
+                self._tool_index = {tool.name: tool for tool in self.tools}
+            elif kind == "prompts" and caps.prompts is not None:
+                self.prompts = await _all_pages(session.list_prompts, "prompts")
+            elif kind == "resources" and caps.resources is not None:
+                self.resources = await _all_pages(session.list_resources, "resources")
+                self.resource_templates = await _all_pages(session.list_resource_templates, "resource_templates")
+            else:
+                return
+        except MCPError as exc:
+            if notify:
+                logger.warning("upstream %s: refreshing %s failed: %s", self.name, kind, exc)
+                return
+            raise
+        self.generation += 1
+        if notify:
+            await self._on_change(self.name, kind)
+
+
+async def _all_pages(method: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(1000):
+        result = await method(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        items.extend(getattr(result, field))
+        cursor = result.next_cursor
+        if not cursor:
+            break
+    return items
+
+
+def _signature(tools: list[types.Tool]) -> str:
+    return "\n".join(sorted(tool.model_dump_json(exclude_none=True) for tool in tools))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in exc.exceptions)
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {CONNECT_TIMEOUT:g} s"
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class UpstreamPool:
+    """All upstreams, started together and supervised independently."""
+
+    def __init__(self, servers: dict[str, ServerConfig], *, log_dir: Path, on_change: ChangeCallback) -> None:
+        self.upstreams = {name: Upstream(name, config, log_dir=log_dir, on_change=on_change)
+                          for name, config in servers.items()}
+
+    def get(self, name: str) -> Upstream | None:
+        return self.upstreams.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.upstreams)
+
+    def infos(self) -> list[UpstreamInfo]:
+        return [upstream.info() for upstream in self.upstreams.values()]
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[UpstreamPool]:
+        tasks = [asyncio.create_task(upstream.supervise(), name=f"upstream:{name}")
+                 for name, upstream in self.upstreams.items()]
+        try:
+            yield self
+        finally:
+            for task in tasks:
+                task.cancel()
+            for upstream in self.upstreams.values():
+                upstream.state = "stopped"
+            await asyncio.gather(*tasks, return_exceptions=True)

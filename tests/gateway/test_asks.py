@@ -1,0 +1,124 @@
+"""Asks: the call waits for the controller's answer; everything but an explicit allow is a deny."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from support.gateway import Harness, start_gateway
+from support.waiting import wait_until
+
+from polter.gateway.audit import read_rows
+from polter.gateway.models import AskInfo, GatewayEvent
+
+
+class Controller:
+    """Follows /control/events like the app does, collecting asks."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.events: list[GatewayEvent] = []
+
+    def asks(self) -> list[AskInfo]:
+        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask"]
+
+    def resolved(self) -> list[AskInfo]:
+        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask_resolved"]
+
+
+@contextlib.asynccontextmanager
+async def controller(harness: Harness) -> AsyncIterator[Controller]:
+    watcher = Controller(harness)
+
+    async def follow() -> None:
+        async for event in harness.admin.events():
+            watcher.events.append(event)
+
+    task = asyncio.create_task(follow())
+    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller connected")
+    try:
+        yield watcher
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_allow_once_lets_one_call_through_and_the_next_asks_again(harness: Harness) -> None:
+    pane = await harness.pane("asker", title="A")
+    async with controller(harness) as control, harness.client("fixture", pane.token) as client:
+        call = asyncio.create_task(client.call_tool("write_note", {"text": "one"}))
+        await wait_until(lambda: control.asks(), message="ask event")
+        ask = control.asks()[0]
+        assert (ask.pane, ask.pane_title, ask.role, ask.server, ask.name) == (pane.pane.id, "A", "asker", "fixture",
+                                                                             "write_note")
+        assert ask.arguments == {"text": "one"} and "asks" in ask.reason
+        assert [a.id for a in await harness.admin.asks()] == [ask.id]
+        await harness.admin.answer(ask.id, "allow_once")
+        assert (await call).content[0].text == "noted: one"
+        second = asyncio.create_task(client.call_tool("write_note", {"text": "two"}))
+        await wait_until(lambda: len(control.asks()) == 2, message="second ask")
+        await harness.admin.answer(control.asks()[1].id, "deny")
+        refused = await second
+        assert refused.is_error and "the human denied it" in refused.content[0].text
+    decisions = [row.decision for row in read_rows(harness.gateway.audit.path, pane=pane.pane.id)
+                 if row.layer == "call"]
+    assert decisions == ["allow_once", "deny"]
+
+
+async def test_allow_for_this_pane_stops_asking_that_pane_only(harness: Harness) -> None:
+    first, second = await harness.pane("asker"), await harness.pane("asker")
+    async with controller(harness) as control, harness.client("fixture", first.token) as client, \
+            harness.client("fixture", second.token) as other:
+        call = asyncio.create_task(client.call_tool("write_note", {"text": "a"}))
+        await wait_until(lambda: control.asks(), message="ask")
+        await harness.admin.answer(control.asks()[0].id, "allow_pane")
+        assert not (await call).is_error
+        assert (await client.call_tool("write_note", {"text": "b"})).content[0].text == "noted: b"
+        assert len(control.asks()) == 1, "no new ask for the same pane"
+        assert (await harness.admin.pane(first.pane.id)).grants == ["fixture/write_note"]
+        pending = asyncio.create_task(other.call_tool("write_note", {"text": "c"}))
+        await wait_until(lambda: len(control.asks()) == 2, message="the other pane is still asked")
+        await harness.admin.set_role(first.pane.id, "asker-renamed")
+        await harness.admin.answer(control.asks()[1].id, "deny")
+        assert (await pending).is_error
+    assert (await harness.admin.pane(first.pane.id)).grants == [], "a role switch clears the pane's grants"
+
+
+async def test_no_controller_listening_denies_at_once(harness: Harness) -> None:
+    pane = await harness.pane("asker")
+    async with harness.client("fixture", pane.token) as client:
+        result = await client.call_tool("delete_all", {})
+    assert result.is_error and "no controller is listening" in result.content[0].text
+
+
+async def test_an_unanswered_ask_is_denied_after_the_timeout(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path, ask_timeout=0.5) as harness:
+        pane = await harness.pane("asker")
+        async with controller(harness) as control, harness.client("fixture", pane.token) as client:
+            result = await client.call_tool("write_note", {"text": "late"})
+            assert result.is_error and "nobody answered within 0.5 s" in result.content[0].text
+            assert [ask.answered_by for ask in control.resolved()] == ["timeout"]
+            assert await harness.admin.asks() == []
+
+
+async def test_the_last_controller_leaving_denies_pending_asks(harness: Harness) -> None:
+    pane = await harness.pane("asker")
+    async with harness.client("fixture", pane.token) as client:
+        async with controller(harness) as control:
+            call = asyncio.create_task(client.call_tool("write_note", {"text": "x"}))
+            await wait_until(lambda: control.asks(), message="ask")
+        result = await call
+    assert result.is_error and "the last controller stopped listening" in result.content[0].text
+
+
+async def test_removing_the_pane_denies_its_pending_ask(harness: Harness) -> None:
+    pane = await harness.pane("asker")
+    async with controller(harness) as control, harness.client("fixture", pane.token) as client:
+        call = asyncio.create_task(client.call_tool("write_note", {"text": "x"}))
+        await wait_until(lambda: control.asks(), message="ask")
+        await harness.admin.remove(pane.pane.id)
+        result = await call
+    assert result.is_error and "the pane was removed" in result.content[0].text

@@ -1,0 +1,151 @@
+"""The gateway as a real process: `polter gateway`, its state file, the admin and pane commands, and
+the audit log surviving a SIGKILL in the middle of a load."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.gateway import fixture_server, write_roles
+
+from polter.gateway.audit import digest_arguments, read_rows
+from polter.gateway.client import GatewayClient, pane_client
+
+POLTER = [sys.executable, "-m", "polter"]
+
+
+class GatewayProcess:
+    def __init__(self, tmp_path: Path, *extra: str) -> None:
+        self.state_dir = tmp_path / "state"
+        servers = tmp_path / "servers.toml"
+        fixture = fixture_server()
+        servers.write_text(f'[servers.fixture]\ncommand = {json.dumps(fixture.command)}\n'
+                           f'args = {json.dumps(fixture.args)}\n', encoding="utf-8")
+        roles = write_roles(tmp_path / "roles")
+        self.process = subprocess.Popen(
+            [*POLTER, "gateway", "--servers", str(servers), "--roles-dir", str(roles), "--state-dir",
+             str(self.state_dir), *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line.startswith("polter gateway listening on http://127.0.0.1:"), (line, self.process.stderr.read())
+        self.url = line.rsplit(" ", 1)[1].strip()
+
+    def run(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "POLTER_STATE_DIR": str(self.state_dir)}
+        if token is not None:
+            env.update(POLTER_TOKEN=token, POLTER_GATEWAY_URL=self.url)
+        return subprocess.run([*POLTER, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def gateway_process(tmp_path: Path) -> Iterator[GatewayProcess]:
+    process = GatewayProcess(tmp_path)
+    yield process
+    process.stop()
+
+
+def test_polter_gateway_publishes_a_private_state_file_and_cleans_up(gateway_process: GatewayProcess) -> None:
+    state = gateway_process.state_dir / "gateway.json"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    data = json.loads(state.read_text())
+    assert data["url"] == gateway_process.url and data["pid"] == gateway_process.process.pid
+    assert len(data["admin_token"]) >= 43
+    assert stat.S_IMODE((gateway_process.state_dir / "audit.sqlite3").stat().st_mode) == 0o600
+    gateway_process.process.send_signal(signal.SIGTERM)
+    assert gateway_process.process.wait(timeout=30) == 0
+    assert not state.exists(), "a clean exit removes gateway.json"
+
+
+@pytest.mark.e2e
+def test_the_admin_and_pane_commands_against_a_real_gateway(gateway_process: GatewayProcess) -> None:
+    registered = gateway_process.run("panes", "register", "--role", "reader", "--title", "R", "--json")
+    assert registered.returncode == 0, registered.stderr
+    created = json.loads(registered.stdout)
+    token, pane = created["token"], created["pane"]["id"]
+
+    tools = gateway_process.run("tools", "--json", token=token)
+    assert tools.returncode == 0, tools.stderr
+    fixture = next(s for s in json.loads(tools.stdout)["servers"] if s["name"] == "fixture")
+    assert {t["name"]: t["decision"] for t in fixture["tools"]}["write_note"] == "deny"
+    human = gateway_process.run("tools", token=token)
+    assert "fixture/write_note" in human.stdout and "deny" in human.stdout
+
+    allowed = gateway_process.run("call", "fixture/read_notes", "{}", token=token)
+    assert allowed.returncode == 0 and allowed.stdout.strip() == "(no notes)"
+    refused = gateway_process.run("call", "fixture/write_note", '{"text": "x"}', token=token)
+    assert refused.returncode == 1 and "Polter refused fixture/write_note" in refused.stdout
+    bad = gateway_process.run("call", "fixture/read_notes", "[1]", token=token)
+    assert bad.returncode == 2 and "JSON object" in bad.stderr
+
+    assert gateway_process.run("panes", "set-role", pane, "open").returncode == 0
+    assert gateway_process.run("call", "fixture/write_note", '{"text": "x"}', token=token).returncode == 0
+    assert gateway_process.run("panes", "input", pane, "hello there").returncode == 0
+    listing = gateway_process.run("panes", "list", "--json")
+    assert json.loads(listing.stdout)[0]["role"] == "open" and json.loads(listing.stdout)[0]["last_input_at"]
+    assert gateway_process.run("asks", "list").stdout.strip() == "no pending asks"
+
+    audit = gateway_process.run("audit", "--json", "--pane", pane)
+    rows = [json.loads(line) for line in audit.stdout.splitlines()]
+    assert [(r["name"], r["decision"]) for r in rows if r["layer"] == "call" and r["server"] == "fixture"] == [
+        ("read_notes", "allow"), ("write_note", "deny"), ("write_note", "allow")]
+
+    assert gateway_process.run("panes", "remove", pane).returncode == 0
+    gone = gateway_process.run("tools", token=token)
+    assert gone.returncode != 0
+
+
+def test_polter_hook_style_client_errors_are_clear_without_a_gateway(tmp_path: Path) -> None:
+    env = {**os.environ, "POLTER_STATE_DIR": str(tmp_path / "nothing")}
+    result = subprocess.run([*POLTER, "panes", "list"], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1 and "no gateway is running" in result.stderr
+
+
+@pytest.mark.e2e
+def test_a_gateway_killed_mid_load_loses_no_committed_audit_row(gateway_process: GatewayProcess) -> None:
+    answered: list[str] = []
+
+    async def load() -> str:
+        async with GatewayClient(gateway_process.url, json.loads(
+                (gateway_process.state_dir / "gateway.json").read_text())["admin_token"]) as admin:
+            pane = await admin.register("open")
+
+        async def worker(number: int) -> None:
+            async with pane_client("fixture", url=gateway_process.url, token=pane.token, mode="legacy") as client:
+                for index in range(10_000):
+                    text = f"w{number}-{index}"
+                    await client.call_tool("write_note", {"text": text})
+                    answered.append(digest_arguments({"text": text}))
+                    if len(answered) == 150:
+                        gateway_process.process.send_signal(signal.SIGKILL)
+
+        results = await asyncio.gather(*(worker(n) for n in range(4)), return_exceptions=True)
+        assert all(isinstance(result, BaseException) for result in results), "the load ran until the kill"
+        return pane.pane.id
+
+    pane_id = asyncio.run(load())
+    gateway_process.process.wait(timeout=30)
+    assert gateway_process.process.returncode == -signal.SIGKILL
+    audit = gateway_process.state_dir / "audit.sqlite3"
+    connection = sqlite3.connect(audit)
+    assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    connection.close()
+    logged = {row.args_digest for row in read_rows(audit, pane=pane_id) if row.layer == "call"}
+    assert len(answered) >= 150
+    missing = [digest for digest in answered if digest not in logged]
+    assert not missing, f"{len(missing)} answered calls have no audit row"

@@ -1,0 +1,64 @@
+"""The upstream pool: shared upstreams, crashes give errors (never a bypass) and come back."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from support.gateway import fixture_server, start_gateway, time_server
+from support.waiting import wait_until
+
+from polter.gateway.servers import StdioServer
+
+
+async def test_an_upstream_killed_mid_call_gives_an_error_and_comes_back(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path, servers={"fixture": fixture_server(), "time": time_server()}) as harness:
+        pane = await harness.pane("open")
+        async with harness.client("fixture", pane.token) as client, harness.client("time", pane.token) as time_client:
+            pid = int((await client.call_tool("pid", {})).content[0].text)
+            slow = asyncio.create_task(client.call_tool("slow", {"seconds": 30}))
+            await wait_until(lambda: harness.gateway.pool.get("fixture").state == "running", message="running")
+            await wait_until(lambda: _has_child_request(harness), message="slow call in flight")
+            os.kill(pid, signal.SIGKILL)
+            result = await slow
+            assert result.is_error and "broken, not forbidden" in result.content[0].text
+            # The other upstream is unaffected meanwhile.
+            assert not (await time_client.call_tool("get_current_time", {"timezone": "UTC"})).is_error
+            await wait_until(lambda: harness.gateway.pool.get("fixture").state == "running", message="restarted")
+            new_pid = int((await client.call_tool("pid", {})).content[0].text)
+            assert new_pid != pid
+            assert harness.gateway.pool.get("fixture").restarts == 1
+        status = await harness.admin.status()
+        fixture = next(server for server in status.servers if server.name == "fixture")
+        assert fixture.state == "running" and fixture.restarts == 1
+
+
+def _has_child_request(harness) -> bool:  # type: ignore[no-untyped-def]
+    upstream = harness.gateway.pool.get("fixture")
+    session = upstream._session
+    return session is not None and bool(session._dispatcher._pending)
+
+
+async def test_a_call_while_the_upstream_is_down_is_an_error_not_a_bypass(tmp_path: Path) -> None:
+    broken = StdioServer(command="/nonexistent/polter-test-server")
+    async with start_gateway(tmp_path, servers={"broken": broken}) as harness:
+        pane = await harness.pane("open")
+        await wait_until(lambda: harness.gateway.pool.get("broken").state == "restarting", message="failed start")
+        async with harness.client("broken", pane.token) as client:
+            assert (await client.list_tools()).tools == []
+            result = await client.call_tool("anything", {})
+        assert result.is_error and "broken, not forbidden" in result.content[0].text
+        assert "not running" in result.content[0].text
+        status = await harness.admin.status()
+        assert "command not found" in (status.servers[0].error or "")
+
+
+async def test_each_upstream_runs_once_for_all_panes(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path) as harness:
+        first, second = await harness.pane("open"), await harness.pane("open")
+        async with harness.client("fixture", first.token) as one, harness.client("fixture", second.token) as two:
+            await one.call_tool("write_note", {"text": "shared"})
+            assert (await two.call_tool("read_notes", {})).content[0].text == "shared"
+            assert (await one.call_tool("pid", {})).content[0].text == (await two.call_tool("pid", {})).content[0].text

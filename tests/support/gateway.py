@@ -1,0 +1,155 @@
+"""Gateway test harness: a real gateway (uvicorn on 127.0.0.1:0, in this process) over real upstream
+processes, driven with the official MCP SDK client and the typed control client."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from polter.gateway.app import create_gateway
+from polter.gateway.client import GatewayClient
+from polter.gateway.config import GatewayConfig
+from polter.gateway.core import Gateway
+from polter.gateway.models import PaneCreated
+from polter.gateway.serve import running
+from polter.gateway.servers import ServerConfig, StdioServer
+
+FIXTURE_SERVER = Path(__file__).with_name("fixture_server.py")
+
+ROLES = {
+    "open": """
+        description = "Everything allowed"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "allow"
+        [skills]
+        default = "allow"
+    """,
+    "reader": """
+        description = "Read-only tools only"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "deny"
+        allow = ["@read-only"]
+        [skills]
+        default = "allow"
+        deny = ["*write*"]
+        ask = ["deploy"]
+    """,
+    "asker": """
+        description = "Writing asks the human"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "allow"
+        ask = ["fixture/write_note", "fixture/delete_all"]
+        [skills]
+        default = "allow"
+    """,
+    "gated": """
+        description = "Deleting needs the human to have said so"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "allow"
+        [skills]
+        default = "allow"
+        [gates]
+        "fixture/delete_all" = ["wipe", "清空"]
+    """,
+    "phased": """
+        description = "Research first, then act"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "allow"
+        [skills]
+        default = "allow"
+        [phases]
+        research = ["@read-only"]
+    """,
+    "no-fixture": """
+        description = "The fixture server is off limits"
+        [servers]
+        default = "allow"
+        deny = ["fixture"]
+        [tools]
+        default = "allow"
+        [skills]
+        default = "allow"
+    """,
+}
+
+
+def fixture_server(**env: str) -> StdioServer:
+    return StdioServer(command=sys.executable, args=[str(FIXTURE_SERVER)], env=env)
+
+
+def time_server() -> StdioServer:
+    return StdioServer(command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"])
+
+
+def write_roles(directory: Path, roles: dict[str, str] = ROLES) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in roles.items():
+        (directory / f"{name}.toml").write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return directory
+
+
+@dataclass
+class Harness:
+    app: Any
+    gateway: Gateway
+    url: str
+    admin_token: str
+    admin: GatewayClient
+    roles_dir: Path
+    state_dir: Path
+
+    async def pane(self, role: str, title: str | None = None) -> PaneCreated:
+        return await self.admin.register(role, title=title)
+
+    @contextlib.asynccontextmanager
+    async def client(self, server: str, token: str, *, mode: str = "legacy",
+                     on_message: Callable[[Any], Any] | None = None) -> AsyncIterator[Client]:
+        """The official SDK client on ``/mcp/<server>`` with a pane's token."""
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=None))
+
+        async def handler(message: Any) -> None:
+            if on_message is not None:
+                on_message(message)
+
+        async with http, Client(streamable_http_client(f"{self.url}/mcp/{server}", http_client=http), mode=mode,  # type: ignore[arg-type]
+                                message_handler=handler) as client:
+            yield client
+
+    def raw(self, token: str | None = None, **headers: str) -> httpx.AsyncClient:
+        """A plain HTTP client on the gateway, with a bearer token when given."""
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30)
+
+
+@contextlib.asynccontextmanager
+async def start_gateway(tmp_path: Path, *, servers: dict[str, ServerConfig] | None = None,
+                        roles: dict[str, str] = ROLES, **options: Any) -> AsyncIterator[Harness]:
+    roles_dir = write_roles(tmp_path / "roles", roles)
+    state_dir = tmp_path / "gateway-state"
+    config = GatewayConfig(state_dir=state_dir, servers=servers if servers is not None else {"fixture": fixture_server()},
+                           roles_dirs=[roles_dir], **options)
+    app = create_gateway(config)
+    async with running(app) as served:
+        async with GatewayClient(served.url, app.state.admin_token) as admin:
+            yield Harness(app, app.state.gateway, served.url, app.state.admin_token, admin, roles_dir, state_dir)
