@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
-from polter.roles.loader import RoleFile, _locate, _syntax_error  # one TOML position reader for all files
+from polter.roles.loader import RoleFile, _syntax_error, locate_line  # one TOML position reader for all files
 
 __all__ = [
     "FLOOR_ENDPOINT",
@@ -122,7 +122,7 @@ def expand_vars(text: str, environ: dict[str, str] | os._Environ[str] | None = N
 
 def toml_line(text: str, table: tuple[str, ...], key: str | None = None) -> int | None:
     """The line of ``[servers.NAME]`` or of a key inside it (best effort, via the roles loader's scanner)."""
-    return _locate(text, (*table, key) if key else table, None)
+    return locate_line(text, (*table, key) if key else table)
 
 
 def _expand(value: Any, field: str, path: Path, line: int | None) -> Any:
