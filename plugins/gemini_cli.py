@@ -32,9 +32,11 @@ from polter.adapters import (
     hook_shell_command,
     link_allowed_skills,
     mcp_tool_request,
+    permission_decision_reply,
     project_dirs,
     scan_skills,
     split_by_decision,
+    split_tool_name,
 )
 
 SKILL_TOOL = "activate_skill"
@@ -72,8 +74,13 @@ class GeminiCli(Adapter):
         ),
     )
     home_env = "GEMINI_CLI_HOME"
+    """Moves the CLI's home: Gemini CLI reads ``$GEMINI_CLI_HOME/.gemini``."""
     settings_dir = ".gemini"
+    """The config folder under the user's home (and in a project)."""
+    pane_settings_dir = ".gemini"
+    """Where the settings file sits under the moved home."""
     tool_prefix = "mcp_"
+    skill_tool = SKILL_TOOL
     builtin_skills: tuple[str, ...] = BUILTIN_SKILLS
     default_test_model = "gemini-2.5-flash"
 
@@ -122,7 +129,17 @@ class GeminiCli(Adapter):
 
     def hook_matcher(self, pane: Pane) -> str:
         servers = "|".join(re.escape(name) for name in pane.endpoints)
-        return f"^({re.escape(self.tool_prefix)}({servers})_.+|{SKILL_TOOL})$"
+        return f"^({re.escape(self.tool_prefix)}({servers})_.+|{self.skill_tool})$"
+
+    def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
+        """The hook event and its entry: a BeforeTool command hook named so it can be recognised."""
+        command = {
+            "type": "command",
+            "command": hook_shell_command(pane.hook_argv(self.name)),
+            "name": HOOK_NAME,
+            "timeout": HOOK_TIMEOUT_SECONDS * 1000,
+        }
+        return "BeforeTool", {"matcher": self.hook_matcher(pane), "hooks": [command]}
 
     def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
         settings = dict(base)
@@ -135,20 +152,8 @@ class GeminiCli(Adapter):
         skills["disabled"] = sorted({*(skills.get("disabled") or []), *hidden})
         settings["skills"] = skills
         hooks = dict(settings.get("hooks") or {})
-        hooks["BeforeTool"] = [
-            *(hooks.get("BeforeTool") or []),
-            {
-                "matcher": self.hook_matcher(pane),
-                "hooks": [
-                    {
-                        "type": "command",
-                        "command": hook_shell_command(pane.hook_argv(self.name)),
-                        "name": HOOK_NAME,
-                        "timeout": HOOK_TIMEOUT_SECONDS * 1000,
-                    }
-                ],
-            },
-        ]
+        event, entry = self.hook_entry(pane)
+        hooks[event] = [*(hooks.get(event) or []), entry]
         settings["hooks"] = hooks
         hooks_config = dict(settings.get("hooksConfig") or {})
         hooks_config["enabled"] = True
@@ -178,14 +183,15 @@ class GeminiCli(Adapter):
         else:
             base, warnings = self.test_settings(pane), []
         warnings += self._workspace_warnings(pane)
+        config_dir = f"{root}/{self.pane_settings_dir}".rstrip("/")
         files: dict[str, PaneFile] = {
-            f"{root}/{self.settings_dir}/settings.json": PaneFile(
+            f"{config_dir}/settings.json": PaneFile(
                 text=json.dumps(self.settings(pane, base, hidden_names), indent=2)
             )
         }
         # The home moved, so the user's own skills are linked in (allowed ones only).
         user_skills = [s for s in skills if s.scope == "user"]
-        files |= dict(link_allowed_skills(user_skills, pane, f"{root}/{self.settings_dir}/skills"))
+        files |= dict(link_allowed_skills(user_skills, pane, f"{config_dir}/skills"))
         env = {**pane.polter_env(), self.home_env: str(pane.file(root))}
         argv = [self.executable()]
         for name in pane.endpoints:
@@ -195,7 +201,7 @@ class GeminiCli(Adapter):
             for name in CARRIED_OVER:
                 source = home / self.settings_dir / name
                 if source.exists():
-                    files[f"{root}/{self.settings_dir}/{name}"] = PaneFile(link_to=source.resolve())
+                    files[f"{config_dir}/{name}"] = PaneFile(link_to=source.resolve())
         else:
             env |= self.test_env(pane)
             argv += ["--skip-trust", "-m", pane.test_mode.model or self.default_test_model]
@@ -208,7 +214,7 @@ class GeminiCli(Adapter):
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         tool_name = str(payload.get("tool_name") or "")
         tool_input = payload.get("tool_input")
-        if tool_name == SKILL_TOOL:
+        if tool_name == self.skill_tool:
             skill = str(tool_input.get("name") or "") if isinstance(tool_input, dict) else ""
             return HookRequest(kind="skill", cli_tool=tool_name, skill=skill, arguments={"name": skill})
         context = payload.get("mcp_context")
@@ -232,7 +238,9 @@ class GeminiCli(Adapter):
 
 
 class QwenCode(GeminiCli):
-    """Qwen Code is a Gemini CLI fork: same settings shape under ``QWEN_HOME`` (``~/.qwen``)."""
+    """Qwen Code began as a Gemini CLI fork: the same MCP settings (``mcpServers``, ``mcp.allowed``,
+    ``--allowed-mcp-server-names``, ``skills.disabled``), but its home is ``$QWEN_HOME`` itself
+    (``~/.qwen``) and its hooks, tool names and skill tool follow Claude Code's shapes."""
 
     info = AdapterInfo(
         name="qwen-code",
@@ -241,22 +249,39 @@ class QwenCode(GeminiCli):
         description="Alibaba's coding agent CLI (a Gemini CLI fork).",
         mcp_liveness=Liveness.COLD,
         skills_liveness=Liveness.COLD,
-        skill_veto=False,
+        skill_veto=True,
         tool_veto=True,
         tested_versions=("0.24.4",),
         limitations=(
-            "Not proven end to end against a model here: Qwen Code talks to an OpenAI-compatible chat API that "
-            "Polter's test fakes do not serve; its config generation is checked against `qwen mcp list`.",
+            "Not driven end to end against a model here: Qwen Code talks to an OpenAI-compatible chat API that "
+            "Polter's test fakes do not serve; its config is checked with `qwen mcp list` against a live endpoint.",
             "Whether Qwen Code honours MCP tools/list_changed is not verified, so role changes are reported as cold.",
-            "Skill hiding uses Gemini CLI's skills.disabled key, which this Qwen Code version may ignore; "
-            "denied skills are then visible, and only MCP tools are vetoed.",
-            "Built-in tools follow Qwen Code's own approval mode, not the role.",
+            "Built-in tools follow Qwen Code's own approval mode and permissions, not the role; `--bare`, "
+            "`--safe-mode` or a user's `disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
         ),
     )
     home_env = "QWEN_HOME"
     settings_dir = ".qwen"
+    pane_settings_dir = ""
+    tool_prefix = "mcp__"
+    skill_tool = "skill"
     builtin_skills = ()
     default_test_model = "qwen-fake"
+
+    def hook_matcher(self, pane: Pane) -> str:
+        servers = "|".join(re.escape(name) for name in pane.endpoints)
+        return f"^(mcp__({servers})__.+|{self.skill_tool})$"
+
+    def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
+        command = {"type": "command", "command": hook_shell_command(pane.hook_argv(self.name)),
+                   "timeout": HOOK_TIMEOUT_SECONDS}
+        return "PreToolUse", {"matcher": self.hook_matcher(pane), "hooks": [command]}
+
+    def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
+        settings = super().settings(pane, base, hidden)
+        settings.pop("hooksConfig", None)
+        settings["disableAllHooks"] = False
+        return settings
 
     def test_settings(self, pane: Pane) -> dict[str, Any]:
         return {"security": {"auth": {"selectedType": "openai"}}, "general": {"enableAutoUpdate": False},
@@ -266,6 +291,21 @@ class QwenCode(GeminiCli):
         assert pane.test_mode is not None
         return {"OPENAI_API_KEY": pane.test_mode.api_key, "OPENAI_BASE_URL": f"{pane.test_mode.model_base_url}/v1",
                 "OPENAI_MODEL": pane.test_mode.model or self.default_test_model}
+
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
+        tool_name = str(payload.get("tool_name") or "")
+        tool_input = payload.get("tool_input")
+        if tool_name == self.skill_tool:
+            args = tool_input if isinstance(tool_input, dict) else {}
+            skill = str(args.get("skill") or args.get("name") or "")
+            return HookRequest(kind="skill", cli_tool=tool_name, skill=skill, arguments={"skill": skill})
+        parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
+        if parts is None:
+            return HookRequest(kind="other", cli_tool=tool_name)
+        return mcp_tool_request(tool_name, *parts, payload)
+
+    def hook_answer(self, answer: HookAnswer) -> HookReply:
+        return permission_decision_reply(answer)
 
 
 _WAITING = re.compile(r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once")

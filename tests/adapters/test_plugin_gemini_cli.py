@@ -117,7 +117,14 @@ def test_qwen_code_uses_its_own_home(bundled: AdapterRegistry, make_pane: Callab
     prepared = qwen.prepare(pane)
     assert prepared.launch.env["QWEN_HOME"] == str(pane.file("qwen-code"))
     assert prepared.hidden_skills == ("q",)
-    settings = settings_of(pane, qwen, "qwen-code/.qwen")
+    settings = settings_of(pane, qwen, "qwen-code")
     assert set(settings["mcpServers"]) == {"time", "everything", "polter"}
+    [entry] = settings["hooks"]["PreToolUse"]
+    assert entry["matcher"] == "^(mcp__(time|everything|polter)__.+|skill)$"
+    assert settings["disableAllHooks"] is False and "hooksConfig" not in settings
+    request = qwen.hook_request({"tool_name": "mcp__time__now", "tool_input": {}})
+    assert (request.server, request.tool) == ("time", "now")
+    assert qwen.hook_request({"tool_name": "skill", "tool_input": {"skill": "q"}}).skill == "q"
+    assert json.loads(qwen.hook_answer(HookAnswer(decision="deny", reason="no")).stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     test_env = qwen.prepare(make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:1"))).launch.env
     assert test_env["OPENAI_BASE_URL"] == "http://127.0.0.1:1/v1"

@@ -26,13 +26,15 @@ def _with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpe
 
 
 def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path, path_dirs: list[Path],
-             timeout: float = 240, before_args: list[str] | None = None) -> tuple[PreparedPane, subprocess.CompletedProcess[str]]:
-    """Run the CLI non-interactively (``-p`` / ``exec``) with the pane's config; return its output."""
+             timeout: float = 240, before_args: list[str] | None = None,
+             launch_args: bool = True) -> tuple[PreparedPane, subprocess.CompletedProcess[str]]:
+    """Run the CLI non-interactively (``-p`` / ``exec``) with the pane's config and environment; return its
+    output. ``launch_args=False`` drops the adapter's own arguments (for a CLI's inspection subcommands)."""
     prepared = adapter.prepare(pane)
     spec = _with_home(prepared.launch, home, path_dirs)
     with RuntimeDir(pane.runtime_dir):
         write_pane_files(pane.runtime_dir, prepared.files)
-        argv = [spec.argv[0], *(before_args or []), *spec.argv[1:], *extra_args]
+        argv = [spec.argv[0], *(before_args or []), *(spec.argv[1:] if launch_args else ()), *extra_args]
         result = subprocess.run(argv, env=spec.environment(), cwd=spec.cwd, capture_output=True, text=True,
                                 timeout=timeout, stdin=subprocess.DEVNULL)
     return prepared, result

@@ -1,0 +1,70 @@
+"""Qwen Code and opencode, whose models the tests cannot fake: the real CLIs read the configuration their
+adapters write, connect to every endpoint with the pane's token, switch the user's own servers off, and
+carry the skill switches (checked with the CLIs' own inspection commands)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from polter.adapters import Pane
+from support.tiny_mcp import TinyMcp
+
+from .agent_pane import run_once
+from .conftest import real_cli
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "tok-e2e-config"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def make_pane(url: str, tmp_path: Path, home: Path, project: Path) -> Pane:
+    return Pane(pane_id="p1", gateway_url=url, servers=("time",), runtime_dir=tmp_path / "runtime", cwd=project,
+                token=TOKEN, home=home, skill_decision=lambda name: "deny" if name == "secret-skill" else "allow")
+
+
+def test_qwen_code_connects_to_every_endpoint(tmp_path: Path, e2e_home: Path, e2e_project: Path) -> None:
+    cli = real_cli("qwen-code")
+    user_settings = e2e_home / ".qwen" / "settings.json"
+    user_settings.parent.mkdir()
+    user_settings.write_text(json.dumps({"mcpServers": {"mine": {"httpUrl": "http://127.0.0.1:9/mine"}}}))
+    with TinyMcp(TOKEN, ["time", "polter"]) as mcp:
+        pane = make_pane(mcp.url, tmp_path, e2e_home, e2e_project)
+        _prepared, result = run_once(cli.adapter, pane, ["mcp", "list"], home=e2e_home, path_dirs=[cli.bin_dir],
+                                       launch_args=False)
+        output = ANSI.sub("", result.stdout)
+        assert result.returncode == 0, result.stderr
+        assert f"time: {mcp.url}/mcp/time (http) - Connected" in output
+        assert f"polter: {mcp.url}/mcp/polter (http) - Connected" in output
+        assert "mine" not in output, "the user's own server does not reach the pane"
+        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter"}
+
+
+def test_opencode_connects_to_every_endpoint_and_switches_the_users_servers_off(
+    tmp_path: Path, e2e_home: Path, e2e_project: Path
+) -> None:
+    cli = real_cli("opencode")
+    user_config = e2e_home / ".config" / "opencode" / "opencode.json"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(json.dumps({"mcp": {"mine": {"type": "remote", "url": "http://127.0.0.1:9/mine"}}}))
+    skill = e2e_project / ".opencode" / "skills" / "secret-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: secret-skill\ndescription: Secret\n---\nx\n")
+    with TinyMcp(TOKEN, ["time", "polter"]) as mcp:
+        pane = make_pane(mcp.url, tmp_path, e2e_home, e2e_project)
+        _prepared, result = run_once(cli.adapter, pane, ["mcp", "list"], home=e2e_home, path_dirs=[cli.bin_dir],
+                                       launch_args=False)
+        output = ANSI.sub("", result.stdout)
+        assert result.returncode == 0, result.stderr
+        assert re.search(r"✓ time\s+connected", output) and re.search(r"✓ polter\s+connected", output), output
+        assert re.search(r"○ mine\s+disabled", output), output
+        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter"}
+
+        _prepared, agent = run_once(cli.adapter, pane, ["debug", "agent", "build"], home=e2e_home,
+                                  path_dirs=[cli.bin_dir], launch_args=False)
+        rules = re.findall(r'"permission": "skill",\s*"pattern": "([^"]+)",\s*"action": "(\w+)"', agent.stdout)
+        assert ("secret-skill", "deny") in rules, agent.stdout[-2000:]
