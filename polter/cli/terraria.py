@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="let /spawnmob, /spawnboss and /tp run over REST (a demo switch; real TShock refuses)")
     sim.add_argument("--vanilla", action="store_true",
                      help="do not emulate the Polter companion plugin (no /polter/v1/world route)")
+    sim.add_argument("--events-url", metavar="URL",
+                     help="post game events (joins, deaths, boss spawns, broadcasts …) to this event intake, as the "
+                          "companion plugin would, e.g. http://127.0.0.1:7879/events")
+    sim.add_argument("--events-secret", metavar="S", help="bearer secret for --events-url (TERRARIA_EVENTS_SECRET)")
     sim.add_argument("--tshock-version", default="5.2.0.0", metavar="V", help="reported TShock version")
     sim.add_argument("--server-version", default="v1.4.4.9", metavar="V", help="reported Terraria version")
     sim.set_defaults(handler=run_sim)
@@ -50,7 +54,8 @@ def run_sim(args: argparse.Namespace) -> int:
     from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World
 
     config = ServerConfig(allow_ingame_only_commands=args.allow_ingame_commands, companion_plugin=not args.vanilla,
-                          tshock_version=args.tshock_version, server_version=args.server_version)
+                          tshock_version=args.tshock_version, server_version=args.server_version,
+                          events_url=args.events_url, events_secret=args.events_secret)
     world = World(seed=args.seed, config=config)
 
     async def serve() -> None:

@@ -13,10 +13,11 @@ from mcp.types import TextResourceContents
 from polter.backends.terraria.client import TShockClient, TShockSettings
 from polter.backends.terraria.events import EventLog
 from polter.backends.terraria.server import Backend, build_server
+from polter.backends.terraria.simulator import SimulatorServer, World
 from polter.backends.terraria.wiki import WikiClient
 from polter.errors import ConfigError
 
-from backends.terraria.helpers import data, hosted
+from backends.terraria.helpers import call, data, hosted
 
 SECRET = "plugin-shared-secret"
 
@@ -90,3 +91,19 @@ def test_events_port_is_validated() -> None:
     env = {"TSHOCK_URL": "http://127.0.0.1:7878", "TSHOCK_TOKEN": "abcd", "TERRARIA_EVENTS_PORT": "http"}
     with pytest.raises(ConfigError, match="^TERRARIA_EVENTS_PORT: must be a port number"):
         Backend.from_env(env)
+
+
+async def test_the_simulator_posts_events_like_the_companion_plugin(sim: SimulatorServer, world: World) -> None:
+    backend = Backend(TShockClient(TShockSettings(url=sim.url, token=sim.token)), WikiClient(),
+                      events=EventLog(), events_port=0, events_secret=SECRET)
+    async with Client(build_server(backend), cache=None) as client:
+        world.config.events_url, world.config.events_secret = backend.events_url, SECRET
+        await call(client, "world_hardmode", enabled=True)
+        await call(client, "player_kill", player="Bob")
+        await call(client, "player_kick", player="Alice", reason="afk")
+        recent = await data(client, "recent_events")
+        assert [(e["kind"], e["player"]) for e in recent["events"]] == [
+            ("world", None), ("death", "Bob"), ("leave", "Alice")]
+        assert recent["events"][0]["details"] == {"hardmode": True}
+        assert recent["events"][1]["message"] == "Bob was slain by Server Admin."
+    await backend.aclose()

@@ -225,6 +225,8 @@ def cmd_hardmode(ctx: Context) -> None:
         ctx.reply.append("Hardmode is now on.")
     else:
         ctx.reply.append("Hardmode is disabled in the server configuration file.")
+        return
+    w.emit("world", None, ctx.reply[-1], hardmode=w.hardmode)
 
 
 def cmd_worldevent(ctx: Context) -> None:
@@ -336,6 +338,7 @@ def cmd_spawn(boss: bool) -> Handler:
             w.spawned.extend(Npc(npc_id, name) for _ in range(amount))
             w.npcs.extend(Npc(npc_id, name) for _ in range(amount))
             w.broadcast(f"{ctx.name} has spawned {name} {amount} time(s).")
+            w.emit("boss_spawn", None, f"{name} has awoken!", boss=name, npc_id=npc_id, amount=amount)
             return
         match = [m for m in MOBS if m == query] or [m for m in MOBS if m.startswith(query)]
         if len(match) != 1:
@@ -542,6 +545,7 @@ def cmd_kill(ctx: Context) -> None:
         ctx.reply.append(f"{player.name} is already dead!")
         return
     player.dead, player.hp = True, 0
+    ctx.world.emit("death", player.name, f"{player.name} was slain by {ctx.name}.")
     ctx.reply.append(f"You just killed {player.name}!")
     player.messages.append(f"{ctx.name} just killed you!")
 

@@ -9,12 +9,14 @@ effectively required, no player-ban route).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,6 +28,8 @@ from polter.backends.terraria.simulator.world import SUPERADMIN, Ban, Group, Ite
 from polter.backends.terraria.text import DOTNET_MAX_TICKS, datetime_to_ticks
 
 __all__ = ["create_app"]
+
+log = logging.getLogger("polter.terraria.sim")
 
 Body = dict[str, Any]
 
@@ -204,6 +208,7 @@ def server_off(call: Call) -> Body:
     for player in list(world.players):
         world.kick(player, message)
     world.running = False
+    world.emit("server", None, message, stopping=True)
     return ok("The server is shutting down")
 
 
@@ -510,7 +515,9 @@ def players_kill(call: Call) -> Body:
     if isinstance(player, dict):
         return player
     player.dead, player.hp = True, 0
-    player.messages.append(f"{call.param('from') or 'Server Admin'} just killed you!")
+    killer = call.param("from") or "Server Admin"
+    player.messages.append(f"{killer} just killed you!")
+    call.world.emit("death", player.name, f"{player.name} was slain by {killer}.")
     return ok(f"Player {player.name} was killed")
 
 
@@ -729,6 +736,21 @@ class TShockRest:
         return None
 
 
+async def deliver_events(world: World) -> None:
+    """Post what happened since the last delivery to the event intake, as the companion plugin would."""
+    assert world.config.events_url is not None
+    pending = world.events[world.events_sent:]
+    headers = {"Authorization": f"Bearer {world.config.events_secret}"} if world.config.events_secret else {}
+    try:
+        async with httpx.AsyncClient(timeout=5) as http:
+            reply = await http.post(world.config.events_url, json=pending, headers=headers)
+        if reply.status_code != 202:
+            log.warning("event intake refused %d events: HTTP %d %s", len(pending), reply.status_code, reply.text)
+    except httpx.HTTPError as exc:
+        log.warning("cannot post %d events to %s: %s", len(pending), world.config.events_url, exc)
+    world.events_sent += len(pending)  # a plugin does not queue forever either
+
+
 def create_app(world: World) -> Starlette:
     """An ASGI app serving ``world`` the way TShock's REST listener would."""
     rest = TShockRest(world)
@@ -740,6 +762,8 @@ def create_app(world: World) -> Starlette:
             params.update({k: str(v) for k, v in form.multi_items()})
         ip = request.client.host if request.client else "127.0.0.1"
         body = rest.handle(request.url.path, params, ip)
+        if world.config.companion_plugin and world.config.events_url and world.events_sent < len(world.events):
+            await deliver_events(world)
         text = json.dumps(body, indent=2, ensure_ascii=False)
         if params.get("jsonp"):
             text = f"{params['jsonp']}({text});"

@@ -163,6 +163,9 @@ class ServerConfig:
     """Demo switch: pretend a plugin lets ``/spawnmob``, ``/spawnboss`` and ``/tp`` run from REST."""
     companion_plugin: bool = True
     """Serve the Polter companion plugin's ``/polter/v1/world`` route (vanilla TShock has no hardmode read)."""
+    events_url: str | None = None
+    """Where the companion plugin posts game events (an MCP server's event intake), if anywhere."""
+    events_secret: str | None = None
     motd: list[str] = field(default_factory=lambda: ["Welcome to [c/FFFAAA:Polter Test Server]!", "Be kind."])
     rules: list[str] = field(default_factory=lambda: ["1. No griefing.", "2. No spawn camping."])
 
@@ -266,6 +269,9 @@ class World:
         self.broadcasts: list[str] = []
         """What every player saw announced (messages TShock sends to ``TSPlayer.All``)."""
         self.log: list[str] = []
+        self.events: list[dict[str, object]] = []
+        """Game events as the companion plugin reports them (kind, player, message, details)."""
+        self.events_sent = 0
 
     # accounts, players, tokens ------------------------------------------------------------------
 
@@ -317,6 +323,11 @@ class World:
     def kick(self, player: Player, reason: str) -> None:
         self.players.remove(player)
         self.log.append(f"{player.name} was kicked: {reason}")
+        self.emit("leave", player.name, f"{player.name} was kicked: {reason}")
+
+    def emit(self, kind: str, player: str | None = None, message: str | None = None, **details: object) -> None:
+        self.events.append({"kind": kind, "player": player, "message": message, "details": details,
+                            "time": self.now().isoformat()})
 
     def new_token_string(self) -> str:
         return "".join(f"{self.rng.randrange(256):02X}" for _ in range(32))
@@ -372,6 +383,7 @@ class World:
 
     def broadcast(self, message: str) -> None:
         self.broadcasts.append(message)
+        self.emit("server", None, message)
         for player in self.players:
             player.messages.append(message)
 
