@@ -111,7 +111,8 @@ class TShockClient:
     # requests -----------------------------------------------------------------------------------
 
     async def get(self, path: str, **params: Any) -> dict[str, Any]:
-        """Call a secured route; on success the JSON body, else a :class:`TShockError` saying why."""
+        """Call a route with the token (TShock ignores it where none is needed); on success the JSON
+        body, else a :class:`TShockError` saying why."""
         token = await self._current_token()
         body = await self._send(path, {**params, "token": token})
         if body["status"] == "403" and any(text in str(body.get("error")) for text in _TOKEN_LOST):
@@ -122,11 +123,6 @@ class TShockClient:
             token = await self._current_token()
             body = await self._send(path, {**params, "token": token})
         return self._checked(path, body)
-
-    async def get_open(self, path: str, **params: Any) -> dict[str, Any]:
-        """A route that needs no token unless TShock is configured so (status, motd, rules)."""
-        token = await self._current_token()
-        return self._checked(path, await self._send(path, {**params, "token": token}))
 
     async def rawcmd(self, command: str) -> list[str]:
         """Run a chat command as the REST user; its reply lines, colour tags stripped.

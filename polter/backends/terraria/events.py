@@ -3,7 +3,8 @@
 Enabled by ``TERRARIA_EVENTS_PORT`` (``0`` picks a free port and logs it). A plugin sends
 ``POST /events`` with ``Content-Type: application/json`` and one event or a list of them; with
 ``TERRARIA_EVENTS_SECRET`` set it must also send ``Authorization: Bearer <secret>``. Requiring JSON
-keeps browsers out (a cross-site form cannot send it without a CORS preflight, which is refused).
+keeps browsers out (a cross-site form cannot send it without a CORS preflight, which is refused),
+and a ``Host`` other than the loopback address is refused (DNS rebinding).
 The MCP server shows the recent events as the ``recent_events`` tool and the
 ``terraria://events/recent`` resource.
 """
@@ -45,6 +46,7 @@ class GameEvent(BaseModel):
 
 
 _EVENTS = TypeAdapter(GameEvent | list[GameEvent])
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "[::1]"}
 
 
 class EventLog:
@@ -68,6 +70,8 @@ class EventLog:
 
 def create_intake_app(log: EventLog, secret: str | None = None) -> Starlette:
     async def receive(request: Request) -> JSONResponse:
+        if request.headers.get("host", "").rsplit(":", 1)[0] not in LOOPBACK_HOSTS:
+            return JSONResponse({"error": "unexpected Host header"}, status_code=421)  # DNS rebinding
         if secret is not None:
             given = request.headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {secret}".encode()):

@@ -79,6 +79,7 @@ async def test_intake_refuses_bad_requests(events_client: Client, events_backend
     invalid = await post(url, {"kind": "dance", "player": "Alice"})
     assert invalid.status_code == 422 and "kind" in invalid.json()["error"]
     assert (await post(url, {"kind": "chat", "extra": 1})).status_code == 422
+    assert (await post(url, {"kind": "chat"}, Host="attacker.example:80")).status_code == 421
     assert (await data(events_client, "recent_events"))["count"] == 0
 
 

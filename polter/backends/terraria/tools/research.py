@@ -64,7 +64,7 @@ def register(server: TerrariaServer, backend: Backend) -> None:
     async def server_status(include_players: bool = True, include_rules: bool = False) -> Json:
         """Server name, TShock and Terraria versions, uptime, player count and limit, password flag;
         optionally the online players and the server's rules settings."""
-        return body_of(await tshock.get_open("/v2/server/status", players=include_players, rules=include_rules))
+        return body_of(await tshock.get("/v2/server/status", players=include_players, rules=include_rules))
 
     @server.tool(annotations=READ_ONLY)
     async def server_info() -> Json:
@@ -80,7 +80,7 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         result: Json = {}
         for key, path in (("motd", "/v3/server/motd"), ("rules", "/v3/server/rules")):
             try:
-                result[key] = [strip_colour_tags(str(line)) for line in (await tshock.get_open(path))[key]]
+                result[key] = [strip_colour_tags(str(line)) for line in (await tshock.get(path))[key]]
             except TShockError as exc:
                 if exc.status != 500:  # 500: TShock has no motd.txt / rules.txt
                     raise
