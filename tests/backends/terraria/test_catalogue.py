@@ -4,23 +4,7 @@ from __future__ import annotations
 
 from mcp import Client
 
-READ_ONLY = {
-    "server_status", "server_info", "server_motd", "world_info", "player_list", "player_info", "user_list",
-    "user_info", "ban_list", "ban_info", "group_list", "group_info", "region_list", "region_info", "warp_list",
-    "wiki_search", "item_lookup",
-}
-DESTRUCTIVE = {
-    "world_hardmode", "server_stop", "world_butcher", "player_kick", "player_ban", "player_kill", "region_delete",
-    "server_raw_command", "group_permissions",
-}
-ACTING = {
-    "server_broadcast", "server_save", "server_reload", "server_stop", "server_raw_command", "world_time_set",
-    "world_rain", "world_wind", "world_bloodmoon", "world_event", "world_invasion", "world_hardmode",
-    "world_butcher", "give_item", "player_kick", "player_ban", "player_unban", "player_mute", "player_kill",
-    "player_heal", "player_godmode", "player_buff", "player_teleport", "npc_spawn", "region_protect",
-    "region_allow", "region_delete", "group_permissions", "user_set_group",
-}
-
+from backends.terraria.helpers import ACTING, DESTRUCTIVE, READ_ONLY
 
 async def test_forty_six_tools_with_the_catalogue_names(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
