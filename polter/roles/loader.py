@@ -110,9 +110,6 @@ def locate_line(text: str, path: Sequence[str], value: str | None = None) -> int
     return start
 
 
-_locate = locate_line  # the name polter.gateway.servers imports
-
-
 def _field_name(loc: Sequence[int | str]) -> str:
     parts = []
     for part in loc:
