@@ -266,7 +266,8 @@ class ToolMatcher:
                     found = _stricter(found, bucket.match(name))
                     if found is not None and found[0] == top:
                         return found
-        for selector, servers in self._selectors.items():
-            if annotation_matches(selector, read_only, destructive):
+        for selector in SELECTORS:  # a fixed order: the reported pattern never depends on unrelated ones
+            servers = self._selectors.get(selector)
+            if servers is not None and annotation_matches(selector, read_only, destructive):
                 found = _stricter(found, servers.best(server))
         return found

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from polter.roles import (
@@ -166,6 +166,12 @@ def test_gates_and_phases_never_loosen(
         assert not tightened.visible(full)
 
 
+@example(  # two selectors match contradictory hints: the one reported must not depend on the new pattern
+    {"server_default": "allow", "servers": {}, "tool_default": "allow", "tools": {"@destructive": "deny", "@read-only": "deny"}},
+    ToolCallRequest("xx", "_", True, True),
+    ("tools", "x/@destructive"),
+    "allow",
+)
 @settings(max_examples=400, deadline=None)
 @given(
     roles_spec,
