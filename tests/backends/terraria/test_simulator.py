@@ -8,7 +8,6 @@ import sys
 import time
 
 import httpx
-import pytest
 
 from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World
 
