@@ -3,47 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-from support.gateway import Harness, start_gateway
+from support.gateway import Harness, controller, start_gateway
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
-from polter.gateway.models import AskInfo, GatewayEvent
-
-
-class Controller:
-    """Follows /control/events like the app does, collecting asks."""
-
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
-        self.events: list[GatewayEvent] = []
-
-    def asks(self) -> list[AskInfo]:
-        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask"]
-
-    def resolved(self) -> list[AskInfo]:
-        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask_resolved"]
-
-
-@contextlib.asynccontextmanager
-async def controller(harness: Harness) -> AsyncIterator[Controller]:
-    watcher = Controller(harness)
-
-    async def follow() -> None:
-        async for event in harness.admin.events():
-            watcher.events.append(event)
-
-    task = asyncio.create_task(follow())
-    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller connected")
-    try:
-        yield watcher
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def test_allow_once_lets_one_call_through_and_the_next_asks_again(harness: Harness) -> None:

@@ -3,6 +3,7 @@ processes, driven with the official MCP SDK client and the typed control client.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 import textwrap
@@ -16,11 +17,13 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from support.waiting import wait_until
+
 from polter.gateway.app import create_gateway
 from polter.gateway.client import GatewayClient
 from polter.gateway.config import GatewayConfig
 from polter.gateway.core import Gateway
-from polter.gateway.models import PaneCreated
+from polter.gateway.models import AskInfo, GatewayEvent, PaneCreated
 from polter.gateway.serve import running
 from polter.gateway.servers import ServerConfig, StdioServer
 
@@ -153,3 +156,35 @@ async def start_gateway(tmp_path: Path, *, servers: dict[str, ServerConfig] | No
     async with running(app) as served:
         async with GatewayClient(served.url, app.state.admin_token) as admin:
             yield Harness(app, app.state.gateway, served.url, app.state.admin_token, admin, roles_dir, state_dir)
+
+
+class Controller:
+    """Follows /control/events like the app does, collecting asks."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.events: list[GatewayEvent] = []
+
+    def asks(self) -> list[AskInfo]:
+        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask"]
+
+    def resolved(self) -> list[AskInfo]:
+        return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask_resolved"]
+
+
+@contextlib.asynccontextmanager
+async def controller(harness: Harness) -> AsyncIterator[Controller]:
+    watcher = Controller(harness)
+
+    async def follow() -> None:
+        async for event in harness.admin.events():
+            watcher.events.append(event)
+
+    task = asyncio.create_task(follow())
+    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller connected")
+    try:
+        yield watcher
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -10,17 +10,14 @@ tools and can change nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from support.gateway import Harness, start_gateway
+from support.gateway import controller, start_gateway
 from support.waiting import wait_until
 
 from polter.backends.terraria.simulator import SimulatorServer, World
-from polter.gateway.models import AskInfo, GatewayEvent
 from polter.gateway.servers import StdioServer
 from polter.paths import bundled_dir
 
@@ -33,34 +30,13 @@ def terraria_roles() -> dict[str, str]:
     return {path.stem: path.read_text(encoding="utf-8") for path in bundled_dir("roles").glob("terraria-*.toml")}
 
 
-@contextlib.asynccontextmanager
-async def asks_followed(harness: Harness) -> AsyncIterator[list[AskInfo]]:
-    """Follow /control/events as Polter's app does (with a controller connected, asks wait for it)."""
-    asks: list[AskInfo] = []
-
-    async def follow() -> None:
-        event: GatewayEvent
-        async for event in harness.admin.events():
-            if event.type == "ask":
-                asks.append(AskInfo.model_validate(event.data))
-
-    task = asyncio.create_task(follow())
-    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller connected")
-    try:
-        yield asks
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 async def test_rain_is_allowed_hardmode_is_gated_then_asked_and_the_researcher_only_looks(tmp_path: Path) -> None:
     world = World(seed=11)
     async with SimulatorServer(world) as sim:
         upstream = StdioServer(command=sys.executable, args=["-m", "polter", "terraria", "serve"], env={
             "TSHOCK_URL": sim.url, "TSHOCK_TOKEN": sim.token, "TERRARIA_WIKI_URL": f"http://127.0.0.1:{closed_port()}"})
         async with start_gateway(tmp_path, servers={"terraria": upstream}, roles=terraria_roles()) as harness, \
-                asks_followed(harness) as asks:
+                controller(harness) as control:
             admin = await harness.pane("terraria-admin", title="admin")
             await harness.admin.input(admin.pane.id, "make it rain")
             async with harness.client("terraria", admin.token) as client:
@@ -74,19 +50,20 @@ async def test_rain_is_allowed_hardmode_is_gated_then_asked_and_the_researcher_o
                 assert refused.is_error
                 assert 'gates["terraria/world_hardmode"]' in text_of(refused), text_of(refused)
                 assert "only when the human has asked for it" in text_of(refused)  # the reason, for the model
-                assert not world.hardmode and asks == []  # refused by code, never asked, never reached TShock
+                assert not world.hardmode and control.asks() == []  # refused by code, never asked, never reached TShock
 
                 await harness.admin.input(admin.pane.id, "turn on hardmode")
                 declined = asyncio.create_task(client.call_tool("world_hardmode", {"enabled": True}))
-                await wait_until(lambda: asks, message="the hardmode call to be asked")
+                await wait_until(control.asks, message="the hardmode call to be asked")
+                asks = control.asks()
                 assert (asks[0].role, asks[0].server, asks[0].name) == ("terraria-admin", "terraria", "world_hardmode")
                 assert asks[0].arguments == {"enabled": True}
                 await harness.admin.answer(asks[0].id, "deny")
                 assert (await declined).is_error and not world.hardmode
 
                 approved = asyncio.create_task(client.call_tool("world_hardmode", {"enabled": True}))
-                await wait_until(lambda: len(asks) == 2, message="the second hardmode call to be asked")
-                await harness.admin.answer(asks[1].id, "allow_once")
+                await wait_until(lambda: len(control.asks()) == 2, message="the second hardmode call to be asked")
+                await harness.admin.answer(control.asks()[1].id, "allow_once")
                 assert text_of(await approved) == "Hardmode is now on."
                 assert world.hardmode
 
