@@ -117,7 +117,7 @@ class ControlSequences(ScreenModel):
         self.foreground_color = "#e5e5e5"  # answered to OSC 10 queries
         self.background_color = "#121212"  # answered to OSC 11 queries
         self._title_stack: list[str] = []
-        self._fast: dict[str, Callable[[], None]] = {}
+        self._fast: dict[str, Callable[[], None]] = {"": _ignore}
         self._c0: dict[str, Callable[[], None]] = {
             char: getattr(self, name) for char, name in _C0_NAMES.items()
         }
@@ -177,6 +177,7 @@ class ControlSequences(ScreenModel):
     def _remember(self, token: str, call: Callable[[], None]) -> None:
         if len(self._fast) >= self.MAX_MEMO:
             self._fast.clear()
+            self._fast[""] = _ignore  # the feed loop's end-of-list sentinel
         self._fast[token] = call
         call()
 
@@ -195,7 +196,7 @@ class ControlSequences(ScreenModel):
         body = token[2:-1]
         final = token[-1]
         if len(token) < 3 or not ("@" <= final <= "~") or len(body) > self._max_sequence:
-            self._fast[token] = _ignore  # incomplete (interrupted) or over-long: dropped
+            self._remember(token, _ignore)  # incomplete (interrupted) or over-long: dropped
             return
         end = len(body)
         while end and " " <= body[end - 1] <= "/":
@@ -314,7 +315,8 @@ class ControlSequences(ScreenModel):
 
     def soft_reset(self) -> None:
         """DECSTR: modes, margins, style and saved cursor back to defaults; text stays."""
-        self._insert = self._origin = False
+        self.set_insert_mode(False)
+        self._origin = False
         self._autowrap = True
         self._modes.add(7)
         self._cursor_visible = True
@@ -330,7 +332,7 @@ class ControlSequences(ScreenModel):
     def _set_ansi_modes(self, modes: list[int], on: bool) -> None:
         for mode in modes:
             if mode == 4:
-                self._insert = on
+                self.set_insert_mode(on)
             elif mode == 20:
                 self._newline_mode = on
 

@@ -3,9 +3,8 @@
 A row is two parallel lists of ``columns`` items: the characters (one ``str`` per cell; a wide
 character sits in its first cell and its second cell holds ``""``; combining marks join the
 cell's string) and the `Style` of each cell. Slice assignment lets a run of text land in a row
-in C, and scrolling moves whole rows. Rows that scroll off the top of the main page go to a
-bounded deque of history rows, stored compactly (a ``str`` when every cell holds one character,
-one `Style` when the whole row has one).
+in C, and scrolling moves whole rows. Rows that scroll off the top of the main page go to the
+scrollback (`polter.terminal._history`).
 
 The cursor column may equal ``columns``: that is the "pending wrap" state after the last column
 was written with auto-wrap on; the next printable character wraps first (xterm, tmux and pyte
@@ -15,17 +14,11 @@ all behave this way). Operations that move the cursor clamp it back into the row
 from __future__ import annotations
 
 import unicodedata
-from collections import deque
-from typing import TypeAlias
-
+from polter.terminal._history import History
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style
 from polter.terminal._width import NOT_NARROW, char_width
 
-__all__ = ["HistoryRow", "Page", "ScreenModel", "fit_row"]
-
-#: A row that scrolled into history: its characters and styles, each possibly compacted.
-HistoryRow: TypeAlias = tuple["str | list[str]", "Style | list[Style]"]
-
+__all__ = ["Page", "ScreenModel"]
 
 class Page:
     """One screen's worth of rows (the main page or the alternate page) and its saved cursor."""
@@ -68,13 +61,15 @@ class ScreenModel:
             raise ValueError(f"a screen needs at least 1×1 cells, not {columns}×{lines}")
         self.columns = columns
         self.lines = lines
-        self._history: deque[HistoryRow] = deque(maxlen=max(0, scrollback))
+        self._history = History(scrollback)
         self._dirty: set[int] = set()
         self._all_dirty = True
         self._reset_state()
 
     def _reset_state(self) -> None:
         columns, lines = self.columns, self.lines
+        self._blank_chars = [" "] * columns
+        self._blank_styles_row = [DEFAULT_STYLE] * columns
         self._main = Page(columns, lines)
         self._alt = Page(columns, lines)
         self._page = self._main
@@ -93,6 +88,7 @@ class ScreenModel:
         self._charsets = ["B", "B"]  # G0, G1: "B" US-ASCII, "0" DEC special graphics
         self._shift = 0  # 0: G0 in GL (SI), 1: G1 in GL (SO)
         self._translate: dict[int, str] | None = None
+        self._plain_text = True  # no DEC graphics and no insert mode: the feed loop's fast path
         self._all_dirty = True
 
     # -- printing ----------------------------------------------------------------------------
@@ -108,8 +104,11 @@ class ScreenModel:
             if match.start() > start:
                 self._draw_narrow(text[start : match.start()])
             char = match.group()
-            if char_width(char) == 2:
+            width = char_width(char)
+            if width == 2:
                 self._draw_wide(char)
+            elif width == 1:
+                self._draw_narrow(char)  # outside the BMP but narrow
             else:
                 self._combine(char)
             start = match.end()
@@ -209,10 +208,30 @@ class ScreenModel:
     def index(self) -> None:
         """Move down one row, scrolling the region up at its bottom margin (IND, LF)."""
         y = self._y
-        if y == self._bottom:
+        if y != self._bottom:
+            if y < self.lines - 1:
+                self._y = y + 1
+        elif self._top or y != self.lines - 1 or self._page is not self._main:
             self.scroll_up(1)
-        elif y < self.lines - 1:
-            self._y = y + 1
+        else:
+            # The hot case of a flood: the whole main screen scrolls one row into history. The
+            # row's lists are reused for the new bottom row (history keeps immutable copies).
+            row_chars = self._chars.pop(0)
+            row_styles = self._styles.pop(0)
+            self._history.append(row_chars, row_styles)
+            row_chars[:] = self._blank_chars
+            row_styles[:] = self._blank_styles()
+            self._chars.append(row_chars)
+            self._styles.append(row_styles)
+            self._all_dirty = True
+
+    def _blank_styles(self) -> list[Style]:
+        """A row's worth of the current erase style (cached: consecutive scrolls share it)."""
+        blank = blank_style(self._style)
+        cached = self._blank_styles_row
+        if cached[0] is not blank or len(cached) != self.columns:
+            cached = self._blank_styles_row = [blank] * self.columns
+        return cached
 
     def reverse_index(self) -> None:
         """Move up one row, scrolling the region down at its top margin (RI)."""
@@ -243,16 +262,19 @@ class ScreenModel:
         if count <= 0:
             return
         chars, styles = self._chars, self._styles
-        columns = self.columns
-        blank = blank_style(self._style)
+        blank = self._blank_styles()
         keep = top == 0 and bottom == self.lines - 1 and self._page is self._main
         for _ in range(count):
             row_chars = chars.pop(top)
             row_styles = styles.pop(top)
             if keep:
-                self._push_history(row_chars, row_styles)
-            chars.insert(bottom, [" "] * columns)
-            styles.insert(bottom, [blank] * columns)
+                self._history.append(row_chars, row_styles)
+            # History keeps immutable copies, so the row's lists are reused (fewer allocations,
+            # fewer GC passes in a flood).
+            row_chars[:] = self._blank_chars
+            row_styles[:] = blank
+            chars.insert(bottom, row_chars)
+            styles.insert(bottom, row_styles)
         self._all_dirty = True
 
     def scroll_down(self, count: int, top: int | None = None) -> None:
@@ -263,26 +285,15 @@ class ScreenModel:
         if count <= 0:
             return
         chars, styles = self._chars, self._styles
-        columns = self.columns
-        blank = blank_style(self._style)
+        blank = self._blank_styles()
         for _ in range(count):
-            del chars[bottom]
-            del styles[bottom]
-            chars.insert(top, [" "] * columns)
-            styles.insert(top, [blank] * columns)
+            row_chars = chars.pop(bottom)
+            row_styles = styles.pop(bottom)
+            row_chars[:] = self._blank_chars
+            row_styles[:] = blank
+            chars.insert(top, row_chars)
+            styles.insert(top, row_styles)
         self._all_dirty = True
-
-    def _push_history(self, chars: list[str], styles: list[Style]) -> None:
-        if self._history.maxlen == 0:
-            return
-        text = "".join(chars)
-        first = styles[0]
-        self._history.append(
-            (
-                text if len(text) == len(chars) else chars,
-                first if styles.count(first) == len(styles) else styles,
-            )
-        )
 
     # -- cursor movement ---------------------------------------------------------------------
     # Vertical moves keep a pending wrap (as tmux and pyte): the next character still wraps.
@@ -402,7 +413,7 @@ class ScreenModel:
                 last = y
                 break
         for y in range(last + 1):
-            self._push_history(self._chars[y], self._styles[y])
+            self._history.append(self._chars[y], self._styles[y])
 
     def erase_characters(self, count: int) -> None:
         x = self._x  # nothing from the pending-wrap state, as tmux
@@ -524,6 +535,12 @@ class ScreenModel:
 
     def _update_translate(self) -> None:
         self._translate = _DEC_GRAPHICS if self._charsets[self._shift] == "0" else None
+        self._plain_text = self._translate is None and not self._insert
+
+    def set_insert_mode(self, on: bool) -> None:
+        """IRM (``CSI 4 h``): printed characters push the rest of the row right."""
+        self._insert = on
+        self._plain_text = self._translate is None and not on
 
     # -- resizing ----------------------------------------------------------------------------
     def resize(self, columns: int, lines: int) -> None:
@@ -534,6 +551,7 @@ class ScreenModel:
         if columns != self.columns:
             for page in (self._main, self._alt):
                 page.resize_columns(columns)
+            self._blank_chars = [" "] * columns
             self._tabs = {stop for stop in self._tabs if stop < columns} | set(
                 range(max(8, self.columns - self.columns % 8), columns, 8)
             )
@@ -569,12 +587,12 @@ class ScreenModel:
                 continue
             row_chars, row_styles = chars.pop(0), styles.pop(0)
             if history:
-                self._push_history(row_chars, row_styles)
+                self._history.append(row_chars, row_styles)
             shift -= 1
             cursor_y -= 1
         while len(chars) < lines:
             if history and self._history:
-                row_chars, row_styles = fit_row(*self._history.pop(), self.columns)
+                row_chars, row_styles = self._history.pop(self.columns)
                 chars.insert(0, row_chars)
                 styles.insert(0, row_styles)
                 shift += 1
@@ -582,20 +600,6 @@ class ScreenModel:
                 chars.append([" "] * self.columns)
                 styles.append([DEFAULT_STYLE] * self.columns)
         return shift
-
-def fit_row(chars: str | list[str], styles: Style | list[Style], columns: int) -> tuple[list[str], list[Style]]:
-    """A (possibly compacted, possibly other-width) row as lists of exactly ``columns`` cells."""
-    cells = list(chars)
-    cell_styles = [styles] * len(cells) if isinstance(styles, Style) else list(styles)
-    if len(cells) > columns:
-        del cells[columns:], cell_styles[columns:]
-        if cells[-1] and char_width(cells[-1][0]) == 2:
-            cells[-1] = " "  # a wide character cut in half
-    elif len(cells) < columns:
-        cells.extend([" "] * (columns - len(cells)))
-        cell_styles.extend([DEFAULT_STYLE] * (columns - len(cell_styles)))
-    return cells, cell_styles
-
 
 #: DEC special graphics (``ESC ( 0``): line drawing, as in pyte's VT100 map.
 def _dec_graphics() -> dict[int, str]:

@@ -50,11 +50,15 @@ PALETTE: tuple[str, ...] = (
 
 # Interning is bounded: a truecolour gradient can produce any number of styles. When the table is
 # full it starts again; cells keep their (equal, no longer identical) styles, so nothing breaks.
-_MAX_INTERNED = 50_000
+_MAX_INTERNED = 16_384
 _interned: dict[Style, Style] = {DEFAULT_STYLE: DEFAULT_STYLE}
 # (id(style), "\x1b[...m") → next style. Keyed by id() because hashing a 10-field tuple costs
 # more than the lookup; ids stay valid because interned styles are alive while cached here.
 _transitions: dict[tuple[int, str], Style] = {}
+# "\x1b[0;...m" → style: sequences that start with a reset do not depend on the current style
+# (after a one-off truecolour style, its "\x1b[0m" is still a cache hit).
+_absolute: dict[str, Style] = {}
+_seen: set[str] = set()  # SGR sequences met once (strings: no GC cost)
 _blanks: dict[Style, Style] = {}
 
 
@@ -66,6 +70,7 @@ def intern(style: Style) -> Style:
     if len(_interned) >= _MAX_INTERNED:
         _interned.clear()
         _transitions.clear()
+        _absolute.clear()
         _blanks.clear()
         _interned[DEFAULT_STYLE] = DEFAULT_STYLE
         _interned[style] = style
@@ -91,13 +96,29 @@ def sgr_transition(style: Style, sequence: str) -> Style:
     """The style after the complete SGR escape ``sequence`` (``"\\x1b[...m"``), cached."""
     key = (id(style), sequence)
     found = _transitions.get(key)
-    if found is None:
-        found = apply_sgr(style, sequence[2:-1])
-        if len(_transitions) > 4 * _MAX_INTERNED:
-            _transitions.clear()
-        # Keep `style` interned (alive) so that its id cannot be reused by another object.
-        if _interned.get(style) is style:
-            _transitions[key] = found
+    if found is not None:
+        return found
+    params = sequence[2:-1]
+    if params in ("", "0") or params.startswith(("0;", ";")):
+        found = _absolute.get(sequence)
+        if found is None:
+            if len(_absolute) >= _MAX_INTERNED:
+                _absolute.clear()
+            found = _absolute[sequence] = apply_sgr(DEFAULT_STYLE, params)
+    else:
+        found = apply_sgr(style, params)
+        if sequence not in _seen:
+            # Cache from the second sighting on: a stream of one-off truecolour sequences would
+            # otherwise fill the cache with keys that never hit (and feed the GC).
+            if len(_seen) >= 4 * _MAX_INTERNED:
+                _seen.clear()
+            _seen.add(sequence)
+            return found
+    if len(_transitions) >= 4 * _MAX_INTERNED:
+        _transitions.clear()
+    # Keep `style` interned (alive) so that its id cannot be reused by another object.
+    if _interned.get(style) is style:
+        _transitions[key] = found
     return found
 
 
@@ -139,90 +160,66 @@ def _indexed(text: str) -> str | None:
 
 def _rgb(r: str, g: str, b: str) -> str | None:
     try:
-        red, green, blue = (min(int(v or 0), 255) for v in (r, g, b))
-    except ValueError:
+        red, green, blue = int(r or 0), int(g or 0), int(b or 0)
+    except ValueError:  # a parameter such as "1?" (parameters hold only 0-9 : ; < = > ?)
         return None
-    return f"#{red:02x}{green:02x}{blue:02x}"
+    return "#%02x%02x%02x" % (min(red, 255), min(green, 255), min(blue, 255))
+
+
+# What each simple SGR code does: (field index in Style, value) pairs, keyed by the code's text
+# so that a parameter is looked up without int(). "0"/"" (reset) and 38/48/58 are handled apart.
+_FG, _BG, _BOLD, _DIM, _ITALIC, _UNDERLINE, _BLINK, _REVERSE, _STRIKE, _CONCEAL = range(10)
+_SIMPLE: dict[str, tuple[tuple[int, object], ...]] = {
+    "1": ((_BOLD, True),), "2": ((_DIM, True),), "3": ((_ITALIC, True),), "4": ((_UNDERLINE, True),),
+    "5": ((_BLINK, True),), "6": ((_BLINK, True),), "7": ((_REVERSE, True),), "8": ((_CONCEAL, True),),
+    "9": ((_STRIKE, True),), "21": ((_UNDERLINE, True),), "22": ((_BOLD, False), (_DIM, False)),
+    "23": ((_ITALIC, False),), "24": ((_UNDERLINE, False),), "25": ((_BLINK, False),),
+    "27": ((_REVERSE, False),), "28": ((_CONCEAL, False),), "29": ((_STRIKE, False),),
+    "39": ((_FG, None),), "49": ((_BG, None),),
+    **{str(30 + n): ((_FG, PALETTE[n]),) for n in range(8)},
+    **{str(40 + n): ((_BG, PALETTE[n]),) for n in range(8)},
+    **{str(90 + n): ((_FG, PALETTE[8 + n]),) for n in range(8)},
+    **{str(100 + n): ((_BG, PALETTE[8 + n]),) for n in range(8)},
+}  # fmt: skip
+_SIMPLE.update({"0" + code: action for code, action in _SIMPLE.items() if len(code) == 1})  # "01"
+_new_style = tuple.__new__
 
 
 def apply_sgr(style: Style, params: str) -> Style:
     """Apply SGR parameters (the text between ``CSI`` and ``m``) to ``style``; unknown codes are ignored."""
     if params and params[0] in "<=>?":
         return style  # CSI > 4;2 m is modifyOtherKeys (xterm), not a style.
-    fg, bg, bold, dim, italic, underline, blink, reverse, strike, conceal = style
+    values: list[object] = list(style)
     parts = params.split(";")
-    i = 0
     count = len(parts)
+    i = 0
     while i < count:
         part = parts[i]
         i += 1
-        if ":" in part:
+        action = _SIMPLE.get(part)
+        if action is not None:
+            for index, value in action:
+                values[index] = value
+        elif part in ("", "0", "00"):
+            values = list(DEFAULT_STYLE)
+        elif part in ("38", "48"):
+            if i + 3 < count and parts[i] == "2":  # the commonest: 38;2;r;g;b
+                colour = _rgb(parts[i + 1], parts[i + 2], parts[i + 3])
+                i += 4
+            else:
+                colour, i = _colour(parts, i)
+            if colour is not None:
+                values[_FG if part == "38" else _BG] = colour
+        elif part == "58":
+            _, i = _colour(parts, i)  # underline colour: consumed, not drawn
+        elif ":" in part:
             sub = part.split(":")
             head = sub[0]
-            if head == "38":
-                fg = _colon_colour(sub) or fg
-            elif head == "48":
-                bg = _colon_colour(sub) or bg
+            if head in ("38", "48"):
+                colour = _colon_colour(sub)
+                if colour is not None:
+                    values[_FG if head == "38" else _BG] = colour
             elif head == "4":
-                underline = sub[1] not in ("0", "") if len(sub) > 1 else True
-            continue  # 58:… (underline colour) and anything else: ignored
-        if not part:
-            code = 0
-        elif part.isdigit():
-            code = int(part)
-        else:
-            continue
-        if code == 0:
-            fg = bg = None
-            bold = dim = italic = underline = blink = reverse = strike = conceal = False
-        elif 30 <= code <= 37:
-            fg = PALETTE[code - 30]
-        elif 40 <= code <= 47:
-            bg = PALETTE[code - 40]
-        elif 90 <= code <= 97:
-            fg = PALETTE[code - 82]
-        elif 100 <= code <= 107:
-            bg = PALETTE[code - 92]
-        elif code == 38:
-            colour, i = _colour(parts, i)
-            fg = colour or fg
-        elif code == 48:
-            colour, i = _colour(parts, i)
-            bg = colour or bg
-        elif code == 58:
-            _, i = _colour(parts, i)  # underline colour: consumed, not drawn
-        elif code == 39:
-            fg = None
-        elif code == 49:
-            bg = None
-        elif code == 1:
-            bold = True
-        elif code == 2:
-            dim = True
-        elif code == 3:
-            italic = True
-        elif code in (4, 21):
-            underline = True
-        elif code in (5, 6):
-            blink = True
-        elif code == 7:
-            reverse = True
-        elif code == 8:
-            conceal = True
-        elif code == 9:
-            strike = True
-        elif code == 22:
-            bold = dim = False
-        elif code == 23:
-            italic = False
-        elif code == 24:
-            underline = False
-        elif code == 25:
-            blink = False
-        elif code == 27:
-            reverse = False
-        elif code == 28:
-            conceal = False
-        elif code == 29:
-            strike = False
-    return intern(Style(fg, bg, bold, dim, italic, underline, blink, reverse, strike, conceal))
+                values[_UNDERLINE] = sub[1] not in ("0", "") if len(sub) > 1 else True
+            # 58:… (underline colour) and anything else: ignored
+    return intern(_new_style(Style, values))

@@ -27,8 +27,16 @@ _ZERO: list[tuple[int, int]] = [r for r in wcwidth.ZERO_WIDTH[_VERSION] if r != 
 _WIDE: list[tuple[int, int]] = list(wcwidth.WIDE_EASTASIAN[_VERSION])
 _CONTROL = [(0x00, 0x1F), (0x7F, 0x9F)]
 
-#: Matches any character whose width is not 1 (zero-width, wide, or a control character).
-NOT_NARROW = re.compile(f"[{_ranges_class(_CONTROL + _ZERO + _WIDE)}]")
+
+def _bmp(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    return [(a, min(b, 0xFFFF)) for a, b in ranges if a <= 0xFFFF]
+
+
+#: Matches every character whose width is not 1 (zero-width, wide, control), and every character
+#: outside the BMP (for those `char_width` decides). A class of only BMP ranges plus one astral
+#: range compiles to a bitmap lookup; the full astral tables would be scanned range by range
+#: (measured: 0.5 µs instead of 70 µs for a 60-character line).
+NOT_NARROW = re.compile(f"[{_ranges_class(_bmp(_CONTROL + _ZERO + _WIDE))}\U00010000-\U0010ffff]")
 _ZERO_RE = re.compile(f"[{_ranges_class(_ZERO)}]")
 _WIDE_RE = re.compile(f"[{_ranges_class(_WIDE)}]")
 

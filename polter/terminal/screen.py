@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Literal, NamedTuple
 
 from polter.terminal._controls import ControlSequences
-from polter.terminal._model import fit_row
 from polter.terminal._parser import Tokenizer
 from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition, style_transitions
 from polter.terminal._width import NOT_NARROW
@@ -65,6 +64,7 @@ class TerminalScreen(ControlSequences):
         not_narrow = NOT_NARROW.search
         columns = self.columns
         mark = self._dirty.add
+        marked = -1  # the row last added to the dirty set (the set only grows during a feed)
         iterator = iter(parts)
         for text, control in zip(iterator, iterator):
             if text:
@@ -72,12 +72,7 @@ class TerminalScreen(ControlSequences):
                 # cursor row, no insert mode, no DEC graphics. Everything else goes to `draw`.
                 x = self._x
                 end = x + len(text)
-                if (
-                    end <= columns
-                    and (text.isascii() or not_narrow(text) is None)
-                    and self._translate is None
-                    and not self._insert
-                ):
+                if end <= columns and self._plain_text and (text.isascii() or not_narrow(text) is None):
                     y = self._y
                     chars = self._chars[y]
                     if chars[x] == "":
@@ -90,19 +85,20 @@ class TerminalScreen(ControlSequences):
                         self._x = end
                     else:
                         self._x = end if self._autowrap else columns - 1
-                    mark(y)
+                    if y != marked:
+                        mark(y)
+                        marked = y
                 else:
                     draw(text)
-            if control:
-                handler = fast.get(control)
-                if handler is not None:
-                    handler()
-                elif control[-1] == "m" and control[1] == "[":
-                    style = self._style
-                    new = transitions.get((id(style), control))
-                    self._style = new if new is not None else transition(style, control)
-                else:
-                    control_(control)
+            handler = fast.get(control)  # "" (the end of the list) maps to a no-op
+            if handler is not None:
+                handler()
+            elif control[-1] == "m" and control[1] == "[":
+                style = self._style
+                new = transitions.get((id(style), control))
+                self._style = new if new is not None else transition(style, control)
+            else:
+                control_(control)
 
     # -- output ------------------------------------------------------------------------------
     @property
@@ -112,7 +108,7 @@ class TerminalScreen(ControlSequences):
 
     @property
     def scrollback_limit(self) -> int:
-        return self._history.maxlen or 0
+        return self._history.limit
 
     def line(self, y: int) -> list[tuple[str, Style]]:
         """Row ``y`` as runs of (text, style) covering exactly ``columns`` cells.
@@ -124,7 +120,7 @@ class TerminalScreen(ControlSequences):
         if 0 <= y < self.lines:
             chars, styles = self._chars[y], self._styles[y]
         elif -len(self._history) <= y < 0:
-            chars, styles = fit_row(*self._history[y], columns)
+            chars, styles = self._history.row(y, columns)
         else:
             raise IndexError(f"row {y} is outside -{len(self._history)}…{self.lines - 1}")
         runs: list[tuple[str, Style]] = []

@@ -129,6 +129,12 @@ def test_emoji_with_variation_selector_and_zwj_keep_the_rest_of_the_text() -> No
     assert "tail" in rows(screen)[0] and rows(screen)[0].endswith("end 中")
 
 
+def test_characters_outside_the_bmp() -> None:
+    screen = screen_of("🎉x𝐀y".encode(), columns=8)  # a wide emoji, a narrow mathematical letter
+    assert screen.display()[0] == "🎉x𝐀y   "
+    assert screen.cursor.x == 5
+
+
 def test_combining_marks_join_the_previous_cell() -> None:
     screen = screen_of("e\u0301x".encode(), columns=5)
     assert screen.display()[0] == "éx   "
