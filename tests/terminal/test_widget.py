@@ -1,0 +1,269 @@
+"""The terminal widget with real programs: full-screen apps, scrollback, paste, focus and mouse reports,
+synchronized output. One pane in a bare Textual app; the multiplexer has its own tests in tests/ui."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from polter.terminal import widget as widget_module
+from polter.terminal.launch import LaunchSpec
+from polter.terminal.widget import TerminalView
+from support.panes import bash_spec, screen_text, wait_for_prompt, wait_for_text
+from support.waiting import wait_until
+
+
+class OnePane(App[None]):
+    """A terminal and a focusable neighbour (to move the focus away)."""
+
+    def __init__(self, spec: LaunchSpec) -> None:
+        super().__init__()
+        self.spec = spec
+
+    def compose(self) -> ComposeResult:
+        yield TerminalView(self.spec)
+        yield Static("neighbour", id="neighbour")
+
+    def on_mount(self) -> None:
+        self.query_one("#neighbour", Static).can_focus = True
+        self.query_one(TerminalView).focus()
+
+
+@asynccontextmanager
+async def one_pane(spec: LaunchSpec | None = None, size: tuple[int, int] = (80, 24)) -> AsyncIterator[tuple[TerminalView, Pilot[None]]]:
+    app = OnePane(spec or bash_spec())
+    async with app.run_test(size=size) as pilot:
+        terminal = app.query_one(TerminalView)
+        await wait_for_prompt(terminal)
+        yield terminal, pilot
+
+
+async def type_line(pilot: Pilot[None], text: str) -> None:
+    await pilot.press(*text, "enter")
+
+
+async def wheel(pilot: Pilot[None], terminal: TerminalView, *, up: bool) -> None:
+    """One step of the mouse wheel over the terminal."""
+    event_type = events.MouseScrollUp if up else events.MouseScrollDown
+    terminal.post_message(event_type(terminal, 2, 2, 0, -1 if up else 1, 0, False, False, False))
+    await pilot.pause()
+
+
+def rendered(terminal: TerminalView) -> str:
+    """What the user sees of the terminal right now (from the composed screen), as text."""
+    region = terminal.region
+    strips = terminal.app.screen._compositor.render_strips()[region.y : region.bottom]
+    return "\n".join(strip.crop(region.x, region.right).text.rstrip() for strip in strips)
+
+
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(tmp_path: Path) -> None:
+    numbers = tmp_path / "numbers.txt"
+    numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "echo before-less")
+        await wait_for_text(terminal, "before-less\n")
+        await type_line(pilot, f"less {numbers}")
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.alternate_screen)
+        await wait_for_text(terminal, "line 22")
+        assert "before-less" not in screen_text(terminal)
+        page = terminal.size.height - 1  # less keeps the last row for its prompt
+        await pilot.press("space")  # a page down, as typed
+        await wait_until(lambda: screen_text(terminal).startswith(f"line {page + 1}\n"))
+        await pilot.press("q")
+        await wait_until(lambda: not terminal.screen_model.alternate_screen)  # type: ignore[union-attr]
+        await wait_for_text(terminal, "before-less")
+        assert f"line {page + 1}" not in screen_text(terminal)
+
+
+@pytest.mark.skipif(shutil.which("vi") is None, reason="vi is not installed")
+async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
+    target = tmp_path / "note.txt"
+    async with one_pane(LaunchSpec(argv=bash_spec().argv, env={"PS1": "$ ", "HOME": str(tmp_path)}, cwd=tmp_path)) as (
+        terminal,
+        pilot,
+    ):
+        await type_line(pilot, "vi -u NONE -N note.txt")
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.alternate_screen)
+        await pilot.press("i", *"hello from vi", "escape")
+        await wait_for_text(terminal, "hello from vi")
+        await pilot.press(*":wq", "enter")
+        await wait_until(lambda: not terminal.screen_model.alternate_screen)  # type: ignore[union-attr]
+        await wait_until(lambda: target.exists() and target.read_text() == "hello from vi\n")
+        await wait_for_text(terminal, "$ vi -u NONE -N note.txt\n")  # the shell's screen is back
+
+
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path) -> None:
+    numbers = tmp_path / "numbers.txt"
+    numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, f"less {numbers}")
+        await wait_for_text(terminal, "line 22")
+        assert screen_text(terminal).startswith("line 1\n")
+        await wheel(pilot, terminal, up=False)
+        await wait_until(lambda: screen_text(terminal).startswith("line 4\n"), message=lambda: screen_text(terminal))
+
+
+async def test_scrollback_by_keys_and_wheel_then_back_to_live_on_typing() -> None:
+    async with one_pane(size=(60, 12)) as (terminal, pilot):
+        await type_line(pilot, "seq 1 500")
+        await wait_for_text(terminal, "500\n$")
+        assert terminal.screen_model is not None and terminal.screen_model.history_size >= 490
+        assert "480" not in rendered(terminal)
+        page = terminal.size.height - 1  # a page keeps one line of context
+        await pilot.press("shift+pageup")
+        assert terminal.history_offset == page
+        await wait_until(lambda: "$ seq 1 500" not in rendered(terminal) and "500" not in rendered(terminal))
+        assert f"{500 - page}\n" in rendered(terminal)
+        await wheel(pilot, terminal, up=True)
+        assert terminal.history_offset == page + 3
+        await pilot.press("shift+pagedown")
+        assert terminal.history_offset == 3
+        await pilot.press("x")  # typing goes to the program and shows the live screen again
+        assert terminal.history_offset == 0
+        await wait_until(lambda: "$ x" in rendered(terminal))
+
+
+async def test_scroll_mode_keys() -> None:
+    async with one_pane(size=(60, 12)) as (terminal, pilot):
+        await type_line(pilot, "seq 1 100")
+        await wait_for_text(terminal, "100\n$")
+        history = terminal.screen_model.history_size  # type: ignore[union-attr]
+        terminal.enter_scroll_mode()
+        await pilot.press("up", "k")
+        assert terminal.history_offset == 2
+        await pilot.press("g")
+        assert terminal.history_offset == history
+        await wait_until(lambda: rendered(terminal).startswith("seq 1 100") or "$ seq 1 100" in rendered(terminal))
+        await pilot.press("j", "pagedown")
+        assert terminal.history_offset == history - 1 - (terminal.size.height - 1)
+        await pilot.press("q")
+        assert not terminal.scroll_mode and terminal.history_offset == 0
+        await pilot.press("x")
+        await wait_for_text(terminal, "$ x")
+
+
+async def test_new_output_does_not_move_the_history_being_read(tmp_path: Path) -> None:
+    trigger = tmp_path / "go"
+    async with one_pane(size=(60, 12)) as (terminal, pilot):
+        await type_line(pilot, f"seq 1 100; until [ -e {trigger} ]; do sleep 0.01; done; seq 101 130")
+        await wait_for_text(terminal, "99\n100")
+        await pilot.press("shift+pageup")
+        offset, view = terminal.history_offset, rendered(terminal)
+        trigger.touch()
+        await wait_for_text(terminal, "129\n130\n$")
+        await wait_until(lambda: terminal.history_offset == offset + 30)  # it grew with the history
+        assert rendered(terminal) == view
+
+
+async def test_bracketed_paste_only_when_the_program_enabled_it() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "stty -echoctl; cat -v")
+        await wait_until(lambda: terminal.process is not None
+                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        terminal.post_message(_paste("plain"))
+        await pilot.press("enter")
+        await wait_for_text(terminal, "plain\nplain")  # the tty's echo, then cat's output
+        await pilot.press("ctrl+c")
+        await type_line(pilot, r"printf '\e[?2004h'; cat -v")
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.bracketed_paste)
+        terminal.post_message(_paste("wrapped"))
+        await pilot.press("enter")
+        await wait_for_text(terminal, "^[[200~wrapped^[[201~")
+
+
+def _paste(text: str) -> events.Paste:
+    return events.Paste(text)
+
+
+async def test_focus_changes_are_reported_only_when_asked() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "cat -v")
+        await wait_until(lambda: terminal.process is not None
+                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        terminal.app.set_focus(terminal.app.query_one("#neighbour"))
+        terminal.focus()
+        await pilot.press(*"x", "enter")
+        await wait_for_text(terminal, "x\nx")
+        assert "[O" not in screen_text(terminal)
+        await pilot.press("ctrl+c")
+        await type_line(pilot, r"printf '\e[?1004h'; cat -v")
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.focus_events)
+        terminal.app.set_focus(terminal.app.query_one("#neighbour"))
+        await pilot.pause()
+        terminal.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for_text(terminal, "^[[O^[[I")
+
+
+async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "cat -v")
+        await wait_until(lambda: terminal.process is not None
+                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        await pilot.click(terminal, offset=(10, 5))
+        await pilot.press("ctrl+c")
+        assert "[<" not in screen_text(terminal)  # no tracking: the click was Textual's, not the program's
+        await type_line(pilot, r"printf '\e[?1000h\e[?1006h'; cat -v")
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.mouse_tracking == 1000)
+        await pilot.click(terminal, offset=(10, 5))
+        await pilot.press("enter")
+        await wait_for_text(terminal, "^[[<0;11;6M^[[<0;11;6m")
+
+
+async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(widget_module, "SYNC_TIMEOUT", 60.0)
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, r"printf '\e[?2026hheld\055back'; read; printf 're\154eased\e[?2026l'")
+        await wait_for_text(terminal, "held-back")  # in the screen model...
+        await pilot.pause()
+        assert "held-back" not in rendered(terminal)  # ...but not drawn yet
+        await pilot.press("enter")
+        await wait_until(lambda: "released" in rendered(terminal), message=lambda: rendered(terminal))
+
+
+async def test_a_synchronized_update_that_never_ends_is_drawn_after_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(widget_module, "SYNC_TIMEOUT", 0.2)
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, r"printf '\e[?2026hforgot\164en'; read")
+        await wait_for_text(terminal, "forgotten")
+        await wait_until(lambda: "forgotten" in rendered(terminal), message=lambda: rendered(terminal))
+
+
+async def test_device_status_replies_reach_the_program() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, r"stty -echo; printf '\e[5;9H\e[6n'; read -rsdR reply; stty echo; echo \"got${reply#*[}\"")
+        await wait_for_text(terminal, "got5;9")
+
+
+async def test_colours_and_attributes_are_drawn() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, r"printf '\e[1;31mRED\e[0m \e[7mREV\e[0m \e[38;2;1;2;3mRGB\e[0m\n'")
+        await wait_for_text(terminal, "RED REV RGB")
+        await pilot.pause()
+        row = next(y for y in range(24) if "RED REV" in terminal.render_line(y).text)
+        styles = {segment.text.strip(): segment.style for segment in terminal.render_line(row) if segment.text.strip()}
+        assert styles["RED"].bold and styles["RED"].color.name == "red"
+        base = terminal.rich_style
+        assert styles["REV"].color == base.bgcolor and styles["REV"].bgcolor == base.color  # reverse of the defaults
+        assert styles["RGB"].color.triplet == (1, 2, 3)
+
+
+async def test_reverse_video_mode_swaps_the_default_colours() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, r"printf '\e[?5h'; echo in-reverse")
+        await wait_for_text(terminal, "in-reverse\n")
+        await pilot.pause()
+        blank = terminal.render_line(terminal.size.height - 1)
+        base = terminal.rich_style
+        assert all(segment.style.bgcolor == base.color for segment in blank if segment.style)
