@@ -1,0 +1,103 @@
+"""The one-line header above a pane: number, title, badges (role, agent state, ...) and status."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.widgets import Label
+
+__all__ = ["BadgeVariant", "PaneHeader", "PaneStatus"]
+
+PaneStatus = Literal["starting", "running", "exited", "failed"]
+BadgeVariant = Literal["default", "primary", "success", "warning", "error"]
+
+
+class PaneHeader(Horizontal):
+    """Shows which pane this is and how its program is doing.
+
+    Later features add what they know as *badges* (``set_badge("role", "reviewer")``): each is a
+    small label between the title and the status, ordered by when it was first set, styled by
+    variant, and removed with ``set_badge(key, None)``.
+    """
+
+    DEFAULT_CSS = """
+    PaneHeader {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        color: $text-muted;
+        & > Label { height: 1; padding: 0 1; }
+        & > #pane-number { text-style: bold; }
+        & > #pane-title { width: 1fr; text-overflow: ellipsis; text-wrap: nowrap; padding-left: 0; }
+        & > .badge { background: $boost; color: $text; margin-left: 1; }
+        & > .badge.-primary { background: $primary-muted; color: $text-primary; }
+        & > .badge.-success { background: $success-muted; color: $text-success; }
+        & > .badge.-warning { background: $warning-muted; color: $text-warning; }
+        & > .badge.-error { background: $error-muted; color: $text-error; }
+        & > #pane-status.-running { color: $text-success; }
+        & > #pane-status.-exited { color: $text-warning; }
+        & > #pane-status.-failed { color: $text-error; text-style: bold; }
+    }
+    """
+
+    number: reactive[int] = reactive(1)
+    title: reactive[str] = reactive("")
+    status: reactive[str] = reactive("starting")
+    """Free text, e.g. ``running``, ``exited 1``, ``killed by SIGKILL``, ``failed to start``."""
+    status_kind: reactive[PaneStatus] = reactive("starting")
+    position: reactive[str] = reactive("")
+    """Where the view is when it is not live, e.g. ``scroll 120/4000``; empty when live."""
+
+    def compose(self) -> ComposeResult:
+        yield Label(str(self.number), id="pane-number")
+        yield Label(self.title, id="pane-title")
+        yield Label("", id="pane-position")
+        yield Label(self.status, id="pane-status", classes=f"-{self.status_kind}")
+
+    def watch_number(self, number: int) -> None:
+        if self.is_mounted:
+            self.query_one("#pane-number", Label).update(str(number))
+
+    def watch_title(self, title: str) -> None:
+        if self.is_mounted:
+            self.query_one("#pane-title", Label).update(title)
+
+    def watch_status(self, status: str) -> None:
+        if self.is_mounted:
+            self.query_one("#pane-status", Label).update(status)
+
+    def watch_status_kind(self, old: PaneStatus, new: PaneStatus) -> None:
+        if self.is_mounted:
+            self.query_one("#pane-status", Label).remove_class(f"-{old}").add_class(f"-{new}")
+
+    def watch_position(self, position: str) -> None:
+        if self.is_mounted:
+            label = self.query_one("#pane-position", Label)
+            label.update(position)
+            label.display = bool(position)
+
+    def on_mount(self) -> None:
+        self.query_one("#pane-position", Label).display = bool(self.position)
+
+    def set_badge(self, key: str, text: str | None, variant: BadgeVariant = "default") -> None:
+        """Show ``text`` in the badge ``key`` (created before the status), or remove it when ``None``."""
+        badge_id = f"badge-{key}"
+        existing = self.query(f"#{badge_id}")
+        if text is None:
+            existing.remove()
+            return
+        if existing:
+            label = existing.first(Label)
+            label.update(text)
+            label.set_classes(f"badge -{variant}")
+        else:
+            self.mount(Label(text, id=badge_id, classes=f"badge -{variant}"), before="#pane-position")
+
+    def badge(self, key: str) -> str | None:
+        """The text of badge ``key``, if shown."""
+        for label in self.query(f"#badge-{key}").results(Label):
+            return str(label.content)
+        return None

@@ -1,0 +1,56 @@
+"""After the prefix key: catch the next key and show what the keys do, tmux-style with a hint bar."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import events
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+__all__ = ["PrefixScreen"]
+
+
+class PrefixScreen(ModalScreen[str | None]):
+    """Dismisses with the name of the next key pressed (``None`` if the user clicked instead).
+
+    The screen below stays fully visible; only a hint bar at the bottom shows the commands, so the
+    prefix key is discoverable without a manual.
+    """
+
+    DEFAULT_CSS = """
+    PrefixScreen {
+        background: transparent;
+        align: left bottom;
+        & > #prefix-hints {
+            dock: bottom;
+            width: 1fr;
+            height: auto;
+            background: $primary-muted;
+            color: $text;
+            padding: 0 1;
+        }
+    }
+    """
+
+    def __init__(self, prefix_display: str, hints: Sequence[tuple[str, str]]) -> None:
+        super().__init__()
+        self.prefix_display = prefix_display
+        self.hints = hints
+
+    def compose(self) -> ComposeResult:
+        parts: list[Content | str] = [Content.styled(self.prefix_display, "bold reverse"), " "]
+        for keys, description in self.hints:
+            parts += [Content.styled(keys, "bold"), f" {description}  "]
+        yield Static(Content.assemble(*parts), id="prefix-hints")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        self.dismiss(event.key)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        event.stop()
+        self.dismiss(None)

@@ -1,0 +1,341 @@
+"""The multiplexer driven like a user would: real bash in real PTYs, keys through Textual's Pilot."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from polter.errors import ConfigError
+from polter.terminal.launch import LaunchSpec
+from polter.terminal.pty import session_processes
+from polter.terminal.widget import TerminalView
+from polter.ui.app import PolterApp
+from polter.ui.confirm import ConfirmScreen
+from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.pane import Pane
+from support.panes import bash_spec, screen_text, wait_for_prompt, wait_for_text
+from support.waiting import wait_until
+
+
+@asynccontextmanager
+async def polter(
+    specs: list[LaunchSpec] | None = None, *, size: tuple[int, int] = (120, 36), **options: object
+) -> AsyncIterator[tuple[PolterApp, Pilot[None]]]:
+    """The app with four quiet bash panes (or ``specs``), each showing its prompt."""
+    app = PolterApp(specs or [bash_spec() for _ in range(4)], **options)  # type: ignore[arg-type]
+    async with app.run_test(size=size) as pilot:
+        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        await wait_for_prompt(*(pane.terminal for pane in panes(app) if pane.spec.argv[0].endswith("bash")))
+        yield app, pilot
+
+
+def panes(app: PolterApp) -> list[Pane]:
+    return app.multiplexer.grid.panes
+
+
+def focused_pane(app: PolterApp) -> Pane:
+    focused = app.focused
+    assert isinstance(focused, TerminalView), f"focus is on {focused!r}"
+    assert isinstance(focused.parent, Pane)
+    return focused.parent
+
+
+async def type_line(pilot: Pilot[None], text: str) -> None:
+    await pilot.press(*text, "enter")
+
+
+async def test_typing_into_a_pane_runs_the_command_in_bash() -> None:
+    async with polter() as (app, pilot):
+        first = panes(app)[0]
+        assert focused_pane(app) is first
+        await type_line(pilot, "echo $((6*7)) done")
+        await wait_for_text(first.terminal, "42 done")
+        assert "42" not in screen_text(panes(app)[1].terminal)
+
+
+async def test_control_keys_reach_the_program() -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        await type_line(pilot, "sleep 60")
+        process = terminal.process
+        assert process is not None
+        await wait_until(lambda: process.foreground_process_group() != process.pid)
+        await pilot.press("ctrl+c")
+        await wait_until(lambda: process.foreground_process_group() == process.pid)
+        await type_line(pilot, "echo status=$?")
+        await wait_for_text(terminal, "status=130")
+        await pilot.press("ctrl+d")  # on an empty line: bash exits
+        await wait_until(lambda: not terminal.running)
+        assert panes(app)[0].header.status == "exited 0"
+
+
+async def test_four_panes_form_a_two_by_two_grid() -> None:
+    async with polter() as (app, _pilot):
+        regions = [pane.region for pane in panes(app)]
+        assert regions[0].x == regions[2].x < regions[1].x == regions[3].x
+        assert regions[0].y == regions[1].y < regions[2].y == regions[3].y
+        assert [pane.header.number for pane in panes(app)] == [1, 2, 3, 4]
+        assert all(pane.header.status == "running" for pane in panes(app))
+
+
+@pytest.mark.parametrize("mode", ["columns", "rows"])
+async def test_columns_and_rows_layouts(mode: str) -> None:
+    async with polter([bash_spec() for _ in range(3)], layout_mode=mode) as (app, _pilot):
+        regions = [pane.region for pane in panes(app)]
+        if mode == "columns":
+            assert len({region.y for region in regions}) == 1 and regions[0].x < regions[1].x < regions[2].x
+        else:
+            assert len({region.x for region in regions}) == 1 and regions[0].y < regions[1].y < regions[2].y
+
+
+async def test_an_odd_pane_out_spans_the_last_row() -> None:
+    async with polter([bash_spec() for _ in range(3)]) as (app, _pilot):
+        first, _second, third = (pane.region for pane in panes(app))
+        assert third.y > first.y and third.width > first.width * 1.5
+
+
+async def test_the_terminal_size_follows_the_window_and_reaches_the_program() -> None:
+    async with polter([bash_spec()], size=(100, 30)) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        await type_line(pilot, "stty size")
+        await wait_for_text(terminal, "29 100")  # one row is the header
+        await pilot.resize_terminal(80, 20)
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.columns == 80)
+        await type_line(pilot, "clear; stty size")
+        await wait_for_text(terminal, "19 80")
+
+
+async def test_prefix_arrows_and_numbers_move_the_focus() -> None:
+    async with polter() as (app, pilot):
+        one, two, three, four = panes(app)
+        await pilot.press("ctrl+b", "right")
+        assert focused_pane(app) is two
+        await pilot.press("ctrl+b", "down")
+        assert focused_pane(app) is four
+        await pilot.press("ctrl+b", "left")
+        assert focused_pane(app) is three
+        await pilot.press("ctrl+b", "left")  # at the edge: stays
+        assert focused_pane(app) is three
+        await pilot.press("ctrl+b", "up")
+        assert focused_pane(app) is one
+        await pilot.press("ctrl+b", "4")
+        assert focused_pane(app) is four
+        await pilot.press("ctrl+b", "o")
+        assert focused_pane(app) is one
+        assert one.has_pseudo_class("focus-within") and not four.has_pseudo_class("focus-within")
+        await type_line(pilot, "echo in-one")  # the keys after a command go to the pane again
+        await wait_for_text(one.terminal, "in-one")
+
+
+async def test_a_mouse_click_focuses_the_pane() -> None:
+    async with polter() as (app, pilot):
+        three = panes(app)[2]
+        assert await pilot.click(three.terminal, offset=(5, 3))
+        assert focused_pane(app) is three
+        await pilot.click(panes(app)[1].header, offset=(3, 0))  # lands on a label inside the header
+        assert focused_pane(app) is panes(app)[1]
+
+
+async def test_a_custom_prefix_key() -> None:
+    async with polter(prefix="ctrl+a") as (app, pilot):
+        await pilot.press("ctrl+a", "2")
+        assert focused_pane(app) is panes(app)[1]
+        await pilot.press("ctrl+b")  # now an ordinary key: goes to bash (backward-char), no prefix screen
+        assert isinstance(app.screen, MultiplexerScreen)
+
+
+async def test_the_prefix_twice_sends_the_prefix_key_to_the_program() -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        await type_line(pilot, "cat -v")
+        await pilot.press("ctrl+b", "ctrl+b", "enter")
+        await wait_for_text(terminal, "^B")
+
+
+async def test_zoom_fills_the_grid_with_one_pane_and_resizes_its_terminal() -> None:
+    async with polter() as (app, pilot):
+        one, two, *_ = panes(app)
+        await pilot.press("ctrl+b", "2", "ctrl+b", "z")
+        await pilot.pause()
+        assert not one.display and two.display
+        assert two.region.width == app.multiplexer.grid.region.width
+        await type_line(pilot, "stty size")
+        await wait_for_text(two.terminal, "35 120")
+        await pilot.press("ctrl+b", "z")
+        await pilot.pause()
+        assert one.display and two.region.width < 70
+        await type_line(pilot, "clear; stty size")
+        await wait_for_text(two.terminal, "17 60")
+
+
+async def test_moving_the_focus_while_zoomed_unzooms() -> None:
+    async with polter() as (app, pilot):
+        await pilot.press("ctrl+b", "z", "ctrl+b", "3")
+        await pilot.pause()
+        assert app.multiplexer.grid.zoomed is None
+        assert focused_pane(app) is panes(app)[2]
+
+
+async def test_new_pane_starts_a_shell_where_the_focused_pane_is(tmp_path: Path) -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        await type_line(pilot, f"cd {tmp_path}")
+        await wait_until(lambda: _cwd(panes(app)[0]) == tmp_path)
+        await pilot.press("ctrl+b", "c")
+        await wait_until(lambda: len(panes(app)) == 2)
+        new = panes(app)[1]
+        assert focused_pane(app) is new
+        await wait_until(lambda: new.terminal.running)
+        assert new.header.number == 2
+        await wait_until(lambda: _cwd(new) == tmp_path)
+
+
+def _cwd(pane: Pane) -> Path | None:
+    process = pane.terminal.process
+    if process is None:
+        return None
+    return Path(os.readlink(f"/proc/{process.pid}/cwd"))
+
+
+async def test_closing_a_running_pane_asks_first() -> None:
+    async with polter() as (app, pilot):
+        two = panes(app)[1]
+        process = two.terminal.process
+        assert process is not None
+        await pilot.press("ctrl+b", "2", "ctrl+b", "x")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        assert two in panes(app) and two.running
+
+        await pilot.press("ctrl+b", "x")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(lambda: len(panes(app)) == 3)
+        assert not process.running and session_processes(process.pid) == []
+        assert [pane.header.number for pane in panes(app)] == [1, 2, 3]
+        assert focused_pane(app) is panes(app)[1]  # the pane that took its place
+
+
+async def test_closing_an_exited_pane_needs_no_confirmation_and_the_last_one_quits() -> None:
+    async with polter([bash_spec(), bash_spec()]) as (app, pilot):
+        await type_line(pilot, "exit")
+        await wait_until(lambda: not panes(app)[0].running)
+        await pilot.press("ctrl+b", "x")
+        await wait_until(lambda: len(panes(app)) == 1)
+        assert isinstance(app.screen, MultiplexerScreen)
+        await type_line(pilot, "exit")
+        await wait_until(lambda: not panes(app)[0].running)
+        await pilot.press("ctrl+b", "x")
+        await wait_until(lambda: app.return_code is not None or not app.is_running)
+
+
+async def test_an_exited_pane_keeps_its_screen_shows_its_status_and_restarts() -> None:
+    async with polter([bash_spec(), bash_spec()]) as (app, pilot):
+        one = panes(app)[0]
+        await type_line(pilot, "echo last words; exit 3")
+        await wait_until(lambda: one.header.status == "exited 3")
+        assert one.header.status_kind == "exited"
+        assert "last words" in screen_text(one.terminal)
+        await pilot.press(*"ignored")  # nothing to send to; no crash
+        await pilot.press("ctrl+b", "r")
+        await wait_until(lambda: one.terminal.running)
+        await wait_for_text(one.terminal, "$")
+        assert "last words" not in screen_text(one.terminal)
+        assert one.header.status == "running"
+        await type_line(pilot, "echo again")
+        await wait_for_text(one.terminal, "again")
+
+
+async def test_restarting_a_running_pane_asks_first() -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        old = terminal.process
+        await pilot.press("ctrl+b", "r")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(lambda: terminal.process is not old and terminal.running)
+        assert old is not None and not old.running
+
+
+async def test_a_command_that_cannot_start_shows_why_in_its_pane_and_the_rest_runs() -> None:
+    broken = LaunchSpec(argv=("polter-no-such-program", "--flag"))
+    bad_dir = LaunchSpec(argv=("sh",), cwd=Path("/nonexistent/place"))
+    async with polter([broken, bash_spec(), bad_dir]) as (app, pilot):
+        first, second, third = panes(app)
+        await wait_for_text(first.terminal, "cannot start 'polter-no-such-program': command not found")
+        await wait_for_text(third.terminal, "working directory '/nonexistent/place' does not exist")
+        assert first.header.status == "failed to start" and first.header.status_kind == "failed"
+        assert first.header.title == "polter-no-such-program"
+        await pilot.press("ctrl+b", "2")
+        await type_line(pilot, "echo still-fine")
+        await wait_for_text(second.terminal, "still-fine")
+
+
+async def test_the_program_title_shows_in_the_header() -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        header = panes(app)[0].header
+        assert header.title == "bash"
+        await type_line(pilot, r"printf '\e]2;my build\a'")
+        await wait_until(lambda: header.title == "my build")
+
+
+async def test_quitting_with_running_programs_asks_and_ends_every_process() -> None:
+    app = PolterApp([bash_spec(), bash_spec()])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        terminals = [pane.terminal for pane in panes(app)]
+        await wait_for_prompt(*terminals)
+        await type_line(pilot, "sleep 300 & bash -c 'trap \"\" HUP; exec sleep 301'")
+        first = terminals[0].process
+        assert first is not None
+        await wait_until(lambda: len(session_processes(first.pid)) >= 3)
+        members = [pid for terminal in terminals if terminal.process for pid in session_processes(terminal.process.pid)]
+        await pilot.press("ctrl+b", "q")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(lambda: not app.is_running)
+    for pid in members:
+        assert not _running(pid), f"process {pid} survived"
+
+
+async def test_leaving_the_app_any_other_way_also_ends_every_process() -> None:
+    app = PolterApp([bash_spec()])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        terminal = panes(app)[0].terminal
+        await wait_for_prompt(terminal)
+        await type_line(pilot, "sleep 302 & echo started")
+        await wait_for_text(terminal, "started\n")
+        assert terminal.process is not None
+        members = session_processes(terminal.process.pid)
+        assert len(members) == 2
+        app.exit()
+    for pid in members:
+        assert not _running(pid), f"process {pid} survived"
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def test_options_build_the_app_and_bad_values_are_named() -> None:
+    args = argparse.Namespace(panes=6, layout="rows", prefix="ctrl+a")
+    app = PolterApp.from_args(args)
+    assert len(app.multiplexer.grid._initial) == 6
+    assert app.multiplexer.prefix == "ctrl+a"
+    with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 0"):
+        PolterApp.from_args(argparse.Namespace(panes=0, layout="grid", prefix="ctrl+b"))
+    with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 40"):
+        PolterApp.from_args(argparse.Namespace(panes=40, layout="grid", prefix="ctrl+b"))
+    with pytest.raises(ConfigError, match="--prefix"):
+        PolterApp.from_args(argparse.Namespace(panes=1, layout="grid", prefix=" "))
