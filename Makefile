@@ -25,5 +25,9 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/pytest -n 2 -m "not e2e" $(PYTEST_ARGS)
 
+# Regenerate the README's screenshots (SVG) from the real app, headless.
+screenshots: $(STAMP)
+	$(BIN)/python screenshots/generate.py
+
 clean:
 	rm -rf $(VENV) .cache
