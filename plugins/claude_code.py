@@ -70,6 +70,9 @@ class ClaudeCode(Adapter):
         tool_veto=True,
         tested_versions=("2.1.332",),
         limitations=(
+            "A tool the role stops listing (a role change) stays in the tool list Claude Code 2.1.332 sends the "
+            "model until the pane restarts, although Claude Code refuses to call it; tools the role adds "
+            "appear on the next turn.",
             "Built-in tools (Bash, Edit, WebFetch, ...) are governed by Claude Code's own permission rules, "
             "not by the role; a Bash command can still start any program the user can.",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "

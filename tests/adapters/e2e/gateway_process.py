@@ -1,0 +1,110 @@
+"""The real gateway for the adapters' end-to-end tests: `polter gateway` as a subprocess over real upstreams
+(`mcp-server-time` from PyPI, `@modelcontextprotocol/server-everything` from npm), driven through Polter's
+own admin commands (`polter panes register/set-role/input`, `polter audit`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from polter.protocol import Decision
+from polter.roles import RoleLibrary, SkillRequest
+from support.tools import npm_bin
+
+POLTER = [sys.executable, "-m", "polter"]
+EVERYTHING = ("@modelcontextprotocol/server-everything", "2026.8.31", "mcp-server-everything")
+
+
+def servers_file(path: Path) -> Path:
+    everything = npm_bin(*EVERYTHING)
+    path.write_text(textwrap.dedent(f"""\
+        [servers.time]
+        command = {json.dumps(sys.executable)}
+        args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+        [servers.everything]
+        command = {json.dumps(str(everything))}
+        args = ["stdio"]
+        env = {{ PATH = {json.dumps(f"{everything.parent}:{os.environ.get('PATH', '')}")} }}
+        """))
+    return path
+
+
+class PolterGateway:
+    """``with PolterGateway(tmp_path, roles) as gateway: pane_id, token = gateway.register("role")``."""
+
+    def __init__(self, tmp_path: Path, roles: dict[str, str]) -> None:
+        self.state_dir = tmp_path / "gateway-state"
+        self.roles_dir = tmp_path / "gateway-roles"
+        self.roles_dir.mkdir()
+        for name, text in roles.items():
+            (self.roles_dir / f"{name}.toml").write_text(textwrap.dedent(text).lstrip())
+        self.servers = servers_file(tmp_path / "servers.toml")
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> PolterGateway:
+        self.process = subprocess.Popen(
+            [*POLTER, "gateway", "--servers", str(self.servers), "--roles-dir", str(self.roles_dir),
+             "--state-dir", str(self.state_dir), "--ask-timeout", "5"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        assert self.process.stdout is not None and self.process.stderr is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("polter gateway listening on http://127.0.0.1:"):
+            self.process.kill()
+            raise AssertionError(f"the gateway did not start: {line!r} {self.process.stderr.read()}")
+        self.url = line.rsplit(" ", 1)[1].strip()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        assert self.process is not None
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+
+    def polter(self, *args: str) -> str:
+        result = subprocess.run([*POLTER, *args, "--state-dir", str(self.state_dir)], capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0, f"polter {' '.join(args)}: {result.stderr}"
+        return result.stdout
+
+    def register(self, role: str) -> tuple[str, str]:
+        """A new pane under ``role``: its id and its token."""
+        created = json.loads(self.polter("panes", "register", "--role", role, "--json"))
+        return created["pane"]["id"], created["token"]
+
+    def set_role(self, pane_id: str, role: str) -> None:
+        self.polter("panes", "set-role", pane_id, role)
+
+    def audit(self, pane_id: str) -> list[dict[str, Any]]:
+        output = self.polter("audit", "--json", "--pane", pane_id, "--limit", "1000")
+        return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+    def wait_for_audit(self, pane_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
+        """The first audit row of the pane matching ``predicate``, polling until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.audit(pane_id)
+            for row in rows:
+                if predicate(row):
+                    return row
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no matching audit row within {timeout}s; rows: {rows[-20:]}")
+            time.sleep(0.2)
+
+    def skill_policy(self, role: str) -> Callable[[str], Decision]:
+        """The role's skill decisions, as the app hands them to ``prepare``."""
+        compiled = RoleLibrary.load([self.roles_dir]).get(role)
+        assert compiled is not None, role
+        return lambda name: compiled.decide(SkillRequest(name)).decision
