@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -160,3 +161,31 @@ def test_sim_command_prints_two_pasteable_lines() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+async def test_status_routes_need_a_token_only_when_configured() -> None:
+    world = World(seed=1, config=ServerConfig(token_endpoint_authentication=True))
+    async with SimulatorServer(world) as sim, httpx.AsyncClient(base_url=sim.url) as rest:
+        assert (await rest.get("/v2/server/status")).status_code == 401
+        assert (await rest.get("/v3/server/motd", params={"token": sim.token})).json()["motd"][1] == "Be kind."
+
+
+async def test_jsonp_plus_as_space_and_form_bodies(rest: httpx.AsyncClient, sim: SimulatorServer,
+                                                   world: World) -> None:
+    wrapped = await rest.get("/tokentest", params={"token": sim.token, "jsonp": "cb"})
+    assert wrapped.text.startswith("cb({") and wrapped.text.endswith("});")
+    assert (await rest.get(f"/v3/server/rawcmd?token={sim.token}&cmd=/time+noon")).json()["response"] == []
+    assert world.clock_text() == "12:00"
+    posted = await rest.post("/v3/server/rawcmd", data={"token": sim.token, "cmd": "/time"})
+    assert posted.json()["response"] == ["The current time is 12:00."]
+
+
+def test_sim_command_names_a_busy_port() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "polter", "terraria", "sim", "--port", str(port)],
+                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"polter: --port: cannot listen on 127.0.0.1:{port}: Address already in use\n"
