@@ -123,6 +123,7 @@ async def test_item_lookup_offline_in_english_internal_and_chinese(client: Clien
     by_name = await data(client, "item_lookup", name_or_id="terra blade")
     assert by_name["items"] == [{"id": 757, "name": "Terra Blade", "internal_name": "TerraBlade", "name_zh": "泰拉刃"}]
     assert (await data(client, "item_lookup", name_or_id="天顶剑"))["items"][0]["id"] == 4956
+    assert (await data(client, "item_lookup", name_or_id="断钢剑"))["items"][0]["name"] == "Excalibur"
     assert (await data(client, "item_lookup", name_or_id="5043"))["items"][0]["name"] == "Torch God's Favor"
     assert (await data(client, "item_lookup", name_or_id="CloudinaBottle"))["items"][0]["id"] == 53
     several = await data(client, "item_lookup", name_or_id="pickaxe", limit=5)
