@@ -10,12 +10,17 @@ Credentials stay here: messages never carry them, and :meth:`TShockClient.redact
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import os
 import re
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
+import platformdirs
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError, field_validator
 
 from polter.backends.terraria.text import strip_colour_tags
@@ -24,6 +29,8 @@ from polter.errors import ConfigError, TShockError
 __all__ = ["TShockClient", "TShockSettings"]
 
 ENV_URL, ENV_TOKEN, ENV_USERNAME, ENV_PASSWORD = "TSHOCK_URL", "TSHOCK_TOKEN", "TSHOCK_USERNAME", "TSHOCK_PASSWORD"
+ENV_TOKEN_CACHE = "TSHOCK_TOKEN_CACHE"
+"""A file for the token a login created (``off`` disables); by default under Polter's state dir."""
 
 LOGINS_PER_WINDOW = 2
 """Each login costs two of TShock's five requests a minute; two leave room for a human's own login."""
@@ -53,6 +60,8 @@ class TShockSettings(BaseModel):
     username: str | None = None
     password: SecretStr | None = None
     timeout: float = 15.0
+    token_cache: Path | None = None
+    """Where a login's token is kept between runs (0600), so restarts do not spend TShock's login budget."""
 
     @field_validator("url")
     @classmethod
@@ -72,9 +81,19 @@ class TShockSettings(BaseModel):
         if token is None and not (username and password):
             raise ConfigError(f"set {ENV_TOKEN}, or both {ENV_USERNAME} and {ENV_PASSWORD}", field=ENV_TOKEN)
         try:
-            return cls(url=url, token=token, username=username, password=password)
+            settings = cls(url=url, token=token, username=username, password=password)
         except ValidationError as exc:
             raise ConfigError(exc.errors()[0]["msg"], field=ENV_URL) from None
+        if token is not None:
+            return settings
+        cache = env.get(ENV_TOKEN_CACHE, "").strip()
+        if cache.lower() == "off":
+            return settings
+        if not cache:
+            state = env.get("POLTER_STATE_DIR") or str(platformdirs.user_state_path("polter"))
+            key = hashlib.sha256(f"{settings.url}\n{username}".encode()).hexdigest()[:16]
+            cache = str(Path(state) / "terraria" / f"token-{key}")
+        return settings.model_copy(update={"token_cache": Path(cache).expanduser()})
 
 
 class TShockClient:
@@ -86,7 +105,7 @@ class TShockClient:
         self._http = httpx.AsyncClient(base_url=settings.url, timeout=settings.timeout, transport=transport,
                                        headers={"User-Agent": "polter-terraria/0.1"})
         self._clock = clock
-        self._token: str | None = settings.token.get_secret_value() if settings.token else None
+        self._token: str | None = settings.token.get_secret_value() if settings.token else self._cached_token()
         self._login_lock = asyncio.Lock()
         self._logins: list[float] = []
         self._login_refused_until = 0.0
@@ -120,6 +139,7 @@ class TShockClient:
                 raise TShockError(f"TShock rejected TSHOCK_TOKEN ({body['error']}). Create a new token or set "
                                   f"{ENV_USERNAME}/{ENV_PASSWORD} so it can log in by itself.", status=403)
             self._token = None  # TShock forgot it (restart, group change): log in again once
+            self._store_token(None)
             token = await self._current_token()
             body = await self._send(path, {**params, "token": token})
         return self._checked(path, body)
@@ -155,6 +175,29 @@ class TShockClient:
         raise TShockError(f"TShock did not do it. It answered: {said}")
 
     # internals ----------------------------------------------------------------------------------
+
+    def _cached_token(self) -> str | None:
+        path = self.settings.token_cache
+        if path is None or not path.is_file():
+            return None
+        token = path.read_text(encoding="ascii", errors="replace").strip()
+        return token if re.fullmatch(r"[0-9A-Fa-f]{16,128}", token) else None
+
+    def _store_token(self, token: str | None) -> None:
+        """Keep (or forget) the login's token on disk, readable by this user only."""
+        path = self.settings.token_cache
+        if path is None:
+            return
+        if token is None:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            return
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = path.with_name(path.name + ".tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(token)
+        os.replace(temporary, path)
 
     async def _send(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
         query = {k: _wire(v) for k, v in params.items() if v is not None}
@@ -217,6 +260,7 @@ class TShockClient:
         self._logins.append(now)
         body = await self._send("/v2/token/create", {"username": username, "password": password.get_secret_value()})
         if body["status"] == "200" and body.get("token"):
+            self._store_token(str(body["token"]))
             return str(body["token"])
         self._login_refused_until = now + LOGIN_WINDOW_SECONDS
         raise TShockError(f"TShock refused the login as '{username}': a wrong username or password, an account "

@@ -4,6 +4,7 @@ rate limit, TShock's refusals as clear tool errors, and credentials that never l
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -27,7 +28,7 @@ def login_backend(sim: SimulatorServer, username: str, password: str, **clock: o
     return Backend(TShockClient(settings, **clock), WikiClient(min_interval=0))  # type: ignore[arg-type]
 
 
-def test_settings_from_the_environment_name_what_is_missing() -> None:
+def test_settings_from_the_environment_name_what_is_missing(isolated_dirs: dict[str, Path]) -> None:
     with pytest.raises(ConfigError, match="^TSHOCK_URL: is not set"):
         TShockSettings.from_env({})
     with pytest.raises(ConfigError, match="^TSHOCK_TOKEN: set TSHOCK_TOKEN, or both TSHOCK_USERNAME"):
@@ -35,8 +36,37 @@ def test_settings_from_the_environment_name_what_is_missing() -> None:
     with pytest.raises(ConfigError, match="^TSHOCK_URL: .*http"):
         TShockSettings.from_env({"TSHOCK_URL": "127.0.0.1:7878", "TSHOCK_TOKEN": "x"})
     settings = TShockSettings.from_env({"TSHOCK_URL": "http://127.0.0.1:7878/", "TSHOCK_USERNAME": "admin",
-                                        "TSHOCK_PASSWORD": "hunter22"})
+                                        "TSHOCK_PASSWORD": "hunter22", "POLTER_STATE_DIR": str(isolated_dirs["state"])})
     assert settings.url == "http://127.0.0.1:7878" and "hunter22" not in repr(settings)
+    assert settings.token_cache is not None and settings.token_cache.parent == isolated_dirs["state"] / "terraria"
+
+
+def test_token_cache_location(tmp_path: Path) -> None:
+    base = {"TSHOCK_URL": "http://127.0.0.1:7878", "TSHOCK_USERNAME": "admin", "TSHOCK_PASSWORD": "hunter22"}
+    assert TShockSettings.from_env({**base, "TSHOCK_TOKEN_CACHE": "off"}).token_cache is None
+    chosen = TShockSettings.from_env({**base, "TSHOCK_TOKEN_CACHE": str(tmp_path / "t")}).token_cache
+    assert chosen == tmp_path / "t"
+    assert TShockSettings.from_env({"TSHOCK_URL": "http://x:1", "TSHOCK_TOKEN": "abcd"}).token_cache is None
+    other = TShockSettings.from_env({**base, "TSHOCK_USERNAME": "bob", "POLTER_STATE_DIR": str(tmp_path)})
+    assert other.token_cache is not None and other.token_cache.parent == tmp_path / "terraria"
+
+
+async def test_a_logins_token_survives_a_restart_in_a_0600_file(sim: SimulatorServer, world: World,
+                                                                tmp_path: Path) -> None:
+    env = {"TSHOCK_URL": sim.url, "TSHOCK_USERNAME": "admin", "TSHOCK_PASSWORD": world.passwords["admin"],
+           "TSHOCK_TOKEN_CACHE": str(tmp_path / "cache" / "token")}
+    for _ in range(3):  # three runs of the server (the gateway restarting it, say)
+        tshock = TShockClient(TShockSettings.from_env(env))
+        assert (await tshock.get("/world/read"))["name"] == "Polterheim"
+        await tshock.aclose()
+    cache = tmp_path / "cache" / "token"
+    assert world.rate_buckets["127.0.0.1"] == 2  # one login in all
+    assert cache.stat().st_mode & 0o777 == 0o600 and cache.read_text() in world.tokens
+    world.tokens.pop(cache.read_text())  # TShock restarted
+    tshock = TShockClient(TShockSettings.from_env(env))
+    await tshock.get("/world/read")
+    await tshock.aclose()
+    assert world.rate_buckets["127.0.0.1"] == 4 and cache.read_text() in world.tokens
 
 
 async def test_logs_in_once_caches_the_token_and_logs_in_again_when_tshock_forgets_it(

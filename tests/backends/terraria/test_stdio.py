@@ -20,7 +20,7 @@ async def test_stdio_server_lists_46_tools_and_acts_on_the_world(sim: SimulatorS
     password = world.passwords["admin"]
     params = StdioServerParameters(command=sys.executable, args=["-m", "polter", "terraria", "serve"], env={
         "TSHOCK_URL": sim.url, "TSHOCK_USERNAME": "admin", "TSHOCK_PASSWORD": password,
-        "TERRARIA_WIKI_URL": f"http://127.0.0.1:{closed_port()}",
+        "TERRARIA_WIKI_URL": f"http://127.0.0.1:{closed_port()}", "POLTER_STATE_DIR": str(tmp_path / "state"),
     })
     stderr_path = tmp_path / "stderr.txt"
     with stderr_path.open("w") as stderr:
@@ -36,6 +36,8 @@ async def test_stdio_server_lists_46_tools_and_acts_on_the_world(sim: SimulatorS
             token = next(t for t, data in world.tokens.items() if data.username == "admin")
     logged = stderr_path.read_text()
     assert password not in logged and token not in logged
+    cached = list((tmp_path / "state" / "terraria").iterdir())  # the login's token, kept for the next run
+    assert len(cached) == 1 and cached[0].read_text() == token and cached[0].stat().st_mode & 0o777 == 0o600
 
 
 async def test_serve_without_configuration_says_what_is_missing(tmp_path: Path) -> None:
