@@ -40,7 +40,9 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ConfigError(f"the gateway binds loopback only, not {host!r}", field="host")
     family = socket.AF_INET6 if host == "::1" else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY on accepted sockets only when the listening
+    # socket's proto says TCP; with proto 0 every response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1" if host == "localhost" else host, port))

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from support.gateway import Harness, controller, start_gateway
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def test_allow_once_lets_one_call_through_and_the_next_asks_again(harness: Harness) -> None:
@@ -54,6 +57,7 @@ async def test_allow_for_this_pane_stops_asking_that_pane_only(harness: Harness)
 
 async def test_no_controller_listening_denies_at_once(harness: Harness) -> None:
     pane = await harness.pane("asker")
+    await wait_until(lambda: harness.gateway.events.controllers == 0, message="earlier controllers gone")
     async with harness.client("fixture", pane.token) as client:
         result = await client.call_tool("delete_all", {})
     assert result.is_error and "no controller is listening" in result.content[0].text
@@ -71,6 +75,7 @@ async def test_an_unanswered_ask_is_denied_after_the_timeout(tmp_path: Path) -> 
 
 async def test_the_last_controller_leaving_denies_pending_asks(harness: Harness) -> None:
     pane = await harness.pane("asker")
+    await wait_until(lambda: harness.gateway.events.controllers == 0, message="earlier controllers gone")
     async with harness.client("fixture", pane.token) as client:
         async with controller(harness) as control:
             call = asyncio.create_task(client.call_tool("write_note", {"text": "x"}))

@@ -13,6 +13,8 @@ from mcp import Client
 from support.gateway import Harness
 from support.waiting import wait_until
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 def _tool_changes(messages: list[Any]) -> int:
     return sum(isinstance(m, types.ToolListChangedNotification) for m in messages)
@@ -79,41 +81,41 @@ async def test_legacy_clients_are_told_tools_list_changed_is_supported(harness: 
             assert client.server_capabilities.tools.list_changed is True
 
 
-async def test_a_corrupted_role_file_keeps_the_last_good_role_in_force(harness: Harness) -> None:
-    pane = await harness.pane("reader")
+async def test_a_corrupted_role_file_keeps_the_last_good_role_in_force(own_harness: Harness) -> None:
+    pane = await own_harness.pane("reader")
     heard: list[Any] = []
-    async with harness.client("fixture", pane.token, on_message=heard.append) as client:
+    async with own_harness.client("fixture", pane.token, on_message=heard.append) as client:
         await client.list_tools()
-        (harness.roles_dir / "reader.toml").write_text("description = 'broken\n[tools\n", encoding="utf-8")
-        status = await harness.admin.reload_roles()
+        (own_harness.roles_dir / "reader.toml").write_text("description = 'broken\n[tools\n", encoding="utf-8")
+        status = await own_harness.admin.reload_roles()
         assert any("reader.toml" in problem for problem in status.problems)
         assert "reader" in status.names
         refused = await client.call_tool("write_note", {"text": "x"})
         assert refused.is_error and "Polter refused" in refused.content[0].text, "still the old, strict role"
         assert len((await client.list_tools()).tools) == 3
         # Fixing the file changes the role, live: the watcher reloads it without being asked.
-        (harness.roles_dir / "reader.toml").write_text(
+        (own_harness.roles_dir / "reader.toml").write_text(
             '[servers]\ndefault = "allow"\n[tools]\ndefault = "allow"\n[skills]\ndefault = "allow"\n', encoding="utf-8")
         await wait_until(lambda: _tool_changes(heard) >= 1, message="list_changed after the role file was fixed")
         assert len((await client.list_tools()).tools) == 6
 
 
-async def test_a_deleted_role_file_leaves_the_pane_unable_to_call(harness: Harness) -> None:
-    pane = await harness.pane("open")
-    async with harness.client("fixture", pane.token) as client:
+async def test_a_deleted_role_file_leaves_the_pane_unable_to_call(own_harness: Harness) -> None:
+    pane = await own_harness.pane("open")
+    async with own_harness.client("fixture", pane.token) as client:
         assert not (await client.call_tool("read_notes", {})).is_error
-        (harness.roles_dir / "open.toml").unlink()
-        await harness.admin.reload_roles()
+        (own_harness.roles_dir / "open.toml").unlink()
+        await own_harness.admin.reload_roles()
         result = await client.call_tool("read_notes", {})
         assert result.is_error and "polter:role-missing" in result.content[-1].text
 
 
-async def test_an_upstream_list_change_is_refreshed_and_passed_on(harness: Harness) -> None:
-    pane, other = await harness.pane("open"), await harness.pane("reader")
+async def test_an_upstream_list_change_is_refreshed_and_passed_on(own_harness: Harness) -> None:
+    pane, other = await own_harness.pane("open"), await own_harness.pane("reader")
     heard: list[Any] = []
     other_heard: list[Any] = []
-    async with harness.client("fixture", pane.token, on_message=heard.append) as client, \
-            harness.client("fixture", other.token, on_message=other_heard.append) as other_client:
+    async with own_harness.client("fixture", pane.token, on_message=heard.append) as client, \
+            own_harness.client("fixture", other.token, on_message=other_heard.append) as other_client:
         await other_client.list_tools()
         assert (await client.call_tool("add_tool", {"name": "brand_new"})).content[0].text == "added brand_new"
         await wait_until(lambda: _tool_changes(heard) and _tool_changes(other_heard), message="both panes told")

@@ -15,6 +15,8 @@ from support.waiting import wait_until
 from polter.gateway.panes import hash_token
 from polter.gateway.state import read_state, write_state
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -109,7 +111,7 @@ async def test_no_route_reachable_with_pane_a_token_says_anything_about_pane_b(h
 
     # B has an ask pending while A probes, so an ask id exists to aim at.
     events = asyncio.create_task(_drain(harness))
-    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller")
+    await wait_until(lambda: harness.gateway.events.controllers >= 1, message="controller")
     async with harness.client("fixture", bravo.token) as bravo_client:
         pending = asyncio.create_task(bravo_client.call_tool("write_note", {"text": "bravo secret words"}))
         await wait_until(lambda: harness.gateway.asks.pending(), message="B's ask")

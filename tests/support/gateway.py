@@ -175,13 +175,14 @@ class Controller:
 @contextlib.asynccontextmanager
 async def controller(harness: Harness) -> AsyncIterator[Controller]:
     watcher = Controller(harness)
+    before = harness.gateway.events.controllers  # a shared gateway may still count an earlier test's
 
     async def follow() -> None:
         async for event in harness.admin.events():
             watcher.events.append(event)
 
     task = asyncio.create_task(follow())
-    await wait_until(lambda: harness.gateway.events.controllers == 1, message="controller connected")
+    await wait_until(lambda: harness.gateway.events.controllers == before + 1, message="controller connected")
     try:
         yield watcher
     finally:
