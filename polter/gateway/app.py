@@ -78,7 +78,8 @@ def create_gateway(config: GatewayConfig, *, roles: RoleProvider | None = None,
             gateway.audit.start()
             stack.push_async_callback(gateway.audit.aclose)
             for endpoint in endpoints.values():
-                await stack.enter_async_context(endpoint.manager.run())
+                for manager in endpoint.managers:
+                    await stack.enter_async_context(manager.run())
             await stack.enter_async_context(gateway.pool.run())
             if config.watch_roles and hasattr(gateway.roles, "watch"):
                 watcher = asyncio.create_task(_watch_roles(gateway), name="polter-roles-watcher")

@@ -336,9 +336,14 @@ class Gateway:
         assert upstream is not None
         await upstream.wait_running()
         visible = self.policy.visible_tools(pane, server, upstream.tools, upstream.generation)
-        self.audit.submit(self._row(pane, "listing", server, None, Authorization(
-            True, "allow", None, f"{len(visible)} of {len(upstream.tools)} tools listed"), started, None))
+        self.audit_listing(pane, server, len(visible), started)
         return visible
+
+    def audit_listing(self, pane: Pane, server: str, listed: int, started: float) -> None:
+        upstream = self.pool.get(server)
+        total = len(upstream.tools) if upstream is not None else listed
+        self.audit.submit(self._row(pane, "listing", server, None, Authorization(
+            True, "allow", None, f"{listed} of {total} tools listed"), started, None))
 
     async def hook(self, pane: Pane, adapter: str, request: HookRequest) -> HookAnswer:
         """The CLI hook's veto: the same decision as the gateway call, asks resolved before answering."""

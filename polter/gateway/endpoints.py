@@ -10,6 +10,8 @@ clients with sessions and a GET stream, 2026-07-28 clients with ``subscriptions/
 
 from __future__ import annotations
 
+import time
+import weakref
 from contextvars import ContextVar
 from typing import Any
 
@@ -53,10 +55,18 @@ class _GatewayServer(Server[Any]):
 
 
 class PaneMiddleware:
-    """Puts the request's pane into :data:`current_pane` and remembers 2025-era sessions per pane."""
+    """Puts the request's pane into :data:`current_pane` and remembers 2025-era sessions per pane.
 
-    def __init__(self, gateway: Gateway, endpoint: str) -> None:
+    On upstream endpoints it also keeps each pane's last ``tools/list`` answer in wire form: the SDK
+    dumps, re-validates and re-dumps every tool of every listing, which for 1,000 tools costs far more
+    than the policy does. The answer is reused while the pane's role, phase and the upstream's
+    listing are unchanged (and per protocol version, whose envelopes differ).
+    """
+
+    def __init__(self, gateway: Gateway, endpoint: str, *, cache_listings: bool = False) -> None:
         self.gateway, self.endpoint = gateway, endpoint
+        self._listings: weakref.WeakKeyDictionary[Pane, tuple[tuple[Any, ...], HandlerResult]] | None = (
+            weakref.WeakKeyDictionary() if cache_listings else None)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         request = ctx.request
@@ -67,9 +77,27 @@ class PaneMiddleware:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
         token = current_pane.set(pane)
         try:
+            if ctx.method == "tools/list" and self._listings is not None:
+                return await self._list_tools(pane, ctx, call_next)
             return await call_next(ctx)
         finally:
             current_pane.reset(token)
+
+    async def _list_tools(self, pane: Pane, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        assert self._listings is not None
+        cached = self._listings.get(pane)
+        if cached is not None and cached[0] == self._key(pane, ctx):
+            started = time.perf_counter()
+            self.gateway.audit_listing(pane, self.endpoint, len(cached[1].get("tools", ())), started)  # type: ignore[union-attr]
+            return cached[1]
+        result = await call_next(ctx)
+        self._listings[pane] = (self._key(pane, ctx), result)
+        return result
+
+    def _key(self, pane: Pane, ctx: ServerRequestContext[Any, Any]) -> tuple[Any, ...]:
+        upstream = self.gateway.pool.get(self.endpoint)
+        generation = upstream.generation if upstream is not None and upstream.state == "running" else None
+        return (self.gateway.policy.role(pane), pane.role, pane.phase, generation, ctx.protocol_version)
 
 
 def _pane() -> Pane:
@@ -80,14 +108,28 @@ def _pane() -> Pane:
 
 
 class Endpoint:
-    """One ``/mcp/<name>`` endpoint: its server and the session manager that serves it over HTTP."""
+    """One ``/mcp/<name>`` endpoint: its server and the session managers that serve it over HTTP.
+
+    Answers are plain JSON (no SSE stream per request: a third less CPU per call); 2025-era sessions
+    still get their GET stream for ``list_changed``. Only 2026-era ``subscriptions/listen``, whose
+    answer *is* a stream, goes to a second manager that answers with SSE.
+    """
 
     def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
         self.name = name
         self.server = server
-        self.manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+        self.manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=True)
+        self.streams = StreamableHTTPSessionManager(app=server, security_settings=security, stateless=True)
+
+    @property
+    def managers(self) -> tuple[StreamableHTTPSessionManager, StreamableHTTPSessionManager]:
+        return self.manager, self.streams
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        for key, value in scope["headers"]:
+            if key == b"mcp-method" and value == b"subscriptions/listen":
+                await self.streams.handle_request(scope, receive, send)
+                return
         await self.manager.handle_request(scope, receive, send)
 
 
@@ -131,7 +173,7 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         on_get_prompt=get_prompt, on_list_resources=list_resources, on_list_resource_templates=list_templates,
         on_read_resource=read_resource, on_subscriptions_listen=listen,
     )
-    server.middleware = [PaneMiddleware(gateway, name)]
+    server.middleware = [PaneMiddleware(gateway, name, cache_listings=True)]
     return server
 
 
