@@ -117,7 +117,7 @@ class ControlSequences(ScreenModel):
         self.foreground_color = "#e5e5e5"  # answered to OSC 10 queries
         self.background_color = "#121212"  # answered to OSC 11 queries
         self._title_stack: list[str] = []
-        self._fast: dict[str, Callable[[], None]] = {"": _ignore}
+        self._fast: dict[str, Callable[[], None]] = {}
         self._c0: dict[str, Callable[[], None]] = {
             char: getattr(self, name) for char, name in _C0_NAMES.items()
         }
@@ -177,7 +177,6 @@ class ControlSequences(ScreenModel):
     def _remember(self, token: str, call: Callable[[], None]) -> None:
         if len(self._fast) >= self.MAX_MEMO:
             self._fast.clear()
-            self._fast[""] = _ignore  # the feed loop's end-of-list sentinel
         self._fast[token] = call
         call()
 

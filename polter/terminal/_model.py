@@ -161,7 +161,7 @@ class ScreenModel:
         chars = self._chars[y]
         if chars[x] == "":
             chars[x - 1] = " "
-        chars[x:end] = piece
+        chars[x:end] = [*piece]
         self._styles[y][x:end] = [self._style] * len(piece)
         if end < self.columns and chars[end] == "":
             chars[end] = " "

@@ -1,6 +1,7 @@
 """Splitting raw PTY bytes into printable text and complete control sequences, across reads.
 
-`Tokenizer.split` returns a flat list ``[text, control, text, control, …]`` of even length whose
+`Tokenizer.split` returns a flat list ``[text, control, text, control, …]`` of even length (the
+last control is `SENTINEL`, a NUL, when the text ran out) whose
 text items hold no control characters and whose control items are each one complete sequence:
 a C0/C1 character, ``"\\r\\n"``, a CSI sequence, an escape sequence or a whole string sequence
 (OSC/DCS/APC/PM/SOS with its terminator). The split itself is one C-level ``re.split``; only the
@@ -17,7 +18,7 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["MAX_SEQUENCE", "STRING_KINDS", "Tokenizer"]
+__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_KINDS", "Tokenizer"]
 
 #: A CSI body or string payload longer than this many characters is ignored (still consumed).
 MAX_SEQUENCE = 4096
@@ -26,17 +27,21 @@ STRING_KINDS = "]P_^X"
 
 _TOKEN = re.compile(
     "("
-    r"\r\n"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI, complete
-    r"|\x1b\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
+    "\x1b(?:"
+    r"\[[0-?]*[ -/]*[@-~]"  # CSI, complete
+    r"|\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
     # Strings. One can reach the end of the text only when an ESC held back for the next read
     # ends it (an unterminated string at the end goes to the string state instead).
-    r"|\x1b[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
-    r"|\x1b[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
-    r"|\x1b[ -/]*"  # ESC followed by something that is not a sequence: dropped
+    r"|[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
+    r"|[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
+    r"|[ -/]*"  # ESC followed by something that is not a sequence: dropped
+    ")"
+    r"|\r\n"
     r"|[\x00-\x1a\x1c-\x1f\x7f-\x9f]"  # C0, DEL, C1
     ")"
 )
+#: Ends every split list, so that it pairs up; NUL is a control that does nothing.
+SENTINEL = "\x00"
 _STRING_OPEN = re.compile(r"\x1b[\]P_^X][^\x07\x1b\x18\x1a]*")
 _CSI_OPEN = re.compile(r"\x1b\[[0-?]*[ -/]*")
 _ESC_OPEN = re.compile(r"\x1b[ -/]*")
@@ -82,7 +87,7 @@ class Tokenizer:
         if last_esc >= 0:
             text = self._hold_tail(text, last_esc)
         parts = _TOKEN.split(text)
-        parts.append("")
+        parts.append(SENTINEL)
         if head:
             return head + parts
         return parts

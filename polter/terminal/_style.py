@@ -105,6 +105,8 @@ def sgr_transition(style: Style, sequence: str) -> Style:
             if len(_absolute) >= _MAX_INTERNED:
                 _absolute.clear()
             found = _absolute[sequence] = apply_sgr(DEFAULT_STYLE, params)
+        if _interned.get(style) is not style:
+            return found  # after a one-off style: no (id, sequence) entry that would never hit
     else:
         found = apply_sgr(style, params)
         if sequence not in _seen:
@@ -158,12 +160,19 @@ def _indexed(text: str) -> str | None:
     return None
 
 
+_HEX = {str(n): f"{n:02x}" for n in range(256)}  # "200" → "c8": no int() on the hot path
+
+
 def _rgb(r: str, g: str, b: str) -> str | None:
     try:
+        return f"#{_HEX[r]}{_HEX[g]}{_HEX[b]}"
+    except KeyError:  # "", "007", "300" or a parameter such as "1?"
+        pass
+    try:
         red, green, blue = int(r or 0), int(g or 0), int(b or 0)
-    except ValueError:  # a parameter such as "1?" (parameters hold only 0-9 : ; < = > ?)
+    except ValueError:  # parameters hold only 0-9 : ; < = > ?
         return None
-    return "#%02x%02x%02x" % (min(red, 255), min(green, 255), min(blue, 255))
+    return f"#{min(red, 255):02x}{min(green, 255):02x}{min(blue, 255):02x}"
 
 
 # What each simple SGR code does: (field index in Style, value) pairs, keyed by the code's text

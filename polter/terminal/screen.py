@@ -57,48 +57,58 @@ class TerminalScreen(ControlSequences):
         if not parts:
             return
         fast = self._fast
-        draw = self.draw
         transitions = style_transitions()
-        transition = sgr_transition
-        control_ = self._control
         not_narrow = NOT_NARROW.search
         columns = self.columns
         mark = self._dirty.add
         marked = -1  # the row last added to the dirty set (the set only grows during a feed)
+        # The cursor, style and current row live in locals while only text and SGR sequences
+        # come (neither moves to another row); they are written back before anything else runs.
+        x, y, style = self._x, self._y, self._style
+        chars, styles = self._chars[y], self._styles[y]
+        plain, autowrap = self._plain_text, self._autowrap
         iterator = iter(parts)
         for text, control in zip(iterator, iterator):
             if text:
+                end = x + len(text)
                 # Inlined `ScreenModel._put` for the commonest case: narrow text that fits on the
                 # cursor row, no insert mode, no DEC graphics. Everything else goes to `draw`.
-                x = self._x
-                end = x + len(text)
-                if end <= columns and self._plain_text and (text.isascii() or not_narrow(text) is None):
-                    y = self._y
-                    chars = self._chars[y]
+                if end <= columns and plain and (text.isascii() or not_narrow(text) is None):
                     if chars[x] == "":
-                        chars[x - 1] = " "
-                    chars[x:end] = text
-                    self._styles[y][x:end] = [self._style] * (end - x)
+                        chars[x - 1] = " "  # overwriting the second half of a wide character
+                    chars[x:end] = [*text]  # unpacking is faster than assigning the str
+                    styles[x:end] = [style] * (end - x)
                     if end < columns:
                         if chars[end] == "":
                             chars[end] = " "
-                        self._x = end
+                        x = end
                     else:
-                        self._x = end if self._autowrap else columns - 1
+                        x = end if autowrap else columns - 1
                     if y != marked:
                         mark(y)
                         marked = y
                 else:
-                    draw(text)
-            handler = fast.get(control)  # "" (the end of the list) maps to a no-op
-            if handler is not None:
-                handler()
-            elif control[-1] == "m" and control[1] == "[":
-                style = self._style
-                new = transitions.get((id(style), control))
-                self._style = new if new is not None else transition(style, control)
+                    self._x, self._style = x, style
+                    self.draw(text)
+                    x, y = self._x, self._y
+                    chars, styles = self._chars[y], self._styles[y]
+            if control[-1] == "m" and control[1] == "[":  # SGR, the commonest sequence
+                if control == "\x1b[0m" or control == "\x1b[m":
+                    style = DEFAULT_STYLE
+                else:
+                    new = transitions.get((id(style), control))
+                    style = new if new is not None else sgr_transition(style, control)
             else:
-                control_(control)
+                self._x, self._style = x, style
+                handler = fast.get(control)
+                if handler is not None:
+                    handler()
+                else:
+                    self._control(control)
+                x, y, style = self._x, self._y, self._style
+                chars, styles = self._chars[y], self._styles[y]
+                plain, autowrap = self._plain_text, self._autowrap
+        self._x, self._style = x, style
 
     # -- output ------------------------------------------------------------------------------
     @property
