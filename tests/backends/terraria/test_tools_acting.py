@@ -167,6 +167,8 @@ async def test_player_ban_by_ip_name_and_uuid(client: Client, world: World) -> N
     await call(client, "player_ban", target="0123ABCD", kind="uuid", duration="30m")
     assert world.bans[-1].identifier == "uuid:0123ABCD"
     assert "not logged in" in await fail(client, "player_ban", target="Bobby")
+    await call(client, "player_ban", target="bobb", kind="name")  # an online player's prefix: the full name
+    assert world.bans[-1].identifier == "name:Bobby" and world.player("Bobby") is None
     assert "doesn't exist" in await fail(client, "player_ban", target="ghost")
     assert "not like 7d" in await fail(client, "player_ban", target="x", kind="name", duration="soon")
 

@@ -68,7 +68,8 @@ def register(server: TerrariaServer, backend: Backend) -> None:
                          duration: Annotated[str | None, Field(description="e.g. 7d, 12h, 1d12h; omit for "
                                                                            "permanent")] = None) -> str:
         """Ban by account, character name, IP or UUID, permanently or for a duration; an online player
-        matching the ban is kicked. For account and IP bans an online player's name is resolved."""
+        matching the ban is kicked. An online player's name (or name prefix) is resolved to their account,
+        full name or IP; otherwise the target is taken as the account, name, IP or UUID itself."""
         value = target
         if kind == "account":
             try:
@@ -80,9 +81,10 @@ def register(server: TerrariaServer, backend: Backend) -> None:
                 value = online["username"]
                 if not value:
                     raise ToolError(f"{online['nickname']} is not logged in to an account; ban by name or ip") from None
-        elif kind == "ip":
+        elif kind in ("ip", "name"):  # an online player's full name or address; else taken as given
             online = await online_player(target)
-            value = online["ip"] if online is not None else target
+            if online is not None:
+                value = str(online["ip"] if kind == "ip" else online["nickname"])
         end = None
         if duration is not None:
             end = (datetime.now(UTC) + parse_duration(duration)).strftime("%Y-%m-%dT%H:%M:%SZ")
