@@ -138,8 +138,9 @@ class TShockClient:
             if self.settings.username is None:
                 raise TShockError(f"TShock rejected TSHOCK_TOKEN ({body['error']}). Create a new token or set "
                                   f"{ENV_USERNAME}/{ENV_PASSWORD} so it can log in by itself.", status=403)
-            self._token = None  # TShock forgot it (restart, group change): log in again once
-            self._store_token(None)
+            if self._token == token:  # TShock forgot it (restart, group change): log in again, once
+                self._token = None
+                self._store_token(None)
             token = await self._current_token()
             body = await self._send(path, {**params, "token": token})
         return self._checked(path, body)

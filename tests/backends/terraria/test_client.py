@@ -3,6 +3,7 @@ rate limit, TShock's refusals as clear tool errors, and credentials that never l
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -184,4 +185,14 @@ async def test_credentials_never_appear_in_results(sim: SimulatorServer, world: 
             everything += [text_of(result), json.dumps(result.structured_content)]
         for text in everything:
             assert password not in text and token not in text
+    await backend.aclose()
+
+
+async def test_concurrent_calls_after_a_lost_token_log_in_once(sim: SimulatorServer, world: World) -> None:
+    backend = login_backend(sim, "admin", world.passwords["admin"])
+    await backend.tshock.get("/world/read")
+    world.tokens = {k: v for k, v in world.tokens.items() if v.username != "admin"}
+    replies = await asyncio.gather(*(backend.tshock.get("/world/read") for _ in range(5)))
+    assert all(reply["name"] == "Polterheim" for reply in replies)
+    assert world.rate_buckets["127.0.0.1"] == 4  # two logins in all: the first, and one after the loss
     await backend.aclose()
