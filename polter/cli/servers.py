@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from polter.cli._admin import print_json, print_table
+from polter.cli._admin import add_state_dir, print_json, print_table
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     for sub in (listing, check, found):
         sub.add_argument("--servers", type=Path, metavar="FILE",
                          help="the servers file (default: servers.toml in Polter's config dir)")
+    add_state_dir(listing)
 
 
 def _path(args: argparse.Namespace) -> Path:
@@ -42,18 +43,38 @@ def _path(args: argparse.Namespace) -> Path:
     return args.servers or default_servers_path()
 
 
+def _live(args: argparse.Namespace) -> dict[str, object]:
+    """The running gateway's view of its upstreams (state, tools, restarts, error), if one runs."""
+    from polter.cli._admin import with_admin
+    from polter.errors import PolterError
+
+    try:
+        status = with_admin(args, lambda client: client.status())
+    except PolterError:
+        return {}
+    return {info.name: info for info in status.servers}
+
+
 def _list(args: argparse.Namespace) -> int:
     from polter.gateway.servers import check_servers
 
     path = _path(args)
     servers, problems = check_servers(path, expand=False) if path.exists() else ({}, [])
+    live = _live(args)
     if args.json:
-        print_json({name: {"transport": server.transport, **server.model_dump()} for name, server in servers.items()})
+        print_json({name: {"transport": server.transport, **server.model_dump(),
+                           "running": live[name].model_dump() if name in live else None}  # type: ignore[attr-defined]
+                    for name, server in servers.items()})
     elif not servers:
         print(f"no servers in {path}" if path.exists() else f"no servers file at {path} (try `polter servers import`)")
     else:
-        print_table(["NAME", "TRANSPORT", "ENABLED", "COMMAND / URL"],
-                    [[name, s.transport, "yes" if s.enabled else "no", s.describe()] for name, s in servers.items()])
+        rows = []
+        for name, server in servers.items():
+            info = live.get(name)
+            state = (f"{info.state}, {info.tools} tools, {info.restarts} restarts"  # type: ignore[attr-defined]
+                     + (f": {info.error}" if info.error else "")) if info else "-"  # type: ignore[attr-defined]
+            rows.append([name, server.transport, "yes" if server.enabled else "no", server.describe(), state])
+        print_table(["NAME", "TRANSPORT", "ENABLED", "COMMAND / URL", "GATEWAY"], rows)
     for problem in problems:
         print(f"problem: {problem}")
     return 1 if problems else 0

@@ -25,7 +25,7 @@ from polter.gateway.control import control_routes, hook_route
 from polter.gateway.core import Gateway
 from polter.gateway.endpoints import build_endpoints
 from polter.gateway.panes import new_token
-from polter.gateway.policy import RoleProvider
+from polter.roles.library import RoleLibrary
 from polter.gateway.security import GatewayAuth, loopback_security
 
 __all__ = ["create_gateway", "default_roles_dirs", "load_roles"]
@@ -40,9 +40,7 @@ def default_roles_dirs() -> list[Path]:
     return [layer.path for layer in default_layers()]
 
 
-def load_roles(dirs: list[Path] | None) -> RoleProvider:
-    from polter.roles.library import RoleLibrary
-
+def load_roles(dirs: list[Path] | None) -> RoleLibrary:
     return RoleLibrary.load(dirs)
 
 
@@ -63,7 +61,7 @@ class _McpRouter:
         await endpoint(scope, receive, send)
 
 
-def create_gateway(config: GatewayConfig, *, roles: RoleProvider | None = None,
+def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
                    admin_token: str | None = None) -> Starlette:
     """Build the gateway app. ``app.state.gateway`` is the :class:`Gateway`; ``app.state.admin_token``
     the control API's token (generated when not given)."""
@@ -81,7 +79,7 @@ def create_gateway(config: GatewayConfig, *, roles: RoleProvider | None = None,
                 for manager in endpoint.managers:
                     await stack.enter_async_context(manager.run())
             await stack.enter_async_context(gateway.pool.run())
-            if config.watch_roles and hasattr(gateway.roles, "watch"):
+            if config.watch_roles:
                 watcher = asyncio.create_task(_watch_roles(gateway), name="polter-roles-watcher")
                 stack.callback(watcher.cancel)
             stack.callback(gateway.events.close)
@@ -109,8 +107,8 @@ def create_gateway(config: GatewayConfig, *, roles: RoleProvider | None = None,
 async def _watch_roles(gateway: Gateway) -> None:
     """Apply role-file changes as they happen; the library keeps the last good version of a broken role."""
     try:
-        async for report in gateway.roles.watch():  # type: ignore[attr-defined]
-            gateway.roles_reloaded(report.affected, report.lines())
+        async for report in gateway.roles.watch():
+            gateway.roles_reloaded(report)
     except asyncio.CancelledError:
         raise
     except Exception:

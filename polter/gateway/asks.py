@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -43,6 +44,8 @@ class _Pending:
 class AskBroker:
     def __init__(self, events: EventHub, *, timeout: float = DEFAULT_ASK_TIMEOUT) -> None:
         self.timeout = timeout
+        self.on_resolved: Callable[[AskInfo], None] | None = None
+        """Called with every settled ask (answered, timed out, refused for want of a controller...)."""
         self._events = events
         self._pending: dict[str, _Pending] = {}
         events.on_last_controller_left(lambda: self.deny_all("the last controller stopped listening"))
@@ -64,8 +67,6 @@ class AskBroker:
         reason: str,
     ) -> AskOutcome:
         """Wait for a human's answer; anything but an explicit allow is a deny."""
-        if self._events.controllers == 0:
-            return AskOutcome(False, None, "the role asks a human, but no controller is listening", "no-controller")
         now = datetime.now(UTC)
         info = AskInfo(
             id=f"a{secrets.token_hex(4)}",
@@ -81,6 +82,9 @@ class AskBroker:
             created_at=now,
             expires_at=now + timedelta(seconds=self.timeout),
         )
+        if self._events.controllers == 0:
+            self._settled(info.model_copy(update={"state": "denied", "answer": "deny", "answered_by": "no-controller"}))
+            return AskOutcome(False, None, "the role asks a human, but no controller is listening", "no-controller")
         future: asyncio.Future[tuple[AskAnswer, str]] = asyncio.get_running_loop().create_future()
         self._pending[info.id] = _Pending(info, future)
         self._events.publish("ask", info)
@@ -128,3 +132,8 @@ class AskBroker:
             update={"state": "denied" if answer == "deny" else "allowed", "answer": answer, "answered_by": by}
         )
         self._events.publish("ask_resolved", info)
+        self._settled(info)
+
+    def _settled(self, info: AskInfo) -> None:
+        if self.on_resolved is not None:
+            self.on_resolved(info)

@@ -28,6 +28,7 @@ from polter.gateway.channels import ChangeKind, PaneChannels
 from polter.gateway.config import GatewayConfig
 from polter.gateway.events import EventHub
 from polter.gateway.models import (
+    AskInfo,
     AuditRow,
     Capabilities,
     GatewayStatus,
@@ -42,10 +43,11 @@ from polter.gateway.models import (
     ToolCapability,
 )
 from polter.gateway.panes import Pane, PaneRegistry
-from polter.gateway.policy import Policy, RoleProvider, annotations_of
+from polter.gateway.policy import Policy, annotations_of
 from polter.gateway.upstreams import ListKind, UpstreamPool
 from polter.protocol import HookAnswer, HookRequest
-from polter.roles.engine import FLOOR_SERVER, ToolCallRequest, Verdict
+from polter.roles.engine import FLOOR_SERVER, Verdict
+from polter.roles.library import ReloadReport, RoleLibrary
 
 __all__ = ["Authorization", "Gateway", "PaneNotFound", "PhaseError"]
 
@@ -77,7 +79,7 @@ def _now() -> datetime:
 
 
 class Gateway:
-    def __init__(self, config: GatewayConfig, roles: RoleProvider) -> None:
+    def __init__(self, config: GatewayConfig, roles: RoleLibrary) -> None:
         self.config = config
         self.url = ""
         self.roles = roles
@@ -85,12 +87,12 @@ class Gateway:
         self.policy = Policy(roles, input_window=config.input_window)
         self.events = EventHub()
         self.asks = AskBroker(self.events, timeout=config.ask_timeout)
+        self.asks.on_resolved = self._audit_ask
         self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
         self.audit.on_row = lambda row: self.events.publish("audit", row)
         self.channels = PaneChannels()
         self.pool = UpstreamPool(config.servers, log_dir=config.state_dir / "upstreams",
                                  on_change=self._upstream_changed)
-        self.on_upstream_change: list[Any] = []
         self.ready = asyncio.Event()
         """Set once the app's lifespan has started everything."""
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -105,22 +107,20 @@ class Gateway:
         )
 
     def roles_status(self) -> RolesStatus:
-        problems = [str(problem) for problem in getattr(self.roles, "problems", ())]
-        return RolesStatus(names=sorted(self.roles.names()), problems=problems)
+        return RolesStatus(names=self.roles.names(), problems=[str(problem) for problem in self.roles.problems],
+                           kept=sorted(self.roles.kept))
 
     def reload_roles(self) -> RolesStatus:
         """Re-read role files now (the watcher does this by itself when files change)."""
-        reload = getattr(self.roles, "reload", None)
-        report = reload() if reload is not None else None
-        self.roles_reloaded(set(getattr(report, "affected", ())), list(getattr(report, "lines", list)()))
+        self.roles_reloaded(self.roles.reload())
         return self.roles_status()
 
-    def roles_reloaded(self, affected: set[str], lines: list[str]) -> None:
+    def roles_reloaded(self, report: ReloadReport) -> None:
         """Panes under a role that changed (or vanished) get ``list_changed`` and a notice."""
-        for line in lines:
+        for line in report.lines():
             logger.info("roles: %s", line)
         for pane in self.panes:
-            if pane.role in affected:
+            if pane.role in report.affected:
                 self._adopt_phase(pane)
                 self._surface_changed(pane, f"the role {pane.role} changed on disk")
         self.events.publish("roles", self.roles_status())
@@ -219,8 +219,6 @@ class Gateway:
         task.add_done_callback(self._tasks.discard)
 
     async def _upstream_changed(self, server: str, kind: ListKind) -> None:
-        for callback in self.on_upstream_change:
-            callback(server, kind)
         upstream = self.pool.get(server)
         if upstream is not None:
             self.events.publish("upstream", upstream.info())
@@ -395,6 +393,14 @@ class Gateway:
     async def audit_decision(self, pane: Pane, layer: Layer, server: str, name: str, auth: Authorization,
                              started: float, arguments: dict[str, Any] | None) -> None:
         await self._audit(pane, layer, server, name, auth, started, arguments)
+
+    def _audit_ask(self, ask: AskInfo) -> None:
+        """The answer to an ask gets its own row (the call's row follows with the call's outcome)."""
+        waited = (datetime.now(UTC) - ask.created_at).total_seconds() * 1000
+        self.audit.submit(self.audit.make_row(
+            arguments=ask.arguments, time=_now(), pane=ask.pane, role=ask.role, layer="ask", server=ask.server,
+            name=ask.name, decision=ask.answer or "deny", rule=ask.rule,
+            reason=f"{ask.kind} ask {ask.id} answered by {ask.answered_by}", latency_ms=round(waited, 3)))
 
     async def notify(self, pane: Pane, kinds: tuple[ChangeKind, ...] = ("tools",)) -> None:
         await self.channels.notify(pane_id=pane.id, kinds=kinds)

@@ -27,6 +27,7 @@ from polter import __version__
 from polter.gateway.core import Gateway
 from polter.gateway.floor import call_floor_tool, floor_tools
 from polter.gateway.panes import Pane
+from polter.gateway.upstreams import Upstream
 from polter.roles.engine import FLOOR_SERVER
 
 __all__ = ["PANE_SCOPE_KEY", "POLICY_DENIED", "Endpoint", "build_endpoints", "current_pane"]
@@ -54,6 +55,23 @@ class _GatewayServer(Server[Any]):
             experimental_capabilities, extensions)
 
 
+class _UpstreamServer(_GatewayServer):
+    """An upstream's endpoint: named after it, and passing on the upstream's own instructions (known only
+    once it has started, and new after each restart)."""
+
+    def __init__(self, upstream: Upstream, **handlers: Any) -> None:
+        self._upstream = upstream
+        super().__init__(upstream.name, **handlers)
+
+    @property  # type: ignore[override]
+    def instructions(self) -> str | None:
+        return self._upstream.instructions
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        pass  # set by Server.__init__; the upstream's are the ones that count
+
+
 class PaneMiddleware:
     """Puts the request's pane into :data:`current_pane` and remembers 2025-era sessions per pane.
 
@@ -65,7 +83,7 @@ class PaneMiddleware:
 
     def __init__(self, gateway: Gateway, endpoint: str, *, cache_listings: bool = False) -> None:
         self.gateway, self.endpoint = gateway, endpoint
-        self._listings: weakref.WeakKeyDictionary[Pane, tuple[tuple[Any, ...], HandlerResult]] | None = (
+        self._listings: weakref.WeakKeyDictionary[Pane, tuple[tuple[Any, ...], dict[str, Any]]] | None = (
             weakref.WeakKeyDictionary() if cache_listings else None)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -77,7 +95,7 @@ class PaneMiddleware:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
         token = current_pane.set(pane)
         try:
-            if ctx.method == "tools/list" and self._listings is not None:
+            if ctx.method == "tools/list" and ctx.request_id is not None and self._listings is not None:
                 return await self._list_tools(pane, ctx, call_next)
             return await call_next(ctx)
         finally:
@@ -88,10 +106,11 @@ class PaneMiddleware:
         cached = self._listings.get(pane)
         if cached is not None and cached[0] == self._key(pane, ctx):
             started = time.perf_counter()
-            self.gateway.audit_listing(pane, self.endpoint, len(cached[1].get("tools", ())), started)  # type: ignore[union-attr]
+            self.gateway.audit_listing(pane, self.endpoint, len(cached[1]["tools"]), started)
             return cached[1]
         result = await call_next(ctx)
-        self._listings[pane] = (self._key(pane, ctx), result)
+        if isinstance(result, dict) and isinstance(result.get("tools"), list):
+            self._listings[pane] = (self._key(pane, ctx), result)
         return result
 
     def _key(self, pane: Pane, ctx: ServerRequestContext[Any, Any]) -> tuple[Any, ...]:
@@ -168,8 +187,8 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
         return await gateway.channels.listen(_pane().id, name, ctx, params)
 
-    server = _GatewayServer(
-        name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
+    server = _UpstreamServer(
+        upstream, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
         on_get_prompt=get_prompt, on_list_resources=list_resources, on_list_resource_templates=list_templates,
         on_read_resource=read_resource, on_subscriptions_listen=listen,
     )
@@ -227,12 +246,4 @@ def build_endpoints(gateway: Gateway, security: TransportSecuritySettings) -> di
     endpoints = {FLOOR_SERVER: Endpoint(FLOOR_SERVER, _floor_server(gateway), security)}
     for name in gateway.pool.names:
         endpoints[name] = Endpoint(name, _upstream_server(gateway, name), security)
-
-    def mirror_instructions(server: str, kind: str) -> None:
-        upstream, endpoint = gateway.pool.get(server), endpoints.get(server)
-        if upstream is not None and endpoint is not None:
-            endpoint.server.instructions = upstream.instructions
-
-    gateway.on_upstream_change.append(mirror_instructions)
     return endpoints
-

@@ -203,7 +203,9 @@ class UpstreamInfo(_Model):
 
 class RolesStatus(_Model):
     names: list[str]
-    problems: list[str]
+    problems: list[str] = Field(description="Every problem of every role file, as file:line: field: message.")
+    kept: list[str] = Field(default_factory=list,
+                            description="Roles whose file is invalid now: their last good version stays in force.")
 
 
 class GatewayStatus(_Model):

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import mcp_types as types
 
 from polter.gateway.panes import Pane
 from polter.roles.engine import CompiledRole, ServerRequest, SkillRequest, ToolCallRequest, Verdict
+from polter.roles.library import RoleLibrary
 
-__all__ = ["DEFAULT_INPUT_WINDOW", "Policy", "RoleProvider", "annotations_of"]
+__all__ = ["DEFAULT_INPUT_WINDOW", "Policy", "annotations_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,14 +34,6 @@ RULE_POLICY_ERROR = "polter:policy-error"
 RULE_GRANT = "polter:ask-grant"
 
 
-class RoleProvider(Protocol):
-    """Where compiled roles come from (``polter.roles.library.RoleLibrary`` in production)."""
-
-    def get(self, name: str) -> CompiledRole | None: ...
-
-    def names(self) -> list[str]: ...
-
-
 def annotations_of(tool: types.Tool | None) -> tuple[bool | None, bool | None]:
     """``(read_only, destructive)`` hints; None where the upstream gives none (or the tool is unknown)."""
     if tool is None or tool.annotations is None:
@@ -49,7 +42,7 @@ def annotations_of(tool: types.Tool | None) -> tuple[bool | None, bool | None]:
 
 
 class Policy:
-    def __init__(self, roles: RoleProvider, *, input_window: float = DEFAULT_INPUT_WINDOW) -> None:
+    def __init__(self, roles: RoleLibrary, *, input_window: float = DEFAULT_INPUT_WINDOW) -> None:
         self.roles = roles
         self.input_window = input_window
         self._listings: dict[tuple[str, str], tuple[tuple[Any, ...], list[types.Tool]]] = {}

@@ -31,9 +31,11 @@ async def test_allow_once_lets_one_call_through_and_the_next_asks_again(harness:
         await harness.admin.answer(control.asks()[1].id, "deny")
         refused = await second
         assert refused.is_error and "the human denied it" in refused.content[0].text
-    decisions = [row.decision for row in read_rows(harness.gateway.audit.path, pane=pane.pane.id)
-                 if row.layer == "call"]
-    assert decisions == ["allow_once", "deny"]
+    rows = read_rows(harness.gateway.audit.path, pane=pane.pane.id)
+    assert [row.decision for row in rows if row.layer == "call"] == ["allow_once", "deny"]
+    answers = [row for row in rows if row.layer == "ask"]
+    assert [(row.name, row.decision) for row in answers] == [("write_note", "allow_once"), ("write_note", "deny")]
+    assert all("answered by controller" in row.reason and row.rule for row in answers)
 
 
 async def test_allow_for_this_pane_stops_asking_that_pane_only(harness: Harness) -> None:
@@ -61,6 +63,10 @@ async def test_no_controller_listening_denies_at_once(harness: Harness) -> None:
     async with harness.client("fixture", pane.token) as client:
         result = await client.call_tool("delete_all", {})
     assert result.is_error and "no controller is listening" in result.content[0].text
+    await wait_until(lambda: any(row.layer == "ask" for row in read_rows(harness.gateway.audit.path, pane=pane.pane.id)),
+                     message="the unanswerable ask is audited")
+    [row] = [row for row in read_rows(harness.gateway.audit.path, pane=pane.pane.id) if row.layer == "ask"]
+    assert (row.decision, row.name) == ("deny", "delete_all") and "no-controller" in row.reason
 
 
 async def test_an_unanswered_ask_is_denied_after_the_timeout(tmp_path: Path) -> None:

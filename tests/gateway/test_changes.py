@@ -89,7 +89,7 @@ async def test_a_corrupted_role_file_keeps_the_last_good_role_in_force(own_harne
         (own_harness.roles_dir / "reader.toml").write_text("description = 'broken\n[tools\n", encoding="utf-8")
         status = await own_harness.admin.reload_roles()
         assert any("reader.toml" in problem for problem in status.problems)
-        assert "reader" in status.names
+        assert "reader" in status.names and status.kept == ["reader"]
         refused = await client.call_tool("write_note", {"text": "x"})
         assert refused.is_error and "Polter refused" in refused.content[0].text, "still the old, strict role"
         assert len((await client.list_tools()).tools) == 3

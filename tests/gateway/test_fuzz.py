@@ -72,6 +72,8 @@ async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(harness: H
             @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
             @example(body=_call("write_note", {"text": "x"}), version="2026-07-28", use_session=False, endpoint="fixture")
             @example(body=_call("delete_all", {}), version="2025-11-25", use_session=True, endpoint="fixture")
+            @example(body='{"jsonrpc": "2.0", "method": "tools/list"}', version="2025-11-25", use_session=True,
+                     endpoint="fixture")  # a notification named like a request (found by this test)
             @given(body=BODIES, version=VERSIONS, use_session=st.booleans(), endpoint=st.sampled_from(
                 ["fixture", "fixture", "polter"]))
             def one(body: str, version: str | None, use_session: bool, endpoint: str) -> None:
