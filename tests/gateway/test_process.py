@@ -53,6 +53,15 @@ class GatewayProcess:
         self.process.wait(timeout=30)
 
 
+async def wait_until_async(probe, condition, *, message: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Poll an async probe until ``condition(result)`` holds (the sync ``wait_until`` cannot await)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition(await probe()):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for: {message}")
+        await asyncio.sleep(0.05)
+
+
 @pytest.fixture
 def gateway_process(tmp_path: Path) -> Iterator[GatewayProcess]:
     process = GatewayProcess(tmp_path)
@@ -108,6 +117,44 @@ def test_the_admin_and_pane_commands_against_a_real_gateway(gateway_process: Gat
     assert gateway_process.run("panes", "remove", pane).returncode == 0
     gone = gateway_process.run("tools", token=token)
     assert gone.returncode != 0
+
+
+@pytest.mark.e2e
+def test_headless_asks_and_a_followed_audit(gateway_process: GatewayProcess) -> None:
+    """`polter asks watch` is the controller, `polter asks answer` the human, `polter audit -f` the log."""
+    created = json.loads(gateway_process.run("panes", "register", "--role", "asker", "--json").stdout)
+    env = {**os.environ, "POLTER_STATE_DIR": str(gateway_process.state_dir)}
+    watch = subprocess.Popen([*POLTER, "asks", "watch"], stdout=subprocess.PIPE, text=True, env=env)
+    follow = subprocess.Popen([*POLTER, "audit", "--follow", "--json", "--limit", "0"], stdout=subprocess.PIPE,
+                              text=True, env=env)
+    try:
+        async def controller_connected() -> None:
+            async with GatewayClient.from_state(gateway_process.state_dir) as admin:
+                await wait_until_async(lambda: admin.status(), lambda status: status.controllers == 1,
+                                       message="`polter asks watch` connected")
+
+        asyncio.run(controller_connected())
+        call = subprocess.Popen([*POLTER, "call", "fixture/write_note", '{"text": "asked"}'], stdout=subprocess.PIPE,
+                                text=True, env={**env, "POLTER_TOKEN": created["token"],
+                                                "POLTER_GATEWAY_URL": gateway_process.url})
+        assert watch.stdout is not None
+        line = watch.stdout.readline()
+        assert line.startswith("ASK ") and "fixture/write_note" in line and "asked" in line, line
+        ask_id = line.split()[1].rstrip(":")
+        listed = gateway_process.run("asks", "list", "--json")
+        assert [ask["id"] for ask in json.loads(listed.stdout)] == [ask_id]
+        assert gateway_process.run("asks", "answer", ask_id, "allow").returncode == 0
+        out, _ = call.communicate(timeout=60)
+        assert call.returncode == 0 and out.strip() == "noted: asked"
+        assert follow.stdout is not None
+        seen = []
+        while not any(row["layer"] == "call" and row["name"] == "write_note" for row in seen):
+            seen.append(json.loads(follow.stdout.readline()))
+        assert [row["decision"] for row in seen if row["layer"] in ("ask", "call")] == ["allow_once", "allow_once"]
+    finally:
+        for process in (watch, follow):
+            process.terminate()
+            process.wait(timeout=20)
 
 
 def test_polter_hook_style_client_errors_are_clear_without_a_gateway(tmp_path: Path) -> None:
