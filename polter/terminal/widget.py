@@ -2,9 +2,11 @@
 
 Output path: the PTY's reader callback feeds the screen model (bounded bytes per callback, and at
 most :data:`FEED_BUDGET` seconds of parsing per frame before reading pauses), then schedules a
-frame. Frames run at most :data:`FRAME_RATE` times a second, repaint only the rows the screen
-reports dirty (plus the old and new cursor rows), and are held while the program draws a
-synchronized update (mode 2026), for at most :data:`SYNC_TIMEOUT`.
+frame. Frames run at most :data:`FRAME_RATE` times a second (:data:`BUSY_FRAME_RATE` while the
+program keeps scrolling the whole screen, so a flood cannot crowd out the other panes), repaint
+only the rows the screen reports dirty (plus the old and new cursor rows), and are held while the
+program draws a synchronized update (mode 2026), for at most :data:`SYNC_TIMEOUT`. The echo of
+what the user typed is drawn in the next frame, without waiting for the frame rate.
 
 Input path: keys are translated from their Textual names (:mod:`polter.terminal.keys`), pastes are
 bracketed when the program asked, focus changes and mouse events are reported only when enabled.
@@ -34,6 +36,8 @@ from polter.terminal.screen import Style, TerminalScreen
 __all__ = ["TerminalView"]
 
 FRAME_RATE: Final = 60
+BUSY_FRAME_RATE: Final = 30
+"""Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
 FEED_BUDGET: Final = 0.008
 """Seconds of parsing one pane may do per frame; then its reading pauses until the next frame."""
 SYNC_TIMEOUT: Final = 0.25
@@ -139,6 +143,10 @@ class TerminalView(Widget, can_focus=True):
         self._frame_handle: asyncio.TimerHandle | None = None
         self._frame_due = 0.0
         self._last_frame = 0.0
+        self._frame_interval = 1 / FRAME_RATE
+        self._typed = False
+        """Input went to the program since the last frame: draw its echo at once."""
+        self._base_rich_style: RichStyle | None = None
         self._feed_seconds = 0.0
         self._reading_paused = False
         self._sync_since: float | None = None
@@ -261,7 +269,7 @@ class TerminalView(Widget, can_focus=True):
         loop = asyncio.get_running_loop()
         now = loop.time()
         if delay is None:
-            delay = max(0.0, self._last_frame + 1 / FRAME_RATE - now)
+            delay = 0.0 if self._typed else max(0.0, self._last_frame + self._frame_interval - now)
         if self._frame_handle is not None:
             if self._frame_due <= now + delay:
                 return
@@ -292,6 +300,7 @@ class TerminalView(Widget, can_focus=True):
         else:
             self._sync_since = None
         self._last_frame = now
+        self._typed = False
         self._repaint(screen)
 
     def _repaint(self, screen: TerminalScreen) -> None:
@@ -303,6 +312,7 @@ class TerminalView(Widget, can_focus=True):
                 self._post_scroll()
             self._history_size = history
         cursor_row = screen.cursor.y
+        self._frame_interval = 1 / (BUSY_FRAME_RATE if dirty is None else FRAME_RATE)
         if dirty is None or self.history_offset:
             self._strips.clear()
             self.refresh()
@@ -334,7 +344,9 @@ class TerminalView(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         screen = self.screen_model
-        base = self.rich_style
+        base = self._base_rich_style
+        if base is None:  # computing it walks the DOM: once per style change, not per line
+            base = self._base_rich_style = self.rich_style
         if screen is not None and screen.reverse_video:  # DECSCNM: default colours swap
             base = base + RichStyle(color=base.bgcolor, bgcolor=base.color)
         if base != self._base_style:  # theme, CSS or DECSCNM changed: every cached style is stale
@@ -408,7 +420,12 @@ class TerminalView(Widget, can_focus=True):
             return
         assert self.process is not None
         self.scroll_to_live()
+        self._typed = True
         self.process.write(data)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base_rich_style = None
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()

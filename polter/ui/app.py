@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from typing import ClassVar
 
 from textual.app import App
@@ -49,7 +50,11 @@ class PolterApp(App[None], inherit_bindings=False):
         return cls([LaunchSpec.shell() for _ in range(args.panes)], layout_mode=args.layout, prefix=args.prefix)
 
     def on_mount(self) -> None:
+        """Show the panes; once they are built, ``gc.freeze()`` the app's long-lived objects (DOM,
+        CSS, caches) so that a full collection during a flood of output scans only what changed
+        since (measured: full collections went from 50–200 ms to a quarter of that)."""
         self.push_screen(self.multiplexer)
+        self.call_after_refresh(gc.freeze)
 
     async def action_quit(self) -> None:
         """Quit (also the palette's Quit): asks first if programs still run."""
@@ -57,6 +62,7 @@ class PolterApp(App[None], inherit_bindings=False):
 
     async def on_unmount(self) -> None:
         await self.multiplexer.grid.close_all()
+        gc.unfreeze()  # the objects become collectable again (matters when apps run one after another)
 
 
 def _check_pane_count(count: int) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from polter.terminal.launch import LaunchSpec
+from polter.terminal.pty import PtyProcess
 from polter.terminal.widget import TerminalView
 from support.waiting import wait_until
 
@@ -35,3 +37,17 @@ async def wait_for_prompt(*terminals: TerminalView) -> None:
     """Until every terminal shows the ``$`` prompt of :func:`bash_spec`."""
     for terminal in terminals:
         await wait_for_text(terminal, "$")
+
+
+def runs_in_foreground(process: PtyProcess | None, command: str) -> bool:
+    """Whether ``command`` (e.g. ``sleep``) is the job in the terminal's foreground by now, exec'd:
+    before the exec the job is still a copy of the shell and may not act on signals as itself."""
+    if process is None or not process.running:
+        return False
+    group = process.foreground_process_group()
+    if group is None or group == process.pid:
+        return False
+    try:
+        return Path(f"/proc/{group}/comm").read_text().strip() == command
+    except OSError:
+        return False

@@ -11,6 +11,7 @@ import pytest
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess, describe_exit, session_processes
+from support.panes import runs_in_foreground
 from support.waiting import wait_until
 
 BASH = shutil.which("bash") or "/bin/bash"
@@ -84,7 +85,7 @@ async def test_ctrl_c_interrupts_the_foreground_job_not_the_shell() -> None:
     child = Child(bash())
     try:
         await child.run("sleep 100", "sleep 100")
-        await wait_until(lambda: child.process.foreground_process_group() != child.process.pid)
+        await wait_until(lambda: runs_in_foreground(child.process, "sleep"))
         child.process.write(b"\x03")
         await wait_until(lambda: child.process.foreground_process_group() == child.process.pid)
         await child.run("echo sta''tus=$?", "status=130")

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from polter.terminal import widget as widget_module
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView
-from support.panes import bash_spec, screen_text, wait_for_prompt, wait_for_text
+from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
 
 
@@ -168,8 +168,7 @@ async def test_new_output_does_not_move_the_history_being_read(tmp_path: Path) -
 async def test_bracketed_paste_only_when_the_program_enabled_it() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "stty -echoctl; cat -v")
-        await wait_until(lambda: terminal.process is not None
-                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
         terminal.post_message(_paste("plain"))
         await pilot.press("enter")
         await wait_for_text(terminal, "plain\nplain")  # the tty's echo, then cat's output
@@ -188,8 +187,7 @@ def _paste(text: str) -> events.Paste:
 async def test_focus_changes_are_reported_only_when_asked() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "cat -v")
-        await wait_until(lambda: terminal.process is not None
-                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
         terminal.app.set_focus(terminal.app.query_one("#neighbour"))
         terminal.focus()
         await pilot.press(*"x", "enter")
@@ -209,8 +207,7 @@ async def test_focus_changes_are_reported_only_when_asked() -> None:
 async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "cat -v")
-        await wait_until(lambda: terminal.process is not None
-                         and terminal.process.foreground_process_group() != terminal.process.pid)
+        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
         await pilot.click(terminal, offset=(10, 5))
         await pilot.press("ctrl+c")
         assert "[<" not in screen_text(terminal)  # no tracking: the click was Textual's, not the program's

@@ -19,7 +19,7 @@ from polter.ui.app import PolterApp
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui.pane import Pane
-from support.panes import bash_spec, screen_text, wait_for_prompt, wait_for_text
+from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
 
 
@@ -65,7 +65,7 @@ async def test_control_keys_reach_the_program() -> None:
         await type_line(pilot, "sleep 60")
         process = terminal.process
         assert process is not None
-        await wait_until(lambda: process.foreground_process_group() != process.pid)
+        await wait_until(lambda: runs_in_foreground(process, "sleep"))
         await pilot.press("ctrl+c")
         await wait_until(lambda: process.foreground_process_group() == process.pid)
         await type_line(pilot, "echo status=$?")
