@@ -1,0 +1,229 @@
+"""Keystroke-to-echo latency in a bash pane of the real app while another pane floods output.
+
+The app runs headless (``run_test``) with the default four panes, 200×60. Pane 1 runs bash; a key
+is posted to the app as the driver would, and the time is taken when pane 1 renders the row that
+shows the echoed character (``render_line`` — the frame that goes to the terminal). Each sample
+types one character on an empty prompt, then erases it (not timed).
+
+Measured in one run, so machine load affects all figures alike:
+
+- ``raw PTY``: the same keystroke written straight to a bash PTY and read back (no Textual, no
+  screen engine): the floor set by the kernel and bash;
+- ``idle``: the app with the other panes at their prompts (the same-run reference);
+- ``flood``: the same app while pane 2 runs ``yes`` with a coloured line (16, 256 and 24-bit
+  colour); the flood pane's own throughput is reported too, to show it was flooding.
+
+Idle and flood samples alternate in rounds within one app, so a change in machine load (the
+machine is shared) hits both alike; the load average is reported with the figures.
+
+Target: echo p99 < 50 ms during the flood. Run: ``.venv/bin/python benchmarks/terminal_latency.py``;
+``measure()`` returns the figures (``benchmarks/terminal.py`` calls it). The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual import events
+from textual.strip import Strip
+
+from polter.terminal.launch import LaunchSpec
+from polter.terminal.pty import PtyProcess
+from polter.terminal.widget import TerminalView
+from polter.ui.app import PolterApp
+from polter.ui.multiplexer import MultiplexerScreen
+
+SIZE = (200, 60)
+TARGET_P99_MS = 50.0
+KEYS = "abcdefghijklmnopqrstuvwxyz"
+FLOOD = (
+    r"yes $'\e[1;31merror\e[0m \e[33mwarn\e[0m \e[38;5;208mcolour 208\e[0m "
+    r"\e[38;2;0;200;120mtruecolour\e[0m \e[48;5;236m the quick brown fox jumps over the lazy dog \e[0m'"
+)
+BASH = shutil.which("bash") or "/bin/bash"
+
+
+def _bash() -> LaunchSpec:
+    return LaunchSpec(argv=(BASH, "--norc", "--noprofile"), env={"PS1": "$ "}, title="bash")
+
+
+async def _until(condition: Callable[[], object], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the benchmark's app did not reach the expected state")
+        await asyncio.sleep(0.005)
+
+
+class EchoProbe:
+    """Times from posting a key to the app until the pane renders ``$ <key>``."""
+
+    def __init__(self, app: PolterApp, terminal: TerminalView) -> None:
+        self.app = app
+        self.terminal = terminal
+        self._expected: str | None = None
+        self._seen = asyncio.Event()
+        render_line = terminal.render_line
+
+        def timed_render_line(y: int) -> Strip:
+            strip = render_line(y)
+            if self._expected is not None and strip.text.rstrip() == self._expected:
+                self._seen.set()
+            return strip
+
+        terminal.render_line = timed_render_line  # type: ignore[method-assign]
+
+    async def _press_and_see(self, key: str, expected: str) -> float:
+        self._expected = expected
+        self._seen.clear()
+        started = time.perf_counter()
+        self.app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await asyncio.wait_for(self._seen.wait(), 10)
+        elapsed = time.perf_counter() - started
+        self._expected = None
+        return elapsed
+
+    async def sample(self, character: str) -> float:
+        elapsed = await self._press_and_see(character, f"$ {character}")
+        await self._press_and_see("backspace", "$")
+        return elapsed
+
+
+async def _app_latencies(samples: int, warmup: int, rounds: int) -> tuple[list[float], list[float], float]:
+    """Echo latencies (seconds) in pane 1 with the other panes idle and while pane 2 floods, in
+    alternating rounds (so a change in machine load hits both alike), and pane 2's MB/s."""
+    app = PolterApp([_bash() for _ in range(4)])
+    idle: list[float] = []
+    flood: list[float] = []
+    flood_bytes = flood_seconds = 0.0
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(lambda: isinstance(app.screen, MultiplexerScreen))
+        panes = app.multiplexer.grid.panes
+        await _until(lambda: all(pane.terminal.screen_model is not None and pane.terminal.running for pane in panes))
+        await _until(lambda: all("$" in "".join(pane.terminal.screen_model.display()) for pane in panes))  # type: ignore[union-attr]
+        echo, flooder = panes[0].terminal, panes[1].terminal
+        fed = [0]
+        screen = flooder.screen_model
+        assert screen is not None
+        feed = screen.feed
+
+        def counting_feed(data: bytes) -> None:
+            fed[0] += len(data)
+            feed(data)
+
+        screen.feed = counting_feed  # type: ignore[method-assign]
+        await _until(lambda: app.focused is echo)
+        probe = EchoProbe(app, echo)
+        for index in range(warmup):
+            await probe.sample(KEYS[index % len(KEYS)])
+        per_round = max(1, samples // rounds)
+        for _ in range(rounds):
+            idle += [await probe.sample(KEYS[index % len(KEYS)]) for index in range(per_round)]
+            await pilot.press("ctrl+b", "2", *FLOOD, "enter", "ctrl+b", "1")
+            before = fed[0]
+            await _until(lambda: fed[0] > before + 1_000_000)  # noqa: B023
+            await _until(lambda: app.focused is echo)
+            fed_before, started = fed[0], time.perf_counter()
+            flood += [await probe.sample(KEYS[index % len(KEYS)]) for index in range(per_round)]
+            flood_bytes += fed[0] - fed_before
+            flood_seconds += time.perf_counter() - started
+            flooder.send(b"\x03")
+            await _quiet(fed)
+    return idle, flood, flood_bytes / flood_seconds / 1e6
+
+
+async def _quiet(fed: list[int], calm: float = 0.2) -> None:
+    """Until the flood pane has had no output for ``calm`` seconds."""
+    last, since = fed[0], time.monotonic()
+    while time.monotonic() - since < calm:
+        await asyncio.sleep(0.02)
+        if fed[0] != last:
+            last, since = fed[0], time.monotonic()
+
+
+async def _raw_pty_latencies(samples: int, warmup: int) -> list[float]:
+    """The floor: a keystroke written to a bash PTY and its echo read back, nothing else."""
+    output = bytearray()
+    arrived = asyncio.Event()
+
+    def on_output(data: bytes) -> None:
+        output.extend(data)
+        arrived.set()
+
+    process = PtyProcess.spawn(_bash(), columns=100, lines=30, on_output=on_output, on_exit=lambda _code: None)
+    try:
+        await _until(lambda: b"$ " in output)
+        latencies = []
+        for index in range(warmup + samples):
+            character = KEYS[index % len(KEYS)].encode()
+            output.clear()
+            started = time.perf_counter()
+            process.write(character)
+            while character not in output:
+                arrived.clear()
+                await asyncio.wait_for(arrived.wait(), 10)
+            latencies.append(time.perf_counter() - started)
+            output.clear()
+            process.write(b"\x7f")
+            while b"\x08" not in output:
+                arrived.clear()
+                await asyncio.wait_for(arrived.wait(), 10)
+        return latencies[warmup:]
+    finally:
+        await process.aclose()
+
+
+def _percentiles_ms(latencies: list[float]) -> dict[str, float]:
+    ordered = sorted(latencies)
+    p99_index = min(len(ordered) - 1, max(0, round(0.99 * len(ordered)) - 1))
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p99_ms": round(ordered[p99_index] * 1000, 2),
+        "max_ms": round(ordered[-1] * 1000, 2),
+    }
+
+
+def measure(samples: int = 200, warmup: int = 20, rounds: int = 4) -> dict[str, Any]:
+    """Echo latency figures: raw PTY floor, the app idle (reference) and during a flood."""
+
+    async def run() -> dict[str, Any]:
+        raw = await _raw_pty_latencies(samples, warmup)
+        idle, flood, throughput = await _app_latencies(samples, warmup, rounds)
+        figures: dict[str, Any] = {
+            "samples": len(flood),
+            "raw_pty": _percentiles_ms(raw),
+            "idle": _percentiles_ms(idle),
+            "flood": _percentiles_ms(flood),
+            "flood_pane_mb_per_s": round(throughput, 2),
+        }
+        figures["flood_p99_vs_idle_p99"] = round(figures["flood"]["p99_ms"] / max(figures["idle"]["p99_ms"], 0.01), 2)
+        figures["target_p99_ms"] = TARGET_P99_MS
+        figures["meets_target"] = figures["flood"]["p99_ms"] < TARGET_P99_MS
+        figures["load_average"] = round(os.getloadavg()[0], 2)
+        return figures
+
+    return asyncio.run(run())
+
+
+def main() -> None:
+    figures = measure()
+    print(f"keystroke-to-echo latency, {figures['samples']} samples each (ms):")
+    for name in ("raw_pty", "idle", "flood"):
+        row = figures[name]
+        print(f"  {name:8} p50 {row['p50_ms']:7.2f}   p99 {row['p99_ms']:7.2f}   max {row['max_ms']:7.2f}")
+    print(f"  flood pane throughput: {figures['flood_pane_mb_per_s']} MB/s; "
+          f"load average {figures['load_average']} on {os.cpu_count()} CPUs")
+    verdict = "meets" if figures["meets_target"] else "MISSES"
+    print(f"  flood p99 {figures['flood']['p99_ms']} ms {verdict} the target of < {TARGET_P99_MS:.0f} ms")
+    print(json.dumps({"benchmark": "terminal_latency", **figures}))
+
+
+if __name__ == "__main__":
+    main()
