@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from polter.adapters import Adapter, discover
 from support.report import report
 from support.tools import npm_bin
+
+from ..conftest import write_skill
 
 PINNED = {
     "claude-code": ("@anthropic-ai/claude-code", "2.1.332", "claude"),
@@ -44,16 +44,8 @@ def real_cli(name: str) -> RealCli:
     return RealCli(name, adapter, binary, version)
 
 
-@pytest.fixture
-def e2e_home(tmp_path: Path) -> Path:
-    """The CLIs' HOME: fresh, so nothing of the machine's user leaks in and nothing is written there."""
-    home = tmp_path / "home"
-    home.mkdir()
-    return home
-
-
-@pytest.fixture
-def e2e_project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    return project
+def write_test_skills(project: Path) -> None:
+    """``secret-skill`` and ``ok-skill`` in every project skill folder the CLIs read."""
+    for folder in (".claude/skills", ".agents/skills", ".gemini/skills", ".qwen/skills", ".opencode/skills"):
+        for name in ("secret-skill", "ok-skill"):
+            write_skill(project / folder, name, f"The {name} for tests")

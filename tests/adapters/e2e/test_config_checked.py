@@ -14,7 +14,7 @@ from polter.adapters import Pane
 from support.tiny_mcp import TinyMcp
 
 from .agent_pane import run_once
-from .conftest import real_cli
+from .conftest import RealCli, real_cli, write_test_skills
 
 pytestmark = pytest.mark.e2e
 
@@ -27,17 +27,21 @@ def make_pane(url: str, tmp_path: Path, home: Path, project: Path) -> Pane:
                 token=TOKEN, home=home, skill_decision=lambda name: "deny" if name == "secret-skill" else "allow")
 
 
-def test_qwen_code_connects_to_every_endpoint(tmp_path: Path, e2e_home: Path, e2e_project: Path) -> None:
+def inspect(cli: RealCli, pane: Pane, home: Path, *command: str) -> str:
+    """Run one of the CLI's own inspection commands with the pane's configuration; its output, uncoloured."""
+    _prepared, result = run_once(cli.adapter, pane, list(command), home=home, path_dirs=[cli.bin_dir], launch_args=False)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return ANSI.sub("", result.stdout)
+
+
+def test_qwen_code_connects_to_every_endpoint(tmp_path: Path, home: Path, project: Path) -> None:
     cli = real_cli("qwen-code")
-    user_settings = e2e_home / ".qwen" / "settings.json"
-    user_settings.parent.mkdir()
+    user_settings = home / ".qwen" / "settings.json"
+    user_settings.parent.mkdir(exist_ok=True)
     user_settings.write_text(json.dumps({"mcpServers": {"mine": {"httpUrl": "http://127.0.0.1:9/mine"}}}))
     with TinyMcp(TOKEN, ["time", "polter"]) as mcp:
-        pane = make_pane(mcp.url, tmp_path, e2e_home, e2e_project)
-        _prepared, result = run_once(cli.adapter, pane, ["mcp", "list"], home=e2e_home, path_dirs=[cli.bin_dir],
-                                       launch_args=False)
-        output = ANSI.sub("", result.stdout)
-        assert result.returncode == 0, result.stderr
+        pane = make_pane(mcp.url, tmp_path, home, project)
+        output = inspect(cli, pane, home, "mcp", "list")
         assert f"time: {mcp.url}/mcp/time (http) - Connected" in output
         assert f"polter: {mcp.url}/mcp/polter (http) - Connected" in output
         assert "mine" not in output, "the user's own server does not reach the pane"
@@ -45,26 +49,20 @@ def test_qwen_code_connects_to_every_endpoint(tmp_path: Path, e2e_home: Path, e2
 
 
 def test_opencode_connects_to_every_endpoint_and_switches_the_users_servers_off(
-    tmp_path: Path, e2e_home: Path, e2e_project: Path
+    tmp_path: Path, home: Path, project: Path
 ) -> None:
     cli = real_cli("opencode")
-    user_config = e2e_home / ".config" / "opencode" / "opencode.json"
-    user_config.parent.mkdir(parents=True)
+    user_config = home / ".config" / "opencode" / "opencode.json"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
     user_config.write_text(json.dumps({"mcp": {"mine": {"type": "remote", "url": "http://127.0.0.1:9/mine"}}}))
-    skill = e2e_project / ".opencode" / "skills" / "secret-skill"
-    skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: secret-skill\ndescription: Secret\n---\nx\n")
+    write_test_skills(project)
     with TinyMcp(TOKEN, ["time", "polter"]) as mcp:
-        pane = make_pane(mcp.url, tmp_path, e2e_home, e2e_project)
-        _prepared, result = run_once(cli.adapter, pane, ["mcp", "list"], home=e2e_home, path_dirs=[cli.bin_dir],
-                                       launch_args=False)
-        output = ANSI.sub("", result.stdout)
-        assert result.returncode == 0, result.stderr
+        pane = make_pane(mcp.url, tmp_path, home, project)
+        output = inspect(cli, pane, home, "mcp", "list")
         assert re.search(r"✓ time\s+connected", output) and re.search(r"✓ polter\s+connected", output), output
         assert re.search(r"○ mine\s+disabled", output), output
         assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter"}
 
-        _prepared, agent = run_once(cli.adapter, pane, ["debug", "agent", "build"], home=e2e_home,
-                                  path_dirs=[cli.bin_dir], launch_args=False)
-        rules = re.findall(r'"permission": "skill",\s*"pattern": "([^"]+)",\s*"action": "(\w+)"', agent.stdout)
-        assert ("secret-skill", "deny") in rules, agent.stdout[-2000:]
+        agent = inspect(cli, pane, home, "debug", "agent", "build")
+        rules = re.findall(r'"permission": "skill",\s*"pattern": "([^"]+)",\s*"action": "(\w+)"', agent)
+        assert ("secret-skill", "deny") in rules, agent[-2000:]

@@ -17,7 +17,7 @@ from support.fake_models import FakeModelServer, Rule
 from support.tiny_mcp import TinyMcp
 
 from .agent_pane import run_once
-from .conftest import real_cli
+from .conftest import real_cli, write_test_skills
 from .offers import offered_skills
 
 pytestmark = pytest.mark.e2e
@@ -31,25 +31,18 @@ NON_INTERACTIVE = {
 TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo"}
 
 
-def write_skills(project: Path) -> None:
-    for folder in (".claude/skills", ".agents/skills", ".gemini/skills"):
-        for name in ("secret-skill", "ok-skill"):
-            skill = project / folder / name
-            skill.mkdir(parents=True, exist_ok=True)
-            (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} for tests\n---\nDo it.\n")
-
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
-def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, e2e_home: Path, e2e_project: Path) -> None:
+def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: Path, project: Path) -> None:
     cli = real_cli(name)
-    write_skills(e2e_project)
+    write_test_skills(project)
     rules = [Rule(when="please echo", call=r"mcp_+time_+echo", arguments={"text": "hi"})]
     with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter"]) as mcp:
         pane = Pane(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
-                    cwd=e2e_project, token=TOKEN, test_mode=TestMode(model_base_url=model.url), home=e2e_home,
+                    cwd=project, token=TOKEN, test_mode=TestMode(model_base_url=model.url), home=home,
                     skill_decision=lambda skill: "deny" if skill == "secret-skill" else "allow")
         before, after = NON_INTERACTIVE[name]
-        prepared, result = run_once(cli.adapter, pane, after, before_args=before, home=e2e_home, path_dirs=[cli.bin_dir])
+        prepared, result = run_once(cli.adapter, pane, after, before_args=before, home=home, path_dirs=[cli.bin_dir])
         assert result.returncode == 0, result.stdout + result.stderr
 
         # It reached both endpoints, always with the pane's token, and nothing else of the gateway's.

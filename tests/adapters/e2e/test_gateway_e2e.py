@@ -27,7 +27,7 @@ from polter.adapters import Pane, TestMode
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
 from .agent_pane import AgentPane, run_once
-from .conftest import real_cli
+from .conftest import real_cli, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
 
@@ -87,13 +87,6 @@ SKILL_CALLS = {"claude-code": ("Skill", {"skill": "ok-skill"}), "gemini-cli": ("
 """How the model uses a skill in the CLIs that have a skill tool."""
 
 
-def write_skills(project: Path) -> None:
-    for folder in (".claude/skills", ".agents/skills", ".gemini/skills"):
-        for name in ("secret-skill", "ok-skill"):
-            skill = project / folder / name
-            skill.mkdir(parents=True, exist_ok=True)
-            (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} for tests\n---\nDo it.\n")
-
 
 def rules_for(naming: Naming) -> list[Rule]:
     return [
@@ -120,18 +113,18 @@ def make_pane(gateway: PolterGateway, token: str, tmp_path: Path, home: Path, pr
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
-def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tmp_path: Path, e2e_home: Path,
-                                           e2e_project: Path) -> None:
+def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
+                                           project: Path) -> None:
     cli, naming = real_cli(name), CLIS[name]
-    write_skills(e2e_project)
+    write_test_skills(project)
     pane_id, token = gateway.register("e2e-worker")
     with FakeModelServer(rules_for(naming)) as model:
-        pane = make_pane(gateway, token, tmp_path, e2e_home, e2e_project, model, "e2e-worker")
+        pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
 
         def run(prompt: str, on: Pane = pane) -> ModelRequest:
             start = len(model.requests)
             _prepared, result = run_once(cli.adapter, on, [*naming.after, prompt], before_args=naming.before,
-                                         home=e2e_home, path_dirs=[cli.bin_dir])
+                                         home=home, path_dirs=[cli.bin_dir])
             assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
             return model.wait_for(lambda request: request.prompt.endswith(prompt), start=start)
 
@@ -160,7 +153,7 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny")]
 
         # With the hook out of the way (a CLI that skips it), the gateway itself refuses the call.
-        unhooked = make_pane(gateway, token, tmp_path, e2e_home, e2e_project, model, "e2e-worker", hook_command=("true",))
+        unhooked = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker", hook_command=("true",))
         run("what time is it now", on=unhooked)
         refused = model.wait_for(lambda request: request.tool_result is not None and "forbidden, not broken" in request.tool_result)
         assert "Polter refused time/get_current_time" in (refused.tool_result or "")
@@ -168,8 +161,8 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
 
 
 @pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex"])
-async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_path: Path, e2e_home: Path,
-                                        e2e_project: Path) -> None:
+async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
+                                        project: Path) -> None:
     """The TUI in a real PTY pane, its role switched twice while it runs.
 
     1. e2e-worker → e2e-converter adds `time/convert_time`: a hot CLI re-lists on the gateway's
@@ -183,7 +176,7 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
     cli, naming = real_cli(name), CLIS[name]
     removes_hot = name == "gemini-cli"
     adds_hot = cli.adapter.info.mcp_liveness.value == "hot"
-    write_skills(e2e_project)
+    write_test_skills(project)
     pane_id, token = gateway.register("e2e-worker")
     rules = rules_for(naming)
     if name in SKILL_CALLS:
@@ -198,8 +191,8 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
                                     lambda row: row["layer"] == "listing" and row["role"] == role)
 
     with FakeModelServer(rules) as model:
-        pane = make_pane(gateway, token, tmp_path, e2e_home, e2e_project, model, "e2e-worker")
-        async with AgentPane(cli.adapter, pane, home=e2e_home, path_dirs=[cli.bin_dir]) as agent:
+        pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
+        async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
             await agent.wait_for(naming.ready, timeout=120)
             await agent.wait_until_quiet(1.0)
             assert cli.adapter.state(agent.screen) == "idle", agent.text()
