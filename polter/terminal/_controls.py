@@ -20,7 +20,7 @@ import pyte
 from polter import __version__
 from polter.terminal._model import ScreenModel
 from polter.terminal._parser import MAX_SEQUENCE
-from polter.terminal._style import DEFAULT_STYLE, apply_sgr
+from polter.terminal._style import DEFAULT_STYLE, apply_sgr, blank_style
 
 __all__ = ["ControlSequences", "PRIVATE_MODES", "xterm_rgb"]
 
@@ -367,10 +367,10 @@ class ControlSequences(ScreenModel):
                 self.save_cursor()
             self._switch_page(self._alt)
             if mode == 1049:
-                self._clear_page(self._alt)
+                self._alt.clear(blank_style(self._style))
         else:
             if mode == 1047:
-                self._clear_page(self._alt)
+                self._alt.clear(blank_style(self._style))
             self._switch_page(self._main)
             if mode == 1049:
                 self.restore_cursor()

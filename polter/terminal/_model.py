@@ -14,43 +14,13 @@ all behave this way). Operations that move the cursor clamp it back into the row
 from __future__ import annotations
 
 import unicodedata
+
 from polter.terminal._history import History
+from polter.terminal._page import Page, SavedCursor
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style
 from polter.terminal._width import NOT_NARROW, char_width
 
-__all__ = ["Page", "ScreenModel"]
-
-class Page:
-    """One screen's worth of rows (the main page or the alternate page) and its saved cursor."""
-
-    __slots__ = ("chars", "saved", "styles")
-
-    def __init__(self, columns: int, lines: int, style: Style = DEFAULT_STYLE) -> None:
-        self.chars: list[list[str]] = [[" "] * columns for _ in range(lines)]
-        self.styles: list[list[Style]] = [[style] * columns for _ in range(lines)]
-        self.saved: SavedCursor | None = None
-
-    def resize_columns(self, columns: int) -> None:
-        for chars, styles in zip(self.chars, self.styles):
-            width = len(chars)
-            if columns < width:
-                del chars[columns:]
-                del styles[columns:]
-                if chars and chars[-1] and char_width(chars[-1][0]) == 2:
-                    chars[-1] = " "  # a wide character cut in half
-            elif columns > width:
-                chars.extend([" "] * (columns - width))
-                styles.extend([DEFAULT_STYLE] * (columns - width))
-
-
-class SavedCursor:
-    """What DECSC (ESC 7) saves and DECRC (ESC 8) restores."""
-
-    __slots__ = ("charsets", "origin", "shift", "style", "x", "y")
-
-    def __init__(self, x: int, y: int, style: Style, origin: bool, charsets: list[str], shift: int) -> None:
-        self.x, self.y, self.style, self.origin = x, y, style, origin
-        self.charsets, self.shift = list(charsets), shift
+__all__ = ["ScreenModel"]
 
 
 class ScreenModel:
@@ -419,42 +389,44 @@ class ScreenModel:
         x = self._x  # nothing from the pending-wrap state, as tmux
         self._blank_cells(self._y, x, min(self.columns, x + max(1, count)))
 
-    def insert_characters(self, count: int) -> None:
-        """ICH: shift the rest of the row right by ``count`` blank cells."""
+    def _edit_at_cursor(self, count: int) -> tuple[int, int, list[str], list[Style]] | None:
+        """For ICH/DCH: (column, count clamped to the row, the row's chars and styles); None in
+        the pending-wrap state, where tmux and pyte do nothing. Splits a wide character there."""
         x = self._x
         if x >= self.columns:
-            return  # nothing from the pending-wrap state, as tmux and pyte
+            return None
         y = self._y
-        count = min(max(1, count), self.columns - x)
-        chars, styles = self._chars[y], self._styles[y]
+        chars = self._chars[y]
         if chars[x] == "" and x > 0:
-            chars[x - 1] = " "
-            chars[x] = " "
+            chars[x - 1] = chars[x] = " "
+        self._dirty.add(y)
+        return x, min(max(1, count), self.columns - x), chars, self._styles[y]
+
+    def insert_characters(self, count: int) -> None:
+        """ICH: shift the rest of the row right by ``count`` blank cells."""
+        edit = self._edit_at_cursor(count)
+        if edit is None:
+            return
+        x, count, chars, styles = edit
         chars[x:x] = [" "] * count
         styles[x:x] = [blank_style(self._style)] * count
         del chars[self.columns :]
         del styles[self.columns :]
         if chars[-1] and chars[-1] != " " and char_width(chars[-1][0]) == 2:
             chars[-1] = " "  # its second half was pushed off the edge
-        self._dirty.add(y)
 
     def delete_characters(self, count: int) -> None:
         """DCH: delete ``count`` cells at the cursor; the rest of the row moves left."""
-        x = self._x
-        if x >= self.columns:
-            return  # nothing from the pending-wrap state, as tmux and pyte
-        y = self._y
-        count = min(max(1, count), self.columns - x)
-        chars, styles = self._chars[y], self._styles[y]
-        if chars[x] == "" and x > 0:
-            chars[x - 1] = " "
+        edit = self._edit_at_cursor(count)
+        if edit is None:
+            return
+        x, count, chars, styles = edit
         del chars[x : x + count]
         del styles[x : x + count]
         chars.extend([" "] * count)
         styles.extend([blank_style(self._style)] * count)
         if chars[x] == "":
-            chars[x] = " "
-        self._dirty.add(y)
+            chars[x] = " "  # the first half of this wide character was deleted
 
     def insert_lines(self, count: int) -> None:
         """IL: insert blank rows at the cursor row (inside the scroll region only)."""
@@ -514,12 +486,6 @@ class ScreenModel:
         self._styles = page.styles
         self._all_dirty = True
 
-    def _clear_page(self, page: Page) -> None:
-        blank = blank_style(self._style)
-        page.chars[:] = [[" "] * self.columns for _ in range(self.lines)]
-        page.styles[:] = [[blank] * self.columns for _ in range(self.lines)]
-        self._all_dirty = True
-
     # -- character sets ----------------------------------------------------------------------
     def designate_charset(self, slot: int, code: str) -> None:
         self._charsets[slot] = code
@@ -563,7 +529,8 @@ class ScreenModel:
                     cursor_y = self._y
                 else:
                     cursor_y = page.saved.y if page.saved is not None else 0
-                shift = self._resize_lines(page, lines, cursor_y, history=page is self._main)
+                history = self._history if page is self._main else None
+                shift = page.resize_lines(lines, self.columns, cursor_y, history)
                 if page is self._page:
                     self._y += shift
                 if page.saved is not None:
@@ -576,30 +543,6 @@ class ScreenModel:
         self._styles = self._page.styles
         self._all_dirty = True
 
-    def _resize_lines(self, page: Page, lines: int, cursor_y: int, *, history: bool) -> int:
-        """Give ``page`` ``lines`` rows; return how far its content moved down (negative: up)."""
-        chars, styles = page.chars, page.styles
-        shift = 0
-        while len(chars) > lines:
-            bottom = len(chars) - 1
-            if bottom > cursor_y and chars[bottom].count(" ") == len(chars[bottom]):
-                del chars[bottom], styles[bottom]
-                continue
-            row_chars, row_styles = chars.pop(0), styles.pop(0)
-            if history:
-                self._history.append(row_chars, row_styles)
-            shift -= 1
-            cursor_y -= 1
-        while len(chars) < lines:
-            if history and self._history:
-                row_chars, row_styles = self._history.pop(self.columns)
-                chars.insert(0, row_chars)
-                styles.insert(0, row_styles)
-                shift += 1
-            else:
-                chars.append([" "] * self.columns)
-                styles.append([DEFAULT_STYLE] * self.columns)
-        return shift
 
 #: DEC special graphics (``ESC ( 0``): line drawing, as in pyte's VT100 map.
 def _dec_graphics() -> dict[int, str]:
