@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import deque
 
 from polter.terminal._style import DEFAULT_STYLE, Style
-from polter.terminal._width import char_width
 
 __all__ = ["History", "fit_row"]
 
@@ -61,9 +60,9 @@ def fit_row(
     cells = list(chars)
     cell_styles = [styles] * len(cells) if isinstance(styles, Style) else list(styles)
     if len(cells) > columns:
+        if cells[columns] == "":
+            cells[columns - 1] = " "  # a wide character cut in half
         del cells[columns:], cell_styles[columns:]
-        if cells[-1] and char_width(cells[-1][0]) == 2:
-            cells[-1] = " "  # a wide character cut in half
     elif len(cells) < columns:
         cells.extend([" "] * (columns - len(cells)))
         cell_styles.extend([DEFAULT_STYLE] * (columns - len(cell_styles)))

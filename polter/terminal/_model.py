@@ -18,7 +18,7 @@ import unicodedata
 from polter.terminal._history import History
 from polter.terminal._page import Page, SavedCursor
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style
-from polter.terminal._width import NOT_NARROW, char_width
+from polter.terminal._width import NOT_NARROW, cluster_width, joins
 
 __all__ = ["ScreenModel"]
 
@@ -73,17 +73,58 @@ class ScreenModel:
         for match in NOT_NARROW.finditer(text):
             if match.start() > start:
                 self._draw_narrow(text[start : match.start()])
-            char = match.group()
-            width = char_width(char)
-            if width == 2:
-                self._draw_wide(char)
-            elif width == 1:
-                self._draw_narrow(char)  # outside the BMP but narrow
-            else:
-                self._combine(char)
+            self._draw_special(match.group())
             start = match.end()
         if start < len(text):
             self._draw_narrow(text[start:])
+
+    def _draw_special(self, char: str) -> None:
+        """Print a character that is not simply one cell: it joins the cluster in the previous
+        cell (a combining mark, VS16, a joiner, the pictograph after a joiner, a second regional
+        indicator…) or starts a cluster of its own of width 1 or 2."""
+        previous = self._previous_cell()
+        if previous is not None:
+            chars = self._chars[self._y]
+            cluster = chars[previous]
+            if joins(cluster, char):
+                self._extend(previous, unicodedata.normalize("NFC", cluster + char))
+                return
+        width = cluster_width(char)
+        if width == 2:
+            self._draw_wide(char)
+        elif width == 1:
+            self._draw_narrow(char)
+        # A zero-width character with nothing to join (at the start of a row, say) is dropped.
+
+    def _previous_cell(self) -> int | None:
+        """The column of the cell just before the cursor (the first half if it is wide)."""
+        x = min(self._x, self.columns) - 1
+        if x < 0:
+            return None
+        if x > 0 and self._chars[self._y][x] == "":
+            x -= 1
+        return x
+
+    def _extend(self, x: int, cluster: str) -> None:
+        """Replace the cluster at column ``x`` of the cursor row by the longer ``cluster``.
+
+        A narrow cell that becomes wide (``❤`` + VS16) takes the next cell too, as modern
+        terminals and the programs' own width libraries expect, if the cursor is right after it
+        and the row has room; otherwise the joining character is dropped (``❤`` stays in text
+        presentation), so that no cell ever holds more than its width."""
+        y = self._y
+        chars, styles = self._chars[y], self._styles[y]
+        columns = self.columns
+        if cluster_width(cluster) == 2 and not (x + 1 < columns and chars[x + 1] == ""):
+            if self._x != x + 1 or x + 1 >= columns:
+                return
+            if x + 2 < columns and chars[x + 2] == "":
+                chars[x + 2] = " "  # the cell taken was the first half of a wide character
+            chars[x + 1] = ""
+            styles[x + 1] = styles[x]
+            self._x = x + 2 if (x + 2 < columns or self._autowrap) else columns - 1
+        chars[x] = cluster
+        self._dirty.add(y)
 
     def _draw_narrow(self, text: str) -> None:
         """Print characters that take one cell each (the fast path: slice assignments)."""
@@ -162,17 +203,6 @@ class ScreenModel:
             chars[x + 2] = " "
         self._x = x + 2 if (x + 2 < columns or self._autowrap) else columns - 1
         self._dirty.add(y)
-
-    def _combine(self, char: str) -> None:
-        """Attach a zero-width character (combining mark, VS16, ZWJ) to the previous cell."""
-        x = min(self._x, self.columns) - 1
-        if x < 0:
-            return  # nothing to attach to (like xterm and tmux, a lone mark at column 0 is dropped)
-        chars = self._chars[self._y]
-        if chars[x] == "" and x > 0:
-            x -= 1
-        chars[x] = unicodedata.normalize("NFC", chars[x] + char)
-        self._dirty.add(self._y)
 
     # -- line feeds and scrolling ------------------------------------------------------------
     def index(self) -> None:
@@ -410,10 +440,10 @@ class ScreenModel:
         x, count, chars, styles = edit
         chars[x:x] = [" "] * count
         styles[x:x] = [blank_style(self._style)] * count
+        if chars[self.columns] == "":
+            chars[self.columns - 1] = " "  # a wide character whose second half is pushed off
         del chars[self.columns :]
         del styles[self.columns :]
-        if chars[-1] and chars[-1] != " " and char_width(chars[-1][0]) == 2:
-            chars[-1] = " "  # its second half was pushed off the edge
 
     def delete_characters(self, count: int) -> None:
         """DCH: delete ``count`` cells at the cursor; the rest of the row moves left."""
@@ -472,7 +502,7 @@ class ScreenModel:
             self._charsets = ["B", "B"]
             self._shift = 0
         else:
-            self._x = min(saved.x, self.columns)
+            self._x = min(saved.x, self.columns - 1)  # clamped (the pending wrap is lost), as tmux and pyte
             self._y = min(saved.y, self.lines - 1)
             self._style = saved.style
             self._origin = saved.origin

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from polter.terminal._history import History
 from polter.terminal._style import DEFAULT_STYLE, Style
-from polter.terminal._width import char_width
 
 __all__ = ["Page", "SavedCursor"]
 
@@ -24,10 +23,10 @@ class Page:
         for chars, styles in zip(self.chars, self.styles):
             width = len(chars)
             if columns < width:
+                if chars[columns] == "":
+                    chars[columns - 1] = " "  # a wide character cut in half
                 del chars[columns:]
                 del styles[columns:]
-                if chars and chars[-1] and char_width(chars[-1][0]) == 2:
-                    chars[-1] = " "  # a wide character cut in half
             elif columns > width:
                 chars.extend([" "] * (columns - width))
                 styles.extend([DEFAULT_STYLE] * (columns - width))

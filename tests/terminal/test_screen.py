@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
+from rich.cells import cell_len
 
 from polter.terminal.screen import DEFAULT_STYLE, Cursor, Style, TerminalScreen
 
@@ -126,7 +129,40 @@ def test_emoji_with_variation_selector_and_zwj_keep_the_rest_of_the_text() -> No
     """pyte drops everything after VS16/ZWJ in a chunk; nothing may be lost here."""
     screen = screen_of("A❤️ tail 👩‍💻 end 中".encode(), columns=40)
     assert rows(screen)[0] == "A❤️ tail 👩‍💻 end 中"
-    assert "tail" in rows(screen)[0] and rows(screen)[0].endswith("end 中")
+    assert screen.cursor.x == 1 + 2 + 6 + 2 + 5 + 2
+
+
+CLUSTERS = ["a", "é", "e\u0301", "中", "🎉", "❤", "❤️", "✔️", "☺️", "👩‍💻", "👨‍👩‍👧", "🇩🇪", "👍🏽", "1️⃣", "#️⃣", "𝐀"]
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS)
+def test_grapheme_clusters_take_the_cells_rich_gives_them(cluster: str) -> None:
+    """One cluster per cell group, as wide as Rich (which draws the pane) and the programs' own
+    width libraries measure it: otherwise everything after an emoji would shift."""
+    data = f"[{cluster}]".encode()
+    whole = screen_of(data, columns=12)
+    assert whole.cursor.x == 2 + cell_len(cluster)
+    assert sum(cell_len(text) for text, _ in whole.line(0)) == 12
+    assert rows(whole)[0] == unicodedata.normalize("NFC", f"[{cluster}]")  # marks compose, as pyte
+    for cut in range(len(data) + 1):  # split between the characters of the cluster, too
+        screen = TerminalScreen(12, 5)
+        screen.feed(data[:cut])
+        screen.feed(data[cut:])
+        assert screen.display() == whole.display() and screen.cursor == whole.cursor
+
+
+def test_widening_a_cell_takes_the_next_cell() -> None:
+    """``❤`` then VS16 over ``b中``: the heart widens into the first half of ``中``, whose
+    second half is blanked."""
+    screen = screen_of("ab中".encode() + b"\x1b[2G" + "❤\ufe0f".encode(), columns=8)
+    assert screen.display()[0] == "a❤️" + " " * 5
+    assert screen.cursor.x == 3
+    assert sum(cell_len(text) for text, _ in screen.line(0)) == 8
+
+
+def test_a_joiner_at_the_start_of_a_row_is_dropped() -> None:
+    screen = screen_of("\u200d\ufe0fa".encode())
+    assert rows(screen)[0] == "a" and screen.cursor.x == 1
 
 
 def test_characters_outside_the_bmp() -> None:

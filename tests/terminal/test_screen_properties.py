@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 import pyte
+import wcwidth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from polter.terminal._width import char_width
+from polter.terminal._width import cluster_width
 from polter.terminal.screen import TerminalScreen
 
 # Fragments that make escape sequences, strings, UTF-8 and controls likely, cut anywhere.
@@ -88,8 +89,8 @@ def test_resizing_never_breaks_the_invariants(data: bytes, columns: int, lines: 
 
 
 def cell_count(text: str) -> int:
-    """Cells taken by a run's text (every cell starts with a character of width 1 or 2)."""
-    return sum(char_width(char) for char in text)
+    """Cells taken by a run's text (one grapheme cluster per cell, of width 1 or 2)."""
+    return sum(cluster_width(cluster) for cluster in wcwidth.iter_graphemes(text))
 
 
 # -- differential: pyte.Screen is the reference where it has no known bug -----------------
@@ -120,10 +121,13 @@ def ops(lines: int, *, regions: bool) -> st.SearchStrategy[bytes]:
                       st.sampled_from([b"J", b"K"]))  # fmt: skip  (pyte raises on ED/EL > 2)
     sgr = st.sampled_from([b"\x1b[31m", b"\x1b[1;44m", b"\x1b[0m", b"\x1b[38;5;100m", b"\x1b[7m"])
     text = st.text(alphabet="abcdefghij XYZ│─é", min_size=1, max_size=25).map(str.encode)
-    controls = [b"\r", b"\n", b"\r\n", b"\x08", b"\t", b"\x1bD", b"\x1bM", b"\x1b[4h", b"\x1b[4l"]
-    if not regions:
-        controls += [b"\x1b7", b"\x1b8"]
-    items = [csi, erase, sgr, text, st.sampled_from(controls)] + ([region] if regions else [])
+    controls = st.sampled_from([b"\r", b"\n", b"\r\n", b"\x08", b"\t", b"\x1bD", b"\x1bM", b"\x1b[4h", b"\x1b[4l"])
+    items = [csi, erase, sgr, text, controls]
+    if regions:
+        items.append(region)
+    else:  # DECSC … DECRC as a pair: pyte pops a stack, so a second DECRC homes the cursor there
+        inner = st.lists(st.one_of(*items), max_size=8).map(b"".join)
+        items.append(inner.map(lambda ops: b"\x1b7" + ops + b"\x1b8"))
     return st.lists(st.one_of(*items), max_size=60).map(b"".join)
 
 
