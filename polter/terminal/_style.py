@@ -93,7 +93,12 @@ def style_transitions() -> dict[tuple[int, str], Style]:
 
 
 def sgr_transition(style: Style, sequence: str) -> Style:
-    """The style after the complete SGR escape ``sequence`` (``"\\x1b[...m"``), cached."""
+    """The style after the complete SGR escape ``sequence`` (``"\x1b[...m"``), cached.
+
+    A sequence seen for the first time is applied but neither cached nor interned: a stream of
+    one-off truecolour sequences would otherwise fill the caches with entries that never hit
+    (and feed the GC). From the second sighting on, the result is interned and cached.
+    """
     key = (id(style), sequence)
     found = _transitions.get(key)
     if found is not None:
@@ -104,22 +109,18 @@ def sgr_transition(style: Style, sequence: str) -> Style:
         if found is None:
             if len(_absolute) >= _MAX_INTERNED:
                 _absolute.clear()
-            found = _absolute[sequence] = apply_sgr(DEFAULT_STYLE, params)
-        if _interned.get(style) is not style:
-            return found  # after a one-off style: no (id, sequence) entry that would never hit
+            found = _absolute[sequence] = intern(apply_sgr(DEFAULT_STYLE, params))
+    elif sequence not in _seen:
+        if len(_seen) >= 4 * _MAX_INTERNED:
+            _seen.clear()
+        _seen.add(sequence)
+        return apply_sgr(style, params)
     else:
-        found = apply_sgr(style, params)
-        if sequence not in _seen:
-            # Cache from the second sighting on: a stream of one-off truecolour sequences would
-            # otherwise fill the cache with keys that never hit (and feed the GC).
-            if len(_seen) >= 4 * _MAX_INTERNED:
-                _seen.clear()
-            _seen.add(sequence)
-            return found
-    if len(_transitions) >= 4 * _MAX_INTERNED:
-        _transitions.clear()
-    # Keep `style` interned (alive) so that its id cannot be reused by another object.
+        found = intern(apply_sgr(style, params))
+    # Only an interned `style` is kept alive, so only then can its id not be reused.
     if _interned.get(style) is style:
+        if len(_transitions) >= 4 * _MAX_INTERNED:
+            _transitions.clear()
         _transitions[key] = found
     return found
 
@@ -195,7 +196,8 @@ _new_style = tuple.__new__
 
 
 def apply_sgr(style: Style, params: str) -> Style:
-    """Apply SGR parameters (the text between ``CSI`` and ``m``) to ``style``; unknown codes are ignored."""
+    """Apply SGR parameters (the text between ``CSI`` and ``m``) to ``style``; unknown codes are
+    ignored. The result is not interned (see `sgr_transition`)."""
     if params and params[0] in "<=>?":
         return style  # CSI > 4;2 m is modifyOtherKeys (xterm), not a style.
     values: list[object] = list(style)
@@ -231,4 +233,5 @@ def apply_sgr(style: Style, params: str) -> Style:
             elif head == "4":
                 values[_UNDERLINE] = sub[1] not in ("0", "") if len(sub) > 1 else True
             # 58:… (underline colour) and anything else: ignored
-    return intern(_new_style(Style, values))
+    new = _new_style(Style, values)
+    return style if new == style else new  # callers intern what they keep

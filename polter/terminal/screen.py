@@ -37,6 +37,13 @@ class TerminalScreen(ControlSequences):
 
     ``reply`` receives the bytes the terminal answers to queries (cursor position, device
     attributes, DECRQM, XTVERSION, OSC 10/11 colours); write them to the PTY.
+
+    Besides the agreed API: ``icon_title`` (OSC 1), ``cwd`` (OSC 7), ``bell_count``,
+    ``foreground_color`` / ``background_color`` (``#rrggbb``, answered to OSC 10/11; set them
+    from the theme), ``scrollback_limit``, and the mode flags ``alternate_scroll`` (1007),
+    ``auto_wrap`` (7), ``origin_mode`` (6) and ``reverse_video`` (DECSCNM, 5).
+    The kitty keyboard protocol is not implemented: ``CSI ? u`` gets no reply, so programs
+    fall back to legacy keys (their DA1 sentinel is answered).
     """
 
     def __init__(
@@ -76,8 +83,12 @@ class TerminalScreen(ControlSequences):
                 if end <= columns and plain and (text.isascii() or not_narrow(text) is None):
                     if chars[x] == "":
                         chars[x - 1] = " "  # overwriting the second half of a wide character
-                    chars[x:end] = [*text]  # unpacking is faster than assigning the str
-                    styles[x:end] = [style] * (end - x)
+                    if end - x == 1:  # often a lone space between two coloured runs
+                        chars[x] = text
+                        styles[x] = style
+                    else:
+                        chars[x:end] = [*text]  # unpacking is faster than assigning the str
+                        styles[x:end] = [style] * (end - x)
                     if end < columns:
                         if chars[end] == "":
                             chars[end] = " "

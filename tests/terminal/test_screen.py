@@ -89,11 +89,12 @@ def test_attributes(on: bytes, off: bytes, field: str) -> None:
     assert rows(screen)[0] == "ab"
 
 
-def test_styles_are_interned_and_hashable() -> None:
+def test_styles_are_hashable_and_repeated_sequences_share_one_object() -> None:
     screen = screen_of(b"\x1b[1;38;5;200ma\x1b[0mb\x1b[38;5;200;1mc")
     a, c = style_at(screen, 0, 0), style_at(screen, 2, 0)
-    assert a == c and a is c
-    assert {a: 1}[c] == 1
+    assert a == c and {a: 1}[c] == 1
+    screen = screen_of(b"\x1b[35mx\x1b[0m \x1b[35my\x1b[0m \x1b[35mz", columns=10)
+    assert style_at(screen, 2, 0) is style_at(screen, 4, 0), "interned from the second sighting"
 
 
 def test_underline_colour_and_modify_other_keys_are_not_styles() -> None:
@@ -738,3 +739,13 @@ def test_take_dirty() -> None:
     assert screen.take_dirty() is None, "a scroll moves every row"
     screen.resize(8, 4)
     assert screen.take_dirty() is None
+
+
+def test_the_screen_model_imports_no_textual() -> None:
+    """The architecture rule: only the widget uses Textual."""
+    import subprocess
+    import sys
+
+    code = "import sys, polter.terminal.screen; print(any(m.split('.')[0] in ('textual', 'rich') for m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
