@@ -108,6 +108,17 @@ class TerminalView(Widget, can_focus=True):
             super().__init__(terminal)
             self.title = title
 
+    class InputSent(_TerminalMessage):
+        """The human's input went to the program: a key (``key`` is its Textual name, ``text`` the character
+        it typed, if any) or a paste (``key`` is ``None``; ``bracketed`` says whether the program asked for
+        bracketed paste, in which case its newlines do not submit). Lets the pane follow the typed line."""
+
+        def __init__(self, terminal: TerminalView, key: str | None, text: str, *, bracketed: bool = False) -> None:
+            super().__init__(terminal)
+            self.key = key
+            self.text = text
+            self.bracketed = bracketed
+
     class ScrollChanged(_TerminalMessage):
         """The view moved in the scrollback: ``offset`` lines above the live screen (0 = live)."""
 
@@ -122,6 +133,7 @@ class TerminalView(Widget, can_focus=True):
         spec: LaunchSpec,
         *,
         scrollback: int = 10_000,
+        autostart: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -129,6 +141,8 @@ class TerminalView(Widget, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.spec = spec
         self.scrollback = scrollback
+        self.autostart = autostart
+        """Start the program when the view first gets a size; when False, wait for :meth:`launch`."""
         self.screen_model: TerminalScreen | None = None
         self.process: PtyProcess | None = None
         self.returncode: int | None = None
@@ -152,6 +166,8 @@ class TerminalView(Widget, can_focus=True):
         self._sync_since: float | None = None
         self._cursor_row: int | None = None
         self._history_size = 0
+        self.last_output = 0.0
+        """``time.monotonic()`` of the program's latest output (0 before any): screen activity."""
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -179,7 +195,8 @@ class TerminalView(Widget, can_focus=True):
         if columns < 1 or lines < 1:
             return  # hidden (zoomed away) or not laid out yet: keep the old size
         if self.screen_model is None:
-            self._start(columns, lines)
+            if self.autostart:
+                self._start(columns, lines)
             return
         if (columns, lines) == (self.screen_model.columns, self.screen_model.lines):
             return
@@ -190,6 +207,15 @@ class TerminalView(Widget, can_focus=True):
         self._strips.clear()
         self._clamp_scroll()
         self.refresh()
+
+    def launch(self, spec: LaunchSpec | None = None) -> None:
+        """Start the program (``spec``, if given, replaces the one it runs): now if the view has a size,
+        else as soon as it gets one. For a view made with ``autostart=False``, and to restart a pane
+        whose launch changed (a new role for a CLI that applies it on restart)."""
+        if spec is not None:
+            self.spec = spec
+        self.autostart = True
+        self.restart()
 
     def restart(self) -> None:
         """Start the program again on a fresh screen (after it exited or failed)."""
@@ -250,6 +276,7 @@ class TerminalView(Widget, can_focus=True):
     def _on_output(self, data: bytes) -> None:
         assert self.screen_model is not None
         started = time.perf_counter()
+        self.last_output = time.monotonic()
         self.screen_model.feed(data)
         self._feed_seconds += time.perf_counter() - started
         if self._feed_seconds > FEED_BUDGET and self.process is not None and not self._reading_paused:
@@ -413,6 +440,7 @@ class TerminalView(Widget, can_focus=True):
         event.stop()
         event.prevent_default()
         self.send(data)
+        self.post_message(self.InputSent(self, event.key, event.character or ""))
 
     def send(self, data: bytes) -> None:
         """Write ``data`` to the program as typed input; the view jumps back to the live screen."""
@@ -430,7 +458,9 @@ class TerminalView(Widget, can_focus=True):
     def on_paste(self, event: events.Paste) -> None:
         event.stop()
         if self.running and self.screen_model is not None:
-            self.send(encode_paste(event.text, bracketed=self.screen_model.bracketed_paste))
+            bracketed = self.screen_model.bracketed_paste
+            self.send(encode_paste(event.text, bracketed=bracketed))
+            self.post_message(self.InputSent(self, None, event.text, bracketed=bracketed))
 
     def on_focus(self) -> None:
         self._report_focus(True)

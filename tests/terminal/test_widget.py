@@ -264,3 +264,40 @@ async def test_reverse_video_mode_swaps_the_default_colours() -> None:
         blank = terminal.render_line(terminal.size.height - 1)
         base = terminal.rich_style
         assert all(segment.style.bgcolor == base.color for segment in blank if segment.style)
+
+
+async def test_a_view_without_autostart_waits_for_launch_and_runs_the_spec_it_gets() -> None:
+    class Deferred(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TerminalView(LaunchSpec(argv=("false",)), autostart=False)
+
+    app = Deferred()
+    async with app.run_test(size=(60, 10)) as pilot:
+        terminal = app.query_one(TerminalView)
+        await pilot.pause()
+        assert terminal.process is None and terminal.screen_model is None and terminal.status_text == "starting"
+        terminal.launch(bash_spec())
+        await wait_for_prompt(terminal)
+        assert terminal.spec.argv[0].endswith("bash") and terminal.last_output > 0
+
+
+async def test_keys_and_pastes_sent_to_the_program_are_reported() -> None:
+    sent: list[tuple[str | None, str, bool]] = []
+    seen: set[int] = set()
+
+    def record(message: object) -> None:
+        if isinstance(message, TerminalView.InputSent) and id(message) not in seen:  # once, not per bubble step
+            seen.add(id(message))
+            sent.append((message.key, message.text, message.bracketed))
+
+    app = OnePane(bash_spec())
+    async with app.run_test(size=(60, 10), message_hook=record) as pilot:
+        terminal = app.query_one(TerminalView)
+        await wait_for_prompt(terminal)
+        await pilot.press("a", "ctrl+c", "enter")
+        terminal.post_message(_paste("pasted"))
+        await wait_until(lambda: len(sent) == 4, message=lambda: repr(sent))
+        terminal.enter_scroll_mode()
+        await pilot.press("k", "q")  # scroll-mode keys stay in Polter
+        await pilot.pause()
+    assert sent == [("a", "a", False), ("ctrl+c", "", False), ("enter", "", False), (None, "pasted", True)]
