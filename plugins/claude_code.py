@@ -68,6 +68,7 @@ class ClaudeCode(Adapter):
         skills_liveness=Liveness.COLD,
         skill_veto=True,
         tool_veto=True,
+        resume=True,
         tested_versions=("2.1.332",),
         limitations=(
             "A tool the role stops listing (a role change) stays in the tool list Claude Code 2.1.332 sends the "
@@ -116,6 +117,11 @@ class ClaudeCode(Adapter):
                 if path:
                     found += scan_skills(Path(path) / "skills", "plugin", prefix=f"{plugin}:", origin=f"plugin {key}")
         return found
+
+    def has_conversation(self, cwd: Path, home: Path) -> bool:
+        """Whether Claude Code recorded a conversation in ``cwd`` (``--continue`` refuses to start otherwise)."""
+        folder = self.config_dir(home) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
+        return any(folder.glob("*.jsonl"))
 
     # -- launch ------------------------------------------------------------------------------------------
 
@@ -194,6 +200,8 @@ class ClaudeCode(Adapter):
             "--settings", str(pane.file("claude/settings.json")),
             "--permission-mode", "default",
         )
+        if pane.resume and self.has_conversation(pane.cwd, pane.user_home):
+            argv += ("--continue",)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=self._warnings())
 

@@ -7,6 +7,7 @@ Verified against Codex CLI 0.171.0 (see ``shared/reference/cli-adapters.md`` §B
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -66,6 +67,7 @@ class Codex(Adapter):
         skills_liveness=Liveness.COLD,
         skill_veto=False,
         tool_veto=True,
+        resume=True,
         tested_versions=("0.171.0",),
         limitations=(
             "Codex ignores MCP tools/list_changed: a role change shows as 'takes effect on restart'; until then "
@@ -121,6 +123,19 @@ class Codex(Adapter):
                 continue
             names |= set((config.get("mcp_servers") or {}).keys())
         return names
+
+    def has_session(self, cwd: Path, codex_home: Path, newest: int = 200) -> bool:
+        """Whether one of Codex's latest recorded sessions ran in ``cwd`` (what ``codex resume --last`` picks)."""
+        files = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl"), reverse=True)[:newest]
+        needle = json.dumps(str(cwd))
+        for path in files:
+            try:
+                with path.open(encoding="utf-8") as handle:
+                    if needle in handle.readline():
+                        return True
+            except OSError:
+                continue
+        return False
 
     def prepare(self, pane: Pane) -> PreparedPane:
         user_home = self.codex_home(pane.user_home)
@@ -183,6 +198,8 @@ class Codex(Adapter):
                     files[f"codex/{name}"] = PaneFile(link_to=(user_home / name).resolve())
         files["codex/config.toml"] = PaneFile(text=tomli_w.dumps(config))
         argv = [self.executable(), "--dangerously-bypass-hook-trust"]
+        if pane.resume and pane.test_mode is None and self.has_session(pane.cwd, user_home):
+            argv[1:1] = ["resume", "--last"]
         for name in sorted(self._project_servers(pane)):
             if name in pane.endpoints:
                 warnings.append(f"the project's .codex/config.toml also defines MCP server {name!r}; its settings merge into the gateway's entry")

@@ -102,6 +102,7 @@ class Opencode(Adapter):
         skills_liveness=Liveness.COLD,
         skill_veto=True,
         tool_veto=True,
+        resume=True,
         tested_versions=("1.18.33",),
         limitations=(
             "Not proven end to end against a model here: opencode needs a provider package Polter's tests cannot "
@@ -184,7 +185,8 @@ class Opencode(Adapter):
             "OPENCODE_CONFIG_DIR": str(pane.file("opencode")),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
         }
-        launch = LaunchSpec(argv=(self.executable(),), env=env, cwd=pane.cwd, title=self.display_name)
+        argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
+        launch = LaunchSpec(argv=argv, env=env, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
 
     # -- hook --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ class Shell(Adapter):
         description="The user's login shell, with the pane's gateway token in its environment.",
         mcp_liveness=Liveness.HOT,
         skills_liveness=Liveness.HOT,
+        agent=False,
         limitations=(
             "A shell runs whatever the user types; only what goes through the gateway (polter tools, polter call, "
             "MCP clients pointed at $POLTER_GATEWAY_URL) is decided by the role.",

@@ -90,6 +90,16 @@ class AdapterInfo(BaseModel):
         default=False, description="The CLI's hook sees skill use, so a denied skill is also refused when used."
     )
     tool_veto: bool = Field(default=False, description="The CLI runs Polter's pre-tool hook before MCP tool calls.")
+    agent: bool = Field(
+        default=True,
+        description="An AI agent CLI. False for a plain program (the shell): Polter opens panes with the first "
+        "installed agent and falls back to a non-agent adapter only when no agent CLI is installed.",
+    )
+    resume: bool = Field(
+        default=False,
+        description="prepare() honours Pane.resume: the CLI continues its most recent conversation in the pane's "
+        "directory (``polter --restore``).",
+    )
     tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
     limitations: tuple[str, ...] = Field(
         default=(), description="What the CLI still does that bypasses Polter, one sentence each (shown in docs/UI)."
@@ -178,6 +188,11 @@ class Pane(BaseModel):
         default=(), description="argv that runs `polter hook` (the adapter's name is appended); default: this Python."
     )
     home: Path | None = Field(default=None, description="The user's home; default Path.home().")
+    resume: bool = Field(
+        default=False,
+        description="Continue the CLI's most recent conversation in ``cwd`` instead of starting a new one "
+        "(a restored session); adapters with ``info.resume`` add their CLI's flag for it.",
+    )
 
     @field_validator("gateway_url")
     @classmethod

@@ -62,6 +62,10 @@ class RuntimeDir:
         self.path = path
 
     def __enter__(self) -> Path:
+        return self.create()
+
+    def create(self) -> Path:
+        """Create the dir (0700), or check that an existing one is private."""
         _private_dir(self.path)
         if stat.S_IMODE(self.path.stat().st_mode) != 0o700:
             raise PermissionError(f"{self.path} is not private (0700)")
