@@ -1,0 +1,219 @@
+"""The app's config file (``polter.toml`` in the user's config dir, or ``--config PATH``) and the
+session saved on exit for ``polter --restore``.
+
+    layout = "grid"            # grid | columns | rows
+    prefix = "ctrl+b"
+    ask_timeout = 120          # seconds an ask waits for you before it is denied
+
+    [[panes]]
+    adapter = "claude-code"    # default: the first agent CLI installed (else the shell)
+    role = "coder"             # default: coder, reviewer, researcher, ops for panes 1-4, then coder
+    cwd = "~/src/app"          # default: where polter was started; relative paths start there too
+    title = "main"
+    # command = ["my-agent", "--flag"]   # run this instead of the adapter's CLI (same env and files)
+
+    [servers.time]             # optional: more MCP servers, as in servers.toml
+    command = "uvx"
+    args = ["mcp-server-time"]
+
+Every problem is reported as ``file:line: field: message``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from polter.errors import ConfigError
+from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
+from polter.paths import config_dir, state_dir
+from polter.roles.loader import RoleFile, _syntax_error, locate_line  # one TOML reader for every file
+
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_ROLES",
+    "SESSION_FILE",
+    "AppConfig",
+    "PaneSetup",
+    "SavedSession",
+    "default_config_path",
+    "load_config",
+    "load_session",
+    "parse_pane_option",
+    "save_session",
+]
+
+CONFIG_FILE = "polter.toml"
+SESSION_FILE = "session.json"
+DEFAULT_ROLES = ("coder", "reviewer", "researcher", "ops")
+"""The roles of panes 1-4 when nobody chose one (bundled roles); later panes get the first."""
+
+LayoutName = Literal["grid", "columns", "rows"]
+_ADAPTER_NAME = r"^[a-z][a-z0-9-]*$"
+_ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
+class PaneSetup(BaseModel):
+    """One pane: which CLI, under which role, where. Missing parts are chosen at launch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    adapter: str | None = Field(default=None, pattern=_ADAPTER_NAME,
+                                description="The adapter (CLI) to run; default: the first agent CLI installed.")
+    role: str | None = Field(default=None, pattern=_ROLE_NAME, description="The pane's role; default by position.")
+    cwd: Path | None = Field(default=None, description="Working directory (``~`` expanded; relative to the start).")
+    title: str | None = Field(default=None, min_length=1, max_length=60, description="The pane's name in asks and audit.")
+    command: list[str] | None = Field(default=None, min_length=1,
+                                      description="Run this instead of the adapter's CLI, with the adapter's env.")
+    resume: bool = Field(default=False, description="Continue the CLI's last conversation (set by --restore).")
+
+    @field_validator("cwd")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+
+class AppConfig(BaseModel):
+    """``polter.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    layout: LayoutName = Field(default="grid", description="How panes are arranged.")
+    prefix: str = Field(default="ctrl+b", min_length=1, description="The prefix key (a Textual key name).")
+    ask_timeout: float | None = Field(default=None, gt=0, description="Seconds an ask waits before it is denied.")
+    panes: list[PaneSetup] = Field(default_factory=list, description="The panes; none means four default ones.")
+    servers: dict[str, dict[str, Any]] = Field(default_factory=dict, description="More MCP servers (servers.toml format).")
+    path: Path | None = Field(default=None, exclude=True, description="The file this came from.")
+
+    def server_configs(self) -> dict[str, ServerConfig]:
+        """The ``[servers]`` tables, validated like servers.toml (raw ``${VAR}`` kept for the gateway)."""
+        servers: dict[str, ServerConfig] = {}
+        for name, raw in self.servers.items():
+            kind: type[StdioServer] | type[HttpServer] = HttpServer if "url" in raw else StdioServer
+            try:
+                servers[name] = kind.model_validate(raw)
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                key = ".".join(str(part) for part in error["loc"])
+                raise ConfigError(error["msg"], path=self.path, line=_line(self.path, ("servers", name), None),
+                                  field=f"servers.{name}" + (f".{key}" if key else "")) from None
+        return servers
+
+
+def default_config_path() -> Path:
+    return config_dir() / CONFIG_FILE
+
+
+def load_config(path: Path | None = None) -> AppConfig:
+    """The config at ``path`` (must exist), else the default file if it exists, else the defaults."""
+    required = path is not None
+    path = path or default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if required:
+            raise ConfigError("the config file does not exist", path=path) from None
+        return AppConfig()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the config file: {exc}", path=path) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        located = _syntax_error(RoleFile(path=path, text=text), str(exc))
+        raise ConfigError(located.message, path=path, line=located.line) from None
+    try:
+        config = AppConfig.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(error["loc"])
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(message, path=path, line=_locate(text, loc),
+                          field=".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in loc)
+                          .replace(".[", "[")) from None
+    config.path = path
+    config.server_configs()  # report bad servers now, with this file's name
+    return config
+
+
+def parse_pane_option(value: str) -> PaneSetup:
+    """``--pane ADAPTER[:ROLE]`` (either part may be empty: ``:reviewer`` keeps the detected CLI)."""
+    adapter, _, role = value.partition(":")
+    try:
+        return PaneSetup(adapter=adapter or None, role=role or None)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise ConfigError(f"{value!r}: {error['loc'][0]}: {error['msg']} (use ADAPTER[:ROLE], e.g. claude-code:coder)",
+                          field="--pane") from None
+
+
+# -- the saved session (polter --restore) ---------------------------------------------------------
+
+
+class SavedSession(BaseModel):
+    """What ``polter`` saves on exit: the layout and each pane's adapter, role, cwd and title."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: Literal[1] = 1
+    layout: LayoutName = "grid"
+    panes: list[PaneSetup] = Field(default_factory=list)
+
+
+def save_session(session: SavedSession, directory: Path | None = None) -> Path:
+    directory = directory or state_dir()
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / SESSION_FILE
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(session.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
+def load_session(directory: Path | None = None) -> SavedSession:
+    path = (directory or state_dir()) / SESSION_FILE
+    try:
+        session = SavedSession.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("no saved session to restore (Polter saves one when it quits)", path=path) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"the saved session is unreadable: {exc}", path=path) from None
+    if not session.panes:
+        raise ConfigError("the saved session has no panes", path=path)
+    return session
+
+
+# -- where a field is written ---------------------------------------------------------------------
+
+_TABLE_ARRAY = re.compile(r"^\s*\[\[\s*(\w+)\s*\]\]")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+_TABLE = re.compile(r"^\s*\[")
+
+
+def _locate(text: str, loc: tuple[Any, ...]) -> int | None:
+    """The line of ``panes[i].key`` (the i-th ``[[panes]]`` table) or of a top-level key / table."""
+    lines = text.splitlines()
+    if len(loc) >= 2 and isinstance(loc[1], int):
+        headers = [number for number, line in enumerate(lines, 1)
+                   if (match := _TABLE_ARRAY.match(line)) and match.group(1) == loc[0]]
+        if loc[1] < len(headers):
+            start = headers[loc[1]]
+            key = loc[2] if len(loc) > 2 else None
+            for number in range(start + 1, len(lines) + 1):
+                line = lines[number - 1]
+                if _TABLE.match(line):
+                    break
+                if key is not None and (match := _KEY.match(line)) and match.group(1) == key:
+                    return number
+            return start
+    return locate_line(text, [str(part) for part in loc if not isinstance(part, int)])
+
+
+def _line(path: Path | None, table: tuple[str, ...], key: str | None) -> int | None:
+    try:
+        return toml_line(path.read_text(encoding="utf-8"), table, key) if path is not None else None
+    except OSError:
+        return None

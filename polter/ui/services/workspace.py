@@ -1,0 +1,476 @@
+"""The panes' side of the gateway: registration, adapter launch, roles, asks, audit. No widgets.
+
+A :class:`Workspace` owns the supervised gateway (:mod:`~polter.ui.services.supervisor`) and one
+:class:`AgentPane` per pane. Opening a pane registers it with the gateway under a token the
+workspace chose (so a restarted gateway can take the same one back), lets the pane's adapter
+prepare the CLI's launch, and writes the adapter's files into the pane's private runtime dir
+(0700, removed when the pane is closed). The UI asks the workspace to act (switch a role, pass on a
+typed line, answer an ask) and hears back only through messages posted to the message pumps that
+subscribed: the screen is handed the workspace, never the other way round. An ask arrives as
+:class:`Workspace.AskRequested` carrying a future; whoever shows it resolves the future with the
+human's answer and the workspace sends it to the gateway (Toad's pattern).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import sys
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import tomli_w
+from pydantic import SecretStr
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from polter.adapters import Adapter, Liveness, Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.errors import ControlError, GatewayError
+from polter.gateway.client import GatewayClient
+from polter.gateway.models import (
+    AskAnswer,
+    AskInfo,
+    AuditRow,
+    Capabilities,
+    GatewayEvent,
+    PaneInfo,
+    Phase,
+    RolesStatus,
+)
+from polter.gateway.servers import ServerConfig
+from polter.paths import state_dir as default_state_dir
+from polter.terminal.launch import LaunchSpec
+from polter.ui.services.config import PaneSetup
+from polter.ui.services.supervisor import GatewayProcess, GatewaySupervisor
+
+__all__ = ["AUDIT_KEPT", "AgentPane", "PanePlan", "Workspace"]
+
+logger = logging.getLogger(__name__)
+
+AUDIT_KEPT: Final = 5000
+"""Audit rows kept in memory for the audit screen (the gateway's SQLite log keeps everything)."""
+
+
+@dataclass(frozen=True)
+class PanePlan:
+    """A pane to open: its setup with every part decided, the adapter, and why that adapter."""
+
+    setup: PaneSetup
+    adapter: Adapter
+    reason: str
+    """Why this adapter, for the header's tooltip: "configured", "first agent CLI on PATH", ..."""
+
+
+@dataclass(eq=False)
+class AgentPane:
+    """One pane as the gateway knows it, and what the UI shows about it."""
+
+    id: str
+    plan: PanePlan
+    token: str = field(repr=False)
+    runtime: RuntimeDir
+    role: str
+    launched_role: str
+    """The role the running CLI was started under (a cold CLI keeps its tool list until a restart)."""
+    phase: Phase | None = None
+    role_found: bool = True
+    pending_asks: int = 0
+    skills: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
+    files: set[str] = field(default_factory=set)
+    """The runtime-dir files the adapter wrote at the last launch."""
+    restart_needed: str | None = None
+    """Why the running CLI is out of date with the pane's role (None when it is not)."""
+    closed: bool = False
+
+    @property
+    def adapter(self) -> Adapter:
+        return self.plan.adapter
+
+    @property
+    def setup(self) -> PaneSetup:
+        return self.plan.setup
+
+    @property
+    def title(self) -> str:
+        return self.setup.title or self.adapter.display_name
+
+    @property
+    def live(self) -> bool:
+        """A role change reaches the running CLI without a restart (tools and skills both hot)."""
+        info = self.adapter.info
+        return info.mcp_liveness == Liveness.HOT and (info.skills_liveness == Liveness.HOT or not self.skills)
+
+    def update(self, info: PaneInfo) -> None:
+        self.role, self.phase, self.role_found, self.pending_asks = info.role, info.phase, info.role_found, info.pending_asks
+        self.restart_needed = self._restart_reason()
+
+    def _restart_reason(self) -> str | None:
+        if self.role == self.launched_role or self.live:
+            return None
+        info = self.adapter.info
+        if info.mcp_liveness == Liveness.HOT:
+            return f"{self.adapter.display_name} shows its skill list as of its start; restart to apply"
+        return f"{self.adapter.display_name} keeps its tool list until it restarts; restart to apply"
+
+
+class Workspace:
+    """The app's panes and their gateway. Create, ``await start()``, then open panes."""
+
+    class GatewayUp(Message):
+        """The gateway is ready; after a restart (``restarted``) every pane was registered again."""
+
+        def __init__(self, url: str, restarted: bool) -> None:
+            super().__init__()
+            self.url, self.restarted = url, restarted
+
+    class GatewayDown(Message):
+        """The gateway died (``reason``); it is being restarted."""
+
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
+    class PaneChanged(Message):
+        """A pane's role, phase, pending asks or restart-needed changed."""
+
+        def __init__(self, agent: AgentPane) -> None:
+            super().__init__()
+            self.agent = agent
+
+    class AskRequested(Message):
+        """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
+
+        def __init__(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
+            super().__init__()
+            self.ask, self.future = ask, future
+
+    class AskClosed(Message):
+        """An ask is over (answered here or elsewhere, timed out, the pane switched role...)."""
+
+        def __init__(self, ask: AskInfo) -> None:
+            super().__init__()
+            self.ask = ask
+
+    class AuditAppended(Message):
+        """The gateway logged a decision."""
+
+        def __init__(self, row: AuditRow) -> None:
+            super().__init__()
+            self.row = row
+
+    class RolesChanged(Message):
+        """The role files were (re)loaded."""
+
+        def __init__(self, status: RolesStatus) -> None:
+            super().__init__()
+            self.status = status
+
+    def __init__(
+        self,
+        *,
+        servers: dict[str, ServerConfig] | None = None,
+        ask_timeout: float | None = None,
+        state_dir: Path | None = None,
+        roles_dirs: Iterable[Path] = (),
+    ) -> None:
+        self.state_dir = state_dir or default_state_dir()
+        self.servers = dict(servers or {})
+        self.run_dir = self.state_dir / "run" / str(os.getpid())
+        self.supervisor = GatewaySupervisor(
+            state_dir=self.state_dir, servers_file=self.run_dir / "servers.toml", roles_dirs=list(roles_dirs),
+            ask_timeout=ask_timeout, on_up=self._gateway_up, on_event=self._on_event, on_down=self._gateway_down,
+        )
+        self.panes: dict[str, AgentPane] = {}
+        self.roles = RolesStatus(names=[], problems=[])
+        self.server_names: list[str] = []
+        self.audit_rows: deque[AuditRow] = deque(maxlen=AUDIT_KEPT)
+        self.asks: dict[str, AskInfo] = {}
+        """Pending asks by id, oldest first."""
+        self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
+        self._targets: list[MessagePump] = []
+        self._numbers = 0
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._url: str | None = None
+
+    # -- messages --------------------------------------------------------------------------------
+
+    def subscribe(self, target: MessagePump) -> None:
+        """Post this workspace's messages to ``target`` too; the first subscriber also gets the asks."""
+        if target not in self._targets:
+            self._targets.append(target)
+
+    def unsubscribe(self, target: MessagePump) -> None:
+        with contextlib.suppress(ValueError):
+            self._targets.remove(target)
+
+    def _broadcast(self, message_type: type[Message], *args: object) -> None:
+        for target in list(self._targets):
+            target.post_message(message_type(*args))  # type: ignore[call-arg]
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def client(self) -> GatewayClient:
+        return self.supervisor.client
+
+    @property
+    def url(self) -> str | None:
+        return self.supervisor.url
+
+    async def start(self) -> None:
+        """Start the gateway (raises :class:`GatewayError` saying why it could not)."""
+        await asyncio.to_thread(self._prepare_run_dir)
+        await self.supervisor.start()
+
+    def _prepare_run_dir(self) -> None:
+        """This app's private dir (pane runtime dirs, the servers file); stale ones of dead apps go."""
+        parent = self.run_dir.parent
+        parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for other in parent.iterdir():
+            if other.name.isdigit() and other != self.run_dir and not _alive(int(other.name)):
+                shutil.rmtree(other, ignore_errors=True)
+        RuntimeDir(self.run_dir).create()
+        servers = {name: config.model_dump(exclude_defaults=True) for name, config in self.servers.items()}
+        path = self.run_dir / "servers.toml"
+        path.write_text(tomli_w.dumps({"servers": servers}), encoding="utf-8")
+        path.chmod(0o600)
+
+    async def aclose(self) -> None:
+        """Close every pane's registration and runtime dir, then stop the gateway."""
+        for agent in list(self.panes.values()):
+            agent.closed = True
+            agent.runtime.remove()
+        self.panes.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        await self.supervisor.aclose()
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
+        moved = self._url is not None and gateway.url != self._url
+        self._url = gateway.url
+        for ask_id in list(self._futures):
+            self._ask_over(self.asks.get(ask_id), ask_id)  # the old gateway's asks died with it
+        for agent in list(self.panes.values()):
+            await self._register(gateway.client, agent)
+            if moved:
+                agent.restart_needed = f"the gateway moved to {gateway.url}; restart to reconnect"
+                self._broadcast(Workspace.PaneChanged, agent)
+        status = await gateway.client.status()
+        self.server_names = [server.name for server in status.servers]
+        self.roles = status.roles
+        await self._catch_up(gateway.client)
+        self._broadcast(Workspace.GatewayUp, gateway.url, restarted)
+
+    def _gateway_down(self, reason: str) -> None:
+        self._broadcast(Workspace.GatewayDown, reason)
+
+    async def _catch_up(self, client: GatewayClient) -> None:
+        """Audit rows and asks that happened while nobody followed the events."""
+        after = (self.audit_rows[-1].id or 0) if self.audit_rows else 0
+        rows = await client.audit(after=after, limit=None if after else 500)
+        self.audit_rows.extend(rows)
+        for ask in await client.asks():
+            self._ask_arrived(ask)
+
+    # -- panes -----------------------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._numbers += 1
+        return f"p{self._numbers}"
+
+    async def open(self, plan: PanePlan) -> tuple[AgentPane, LaunchSpec]:
+        """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
+        pane_id = self._new_id()
+        role = plan.setup.role or "coder"
+        agent = AgentPane(id=pane_id, plan=plan, token=secrets.token_urlsafe(32),
+                          runtime=RuntimeDir(self.run_dir / pane_id), role=role, launched_role=role)
+        cwd = plan.setup.cwd or Path.cwd()
+        agent.skills = sorted({skill.name for skill in await asyncio.to_thread(plan.adapter.skills, cwd)})
+        self.panes[pane_id] = agent
+        try:
+            await self._register(self.client, agent)
+            spec = await self._prepare(agent)
+        except BaseException:
+            self.panes.pop(pane_id, None)
+            agent.runtime.remove()
+            with contextlib.suppress(GatewayError):
+                await self.client.remove(pane_id)
+            raise
+        return agent, spec
+
+    async def relaunch(self, agent: AgentPane, *, resume: bool = False) -> LaunchSpec:
+        """What to run when the pane restarts: prepared again, so the CLI starts under the current role."""
+        spec = await self._prepare(agent, resume=resume)
+        agent.restart_needed = None
+        self._broadcast(Workspace.PaneChanged, agent)
+        return spec
+
+    async def close(self, agent: AgentPane) -> None:
+        """Forget the pane: the gateway refuses its token from now on; its runtime dir is removed."""
+        agent.closed = True
+        self.panes.pop(agent.id, None)
+        agent.runtime.remove()
+        with contextlib.suppress(GatewayError):
+            await self.client.remove(agent.id)
+
+    async def _register(self, client: GatewayClient, agent: AgentPane) -> None:
+        created = await client.register(agent.role, title=agent.title, pane_id=agent.id, token=agent.token,
+                                        skills=agent.skills)
+        agent.update(created.pane)
+
+    async def _prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
+        setup = agent.setup
+        cwd = (setup.cwd or Path.cwd()).resolve()
+        decisions = {}
+        if agent.skills:
+            capabilities = await self.client.capabilities(agent.id)
+            decisions = {skill.name: skill.decision for skill in capabilities.skills}
+        pane = Pane(pane_id=agent.id, gateway_url=self._url or "", servers=tuple(self.server_names),
+                    runtime_dir=agent.runtime.path, cwd=cwd, token=SecretStr(agent.token),
+                    skill_decision=lambda name: decisions.get(name, "allow"),
+                    resume=setup.resume if resume is None else resume)
+        prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
+        agent.warnings = prepared.warnings
+        agent.launched_role = agent.role
+        spec = prepared.launch
+        if setup.command:
+            spec = spec.model_copy(update={"argv": tuple(setup.command)})
+        return spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+
+    @staticmethod
+    def _write(agent: AgentPane, pane: Pane) -> PreparedPane:
+        """The adapter's files into the runtime dir. Files of an earlier launch that this one does not
+        write go (a skill link the new role denies); what the CLI itself keeps there stays."""
+        prepared = agent.adapter.prepare(pane)
+        root = agent.runtime.create()
+        for stale in agent.files - prepared.files.keys():
+            target = root / stale
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+        write_pane_files(root, prepared.files)
+        agent.files = set(prepared.files)
+        return prepared
+
+    # -- acting on panes -------------------------------------------------------------------------
+
+    async def set_role(self, agent: AgentPane, role: str) -> None:
+        agent.update(await self.client.set_role(agent.id, role))
+        self._broadcast(Workspace.PaneChanged, agent)
+
+    async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
+        reason = "escalated by the human" if phase == "action" else "reset by the human"
+        agent.update(await self.client.set_phase(agent.id, phase, reason))
+        self._broadcast(Workspace.PaneChanged, agent)
+
+    def submit_line(self, agent: AgentPane, text: str) -> None:
+        """A line the human typed into the pane: the gateway's evidence for gates and phases."""
+        self._spawn(self.client.input(agent.id, text), f"passing a typed line of {agent.id} to the gateway")
+
+    async def capabilities(self, agent: AgentPane) -> Capabilities:
+        return await self.client.capabilities(agent.id)
+
+    async def reload_roles(self) -> RolesStatus:
+        self.roles = await self.client.reload_roles()
+        return self.roles
+
+    def answer(self, ask_id: str, answer: AskAnswer) -> None:
+        """Answer an ask (the same as resolving its future)."""
+        future = self._futures.get(ask_id)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _on_event(self, event: GatewayEvent) -> None:
+        match event.type:
+            case "ask":
+                self._ask_arrived(AskInfo.model_validate(event.data))
+            case "ask_resolved":
+                ask = AskInfo.model_validate(event.data)
+                self._ask_over(ask, ask.id)
+            case "audit":
+                row = AuditRow.model_validate(event.data)
+                self.audit_rows.append(row)
+                self._broadcast(Workspace.AuditAppended, row)
+            case "pane":
+                info = PaneInfo.model_validate(event.data)
+                agent = self.panes.get(info.id)
+                if agent is not None:
+                    agent.update(info)
+                    self._broadcast(Workspace.PaneChanged, agent)
+            case "roles":
+                self.roles = RolesStatus.model_validate(event.data)
+                self._broadcast(Workspace.RolesChanged, self.roles)
+
+    def _ask_arrived(self, ask: AskInfo) -> None:
+        if ask.id in self._futures:
+            return
+        future: asyncio.Future[AskAnswer] = asyncio.get_running_loop().create_future()
+        self._futures[ask.id] = future
+        self.asks[ask.id] = ask
+        future.add_done_callback(lambda done: self._resolved(ask, done))
+        if self._targets:
+            self._targets[0].post_message(Workspace.AskRequested(ask, future))
+
+    def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
+        if not future.cancelled():
+            self._spawn(self._send_answer(ask, future.result()), f"answering the ask {ask.id}")
+
+    async def _send_answer(self, ask: AskInfo, answer: AskAnswer) -> None:
+        try:
+            await self.client.answer(ask.id, answer)
+        except ControlError as exc:
+            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
+                raise
+
+    def _ask_over(self, ask: AskInfo | None, ask_id: str) -> None:
+        future = self._futures.pop(ask_id, None)
+        known = self.asks.pop(ask_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+        ask = ask or known
+        if ask is not None and future is not None:
+            self._broadcast(Workspace.AskClosed, ask)
+
+    def _spawn(self, coroutine: object, what: str) -> None:
+        async def run() -> None:
+            try:
+                await coroutine  # type: ignore[misc]
+            except GatewayError as exc:
+                logger.warning("%s failed: %s", what, exc)
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _with_polter_on_path(env: dict[str, str]) -> dict[str, str]:
+    """``polter tools`` in a pane must be this Polter, even when it was started by its full path."""
+    here = Path(sys.executable).parent
+    if not (here / "polter").exists():
+        return env
+    path = env.get("PATH", os.environ.get("PATH", ""))
+    if path.split(os.pathsep)[:1] == [str(here)]:
+        return env
+    return {**env, "PATH": os.pathsep.join([str(here), *filter(None, path.split(os.pathsep))])}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,206 @@
+"""The workspace against the real gateway process: registration, runtime dirs, restarts, asks, roles.
+
+Most tests share one workspace (a gateway and its upstream take seconds to start on a busy machine);
+each opens its own panes. Tests that kill or break the gateway start their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from support.gateway import fixture_server, time_server, write_roles
+from support.waiting import wait_until
+
+from polter.adapters import AdapterInfo, Liveness, find_adapter
+from polter.errors import AuthError, GatewayError
+from polter.gateway.client import pane_client
+from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+from polter.ui.services.config import PaneSetup
+from polter.ui.services.workspace import AgentPane, PanePlan, Workspace
+
+
+class Inbox:
+    """Stands in for the screen: collects what the workspace posts."""
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+
+    def post_message(self, message: Any) -> bool:
+        self.messages.append(message)
+        return True
+
+    def of(self, kind: type) -> list[Any]:
+        return [message for message in self.messages if isinstance(message, kind)]
+
+
+SHELL = find_adapter("shell")
+
+
+class ColdShell(type(SHELL)):  # type: ignore[misc]
+    """A shell that pretends its tools change only on restart (as Codex does)."""
+
+    info = SHELL.info.model_copy(update={"name": "cold-shell", "mcp_liveness": Liveness.COLD})
+
+
+def plan(role: str, adapter: Any = SHELL, **setup: Any) -> PanePlan:
+    return PanePlan(PaneSetup(role=role, **setup), adapter, "chosen by the test")
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+Shared = tuple[Workspace, "Inbox"]
+
+
+@asynccontextmanager
+async def workspace(tmp_path: Path, **servers: Any) -> AsyncIterator[tuple[Workspace, Inbox]]:
+    inbox = Inbox()
+    space = Workspace(servers=servers or {"fixture": fixture_server()}, roles_dirs=[write_roles(tmp_path / "roles")],
+                      state_dir=tmp_path / "state")
+    space.subscribe(inbox)  # type: ignore[arg-type]
+    await space.start()
+    try:
+        yield space, inbox
+    finally:
+        await space.aclose()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Workspace, Inbox]]:
+    root = tmp_path_factory.mktemp("workspace")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("POLTER_CONFIG_DIR", str(root / "config"))
+        env.setenv("POLTER_STATE_DIR", str(root / "state"))
+        async with workspace(root) as started:
+            yield started
+
+
+async def whoami(agent: AgentPane, url: str) -> Any:
+    async with pane_client("polter", url=url, token=agent.token) as client:
+        return (await client.call_tool("whoami", {})).structured_content
+
+
+async def test_a_pane_is_registered_with_its_own_token_and_a_private_runtime_dir(shared: Shared, tmp_path: Path) -> None:
+    space, inbox = shared
+    assert inbox.of(Workspace.GatewayUp)[0].restarted is False
+    agent, spec = await space.open(plan("reader", title="notes", cwd=tmp_path))
+    assert spec.env[ENV_TOKEN] == agent.token and spec.env[ENV_GATEWAY_URL] == space.url
+    assert spec.cwd == tmp_path.resolve() and spec.title == "notes"
+    assert stat.S_IMODE(agent.runtime.path.stat().st_mode) == 0o700
+    assert agent.runtime.path.parent == space.run_dir
+    info = {pane.id: pane for pane in await space.client.panes()}[agent.id]
+    assert (info.role, info.title) == ("reader", "notes")
+    assert (await whoami(agent, space.url))["role"] == "reader"
+
+    await space.close(agent)
+    assert not agent.runtime.path.exists()
+    assert agent.id not in {pane.id for pane in await space.client.panes()}
+    with pytest.raises(AuthError):
+        await whoami(agent, space.url)
+
+
+async def test_a_command_runs_instead_of_the_cli_with_the_panes_environment(shared: Shared, tmp_path: Path) -> None:
+    space, _inbox = shared
+    _agent, spec = await space.open(plan("open", command=["python3", "-c", "print(1)"]))
+    assert spec.argv == ("python3", "-c", "print(1)") and ENV_TOKEN in spec.env
+
+
+async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_again(tmp_path: Path) -> None:
+    async with workspace(tmp_path) as (space, inbox):
+        agent, _spec = await space.open(plan("reader"))
+        url = space.url
+        gateway = space.supervisor.current
+        assert gateway is not None
+        os.kill(gateway.process.pid, signal.SIGKILL)
+        await wait_until(lambda: inbox.of(Workspace.GatewayDown), message="the workspace to notice")
+        assert "SIGKILL" in inbox.of(Workspace.GatewayDown)[0].reason
+        await wait_until(lambda: any(up.restarted for up in inbox.of(Workspace.GatewayUp)), timeout=60,
+                         message="the gateway to come back")
+        assert space.url == url and space.supervisor.starts == 2
+        assert (await whoami(agent, url))["pane"] == agent.id  # the same token works with the new gateway
+        assert agent.restart_needed is None
+
+
+async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(shared: Shared, tmp_path: Path) -> None:
+    space, inbox = shared
+    agent, _spec = await space.open(plan("asker", title="writer"))
+
+    async def write(text: str) -> Any:
+        async with pane_client("fixture", url=space.url, token=agent.token) as client:
+            return await client.call_tool("write_note", {"text": text})
+
+    call = asyncio.create_task(write("hello"))
+    def asks() -> list[Any]:
+        return [message for message in inbox.of(Workspace.AskRequested) if message.ask.pane == agent.id]
+
+    await wait_until(asks, message="the ask")
+    request = asks()[0]
+    assert (request.ask.pane, request.ask.pane_title, request.ask.name) == (agent.id, "writer", "write_note")
+    assert request.ask.arguments == {"text": "hello"} and request.ask.id in space.asks
+    request.future.set_result("allow_once")
+    result = await call
+    assert not result.is_error
+    await wait_until(lambda: request.ask.id not in space.asks, message="the ask to close")
+    assert [closed.ask.answer for closed in inbox.of(Workspace.AskClosed) if closed.ask.id == request.ask.id] == [
+        "allow_once"]
+
+    second = asyncio.create_task(write("again"))
+    await wait_until(lambda: len(asks()) == 2, message="the second ask")
+    other = asks()[1]
+    await space.client.answer(other.ask.id, "deny")  # answered elsewhere (polter asks answer)
+    assert (await second).is_error
+    await wait_until(lambda: other.future.cancelled(), message="the modal's future to be withdrawn")
+    rows = [row for row in space.audit_rows if row.name == "write_note"]
+    assert [row.decision for row in rows][-2:] == ["allow_once", "deny"]
+    assert inbox.of(Workspace.AuditAppended)
+
+
+async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_cold_one(shared: Shared, tmp_path: Path) -> None:
+    space, inbox = shared
+    hot, _ = await space.open(plan("open"))
+    cold, _ = await space.open(plan("open", adapter=ColdShell()))
+    await space.set_role(hot, "reader")
+    await space.set_role(cold, "reader")
+    assert hot.role == cold.role == "reader"
+    assert hot.restart_needed is None
+    assert cold.restart_needed is not None and "restart to apply" in cold.restart_needed
+    assert any(message.agent is cold for message in inbox.of(Workspace.PaneChanged))
+    await space.relaunch(cold)
+    assert cold.restart_needed is None and cold.launched_role == "reader"
+    await space.set_role(cold, "open")
+    await space.set_role(cold, "reader")  # back to what it runs: nothing to apply
+    assert cold.restart_needed is None
+
+
+async def test_phases_and_typed_lines(shared: Shared, tmp_path: Path) -> None:
+    space, _inbox = shared
+    agent, _ = await space.open(plan("phased"))
+    assert agent.phase == "research"
+    await space.set_phase(agent, "action")
+    assert agent.phase == "action"
+    space.submit_line(agent, "look at the logs")
+    await wait_until(lambda: agent.phase == "research", message="a typed line to start a new research phase")
+
+
+async def test_a_gateway_that_cannot_start_says_why(tmp_path: Path) -> None:
+    broken = tmp_path / "servers-bad"
+    space = Workspace(servers={"fixture": fixture_server()}, state_dir=tmp_path / "state",
+                      roles_dirs=[broken])  # a roles dir is fine even when missing; break the servers instead
+    space.supervisor.servers_file = tmp_path / "missing.toml"
+    with pytest.raises(GatewayError, match="missing.toml"):
+        await space.supervisor.start()
+
+
+async def test_stale_run_dirs_of_dead_apps_are_removed(tmp_path: Path) -> None:
+    stale = tmp_path / "state" / "run" / "999999999"
+    stale.mkdir(parents=True)
+    async with workspace(tmp_path, time=time_server()) as (space, _inbox):
+        assert not stale.exists() and space.run_dir.is_dir()
+        assert "time" in space.server_names
