@@ -37,6 +37,7 @@ from polter.gateway.models import (
     PaneInfo,
     PaneRegistration,
     Phase,
+    RoleSummary,
     RolesStatus,
     ServerCapability,
     SkillCapability,
@@ -107,8 +108,16 @@ class Gateway:
         )
 
     def roles_status(self) -> RolesStatus:
-        return RolesStatus(names=self.roles.names(), problems=[str(problem) for problem in self.roles.problems],
-                           kept=sorted(self.roles.kept))
+        names = self.roles.names()
+        return RolesStatus(names=names, problems=[str(problem) for problem in self.roles.problems],
+                           kept=sorted(self.roles.kept), roles=[self._role_summary(name) for name in names])
+
+    def _role_summary(self, name: str) -> RoleSummary:
+        role, source = self.roles.get(name), self.roles.source(name)
+        return RoleSummary(name=name, description=role.description if role is not None else "",
+                           phases=role is not None and role.has_phases,
+                           file=str(source.path) if source is not None else None,
+                           layer=source.layer if source is not None else None)
 
     def reload_roles(self) -> RolesStatus:
         """Re-read role files now (the watcher does this by itself when files change)."""

@@ -32,6 +32,7 @@ __all__ = [
     "Phase",
     "PhaseChange",
     "RoleChange",
+    "RoleSummary",
     "RolesStatus",
     "ServerCapability",
     "SkillCapability",
@@ -201,11 +202,22 @@ class UpstreamInfo(_Model):
     restarts: int
 
 
+class RoleSummary(_Model):
+    """One loaded role, for a controller's role picker."""
+
+    name: str
+    description: str = ""
+    phases: bool = Field(default=False, description="Whether the role starts requests in a research phase.")
+    file: str | None = Field(default=None, description="The file in force (the last layer that defines the role).")
+    layer: str | None = Field(default=None, description="bundled, user, project, or a folder given to the gateway.")
+
+
 class RolesStatus(_Model):
     names: list[str]
     problems: list[str] = Field(description="Every problem of every role file, as file:line: field: message.")
     kept: list[str] = Field(default_factory=list,
                             description="Roles whose file is invalid now: their last good version stays in force.")
+    roles: list[RoleSummary] = Field(default_factory=list, description="The roles of ``names``, described.")
 
 
 class GatewayStatus(_Model):

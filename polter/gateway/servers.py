@@ -191,12 +191,13 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
     return servers, problems
 
 
-def load_servers(path: Path | None, *, required: bool = False) -> dict[str, ServerConfig]:
-    """The enabled servers of a servers file; a missing default file means none. Raises the first problem."""
+def load_servers(path: Path | None, *, required: bool = False, expand: bool = True) -> dict[str, ServerConfig]:
+    """The enabled servers of a servers file; a missing default file means none. Raises the first problem.
+    ``expand=False`` keeps ``${VAR}`` as written (for a file the gateway itself will read and expand)."""
     path = path or default_servers_path()
     if not path.exists() and not required:
         return {}
-    servers, problems = check_servers(path)
+    servers, problems = check_servers(path, expand=expand)
     if problems:
         first = problems[0]
         if len(problems) > 1:

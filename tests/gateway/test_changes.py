@@ -131,3 +131,12 @@ async def test_the_floor_server_answers_both_eras(harness: Harness, mode: str) -
         assert {tool.name for tool in (await floor.list_tools()).tools} == {"whoami", "escalate"}
         whoami = await floor.call_tool("whoami", {})
         assert whoami.structured_content["phase"] == "research"
+
+
+async def test_the_roles_status_describes_each_role_and_its_file(harness: Harness) -> None:
+    status = await harness.admin.roles()
+    assert [role.name for role in status.roles] == status.names
+    phased = next(role for role in status.roles if role.name == "phased")
+    assert phased.phases and phased.description == "Research first, then act"
+    assert phased.file == str(harness.roles_dir / "phased.toml")
+    assert not next(role for role in status.roles if role.name == "open").phases
