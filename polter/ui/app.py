@@ -13,6 +13,8 @@ from polter.errors import ConfigError
 from polter.terminal.launch import LaunchSpec
 from polter.ui.layout import LayoutMode
 from polter.ui.multiplexer import DEFAULT_PREFIX, MultiplexerScreen
+from polter.ui.services.launch import Launch
+from polter.ui.services.workspace import Workspace
 
 __all__ = ["MAX_PANES", "PolterApp"]
 
@@ -20,9 +22,11 @@ MAX_PANES = 16
 
 
 class PolterApp(App[None], inherit_bindings=False):
-    """Panes of AI CLIs and shells. Textual's own ``ctrl+q``/``ctrl+c`` bindings are not inherited:
-    those keys belong to the programs in the panes (``ctrl+q`` also resumes a terminal paused by
-    ``ctrl+s``). Quit with the prefix key then ``q``, or from the command palette."""
+    """Panes of AI CLIs under roles (a :class:`Launch`), or of plain programs (``specs``, no gateway).
+
+    Textual's own ``ctrl+q``/``ctrl+c`` bindings are not inherited: those keys belong to the programs
+    in the panes (``ctrl+q`` also resumes a terminal paused by ``ctrl+s``). Quit with the prefix key
+    then ``q``, or from the command palette."""
 
     TITLE = "Polter"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -31,23 +35,38 @@ class PolterApp(App[None], inherit_bindings=False):
 
     def __init__(
         self,
-        specs: list[LaunchSpec],
+        specs: list[LaunchSpec] | None = None,
         *,
+        launch: Launch | None = None,
         layout_mode: LayoutMode = "grid",
         prefix: str = DEFAULT_PREFIX,
         scrollback: int = 10_000,
     ) -> None:
         super().__init__()
-        _check_pane_count(len(specs))
+        if launch is not None:
+            layout_mode, prefix = launch.layout, launch.prefix
         if not prefix.strip():
             raise ConfigError("must name a key, e.g. ctrl+a", field="--prefix")
-        self.multiplexer = MultiplexerScreen(specs, layout_mode=layout_mode, prefix=prefix, scrollback=scrollback)
+        self.workspace: Workspace | None = None
+        if launch is None:
+            _check_pane_count(len(specs or []))
+            self.multiplexer: MultiplexerScreen = MultiplexerScreen(
+                specs or [], layout_mode=layout_mode, prefix=prefix, scrollback=scrollback)
+            return
+        from polter.ui.workspace_screen import WorkspaceScreen
+
+        _check_pane_count(len(launch.plans))
+        self.workspace = Workspace(servers=launch.servers, ask_timeout=launch.ask_timeout, backends=launch.backends)
+        self.multiplexer = WorkspaceScreen(self.workspace, launch.plans, registry=launch.registry,
+                                           layout_mode=layout_mode, prefix=prefix, scrollback=scrollback,
+                                           hint=launch.hint)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> PolterApp:
-        """The app for ``polter [--panes N] [--layout MODE] [--prefix KEY]``: N shells."""
-        _check_pane_count(args.panes)
-        return cls([LaunchSpec.shell() for _ in range(args.panes)], layout_mode=args.layout, prefix=args.prefix)
+        """The app for ``polter`` and its options (see :mod:`polter.cli.app`)."""
+        from polter.ui.services.launch import plan_launch
+
+        return cls(launch=plan_launch(args))
 
     def on_mount(self) -> None:
         """Show the panes; once they are built, ``gc.freeze()`` the app's long-lived objects (DOM,
@@ -62,6 +81,8 @@ class PolterApp(App[None], inherit_bindings=False):
 
     async def on_unmount(self) -> None:
         await self.multiplexer.grid.close_all()
+        if self.workspace is not None:
+            await self.workspace.aclose()
         gc.unfreeze()  # the objects become collectable again (matters when apps run one after another)
 
 

@@ -21,7 +21,7 @@ from polter.ui.pane import Pane
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
 
-__all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen"]
+__all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name", "working_directory"]
 
 DEFAULT_PREFIX: Final = "ctrl+b"
 
@@ -40,13 +40,14 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
     "left_square_bracket": "scroll_mode",
     "pageup": "scroll_mode(True)",
     "space": "next_layout",
+    "question_mark": "help",
     "q": "quit",
 }
 """What the key after the prefix does: a key name → an action of :class:`MultiplexerScreen`."""
 
 PREFIX_HINTS: Final = (
     ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("z", "zoom"), ("c", "new"), ("x", "close"),
-    ("r", "restart"), ("[", "scroll"), ("space", "layout"), ("q", "quit"),
+    ("r", "restart"), ("[", "scroll"), ("space", "layout"), ("?", "keys"), ("q", "quit"),
 )  # fmt: skip
 
 
@@ -157,17 +158,24 @@ class MultiplexerScreen(Screen[None]):
         self.grid.layout_mode = modes[(modes.index(self.grid.layout_mode) + 1) % len(modes)]
 
     async def action_new_pane(self) -> None:
-        """A new shell pane, started in the directory the focused pane's program is in."""
+        """A new pane (a shell here), started in the directory the focused pane's program is in."""
         pane = self.active_pane
-        cwd = _working_directory(pane) if pane is not None else None
-        new = await self.grid.add_pane(LaunchSpec.shell(cwd=cwd))
-        new.terminal.focus()
+        cwd = working_directory(pane) if pane is not None else None
+        new = await self.open_pane(cwd)
+        if new is not None:
+            new.terminal.focus()
+
+    async def open_pane(self, cwd: Path | None) -> Pane | None:
+        """Add the pane that "new pane" opens; screens with more kinds of pane override it."""
+        return await self.grid.add_pane(LaunchSpec.shell(cwd=cwd))
+
+    def action_close_pane(self) -> None:
+        if (pane := self.active_pane) is not None:
+            self.close_pane(pane)
 
     @work(exclusive=True, group="pane-command")
-    async def action_close_pane(self) -> None:
-        pane = self.active_pane
-        if pane is None:
-            return
+    async def close_pane(self, pane: Pane) -> None:
+        """Close ``pane``, asking first if its program still runs; quits after the last pane."""
         if pane.running:
             question = f"Close pane {pane.number} ({pane.terminal.program_title})?"
             detail = "Its program is still running; closing ends it and everything it started."
@@ -175,26 +183,36 @@ class MultiplexerScreen(Screen[None]):
                 return
         panes = self.grid.panes
         index = panes.index(pane)
-        await self.grid.remove_pane(pane)
+        await self.discard_pane(pane)
         remaining = self.grid.panes
         if not remaining:
             self.app.exit()
             return
         self.focus_pane(remaining[min(index, len(remaining) - 1)])
 
+    async def discard_pane(self, pane: Pane) -> None:
+        """End the pane's program and take the pane away (overridden to release what the pane held)."""
+        await self.grid.remove_pane(pane)
+
+    def action_restart_pane(self) -> None:
+        if (pane := self.active_pane) is not None:
+            self.restart_pane(pane)
+
     @work(exclusive=True, group="pane-command")
-    async def action_restart_pane(self) -> None:
-        pane = self.active_pane
-        if pane is None:
-            return
+    async def restart_pane(self, pane: Pane) -> None:
+        """Start ``pane``'s program again, asking first if it still runs."""
         if pane.running:
             question = f"Restart pane {pane.number} ({pane.terminal.program_title})?"
             detail = "Its program is still running; restarting ends it and everything it started."
             if not await self.app.push_screen_wait(ConfirmScreen(question, detail, yes="Restart")):
                 return
             await pane.terminal.close()
-        pane.terminal.restart()
+        await self.relaunch_pane(pane)
         pane.terminal.focus()
+
+    async def relaunch_pane(self, pane: Pane) -> None:
+        """Run the pane's program again (overridden when the launch must be prepared afresh)."""
+        pane.terminal.restart()
 
     def action_scroll_mode(self, page_up: bool = False) -> None:
         pane = self.active_pane
@@ -212,8 +230,18 @@ class MultiplexerScreen(Screen[None]):
             question = f"Quit Polter? {len(running)} program{'s' if len(running) > 1 else ''} still running."
             if not await self.app.push_screen_wait(ConfirmScreen(question, f"Panes {names}.", yes="Quit")):
                 return
+        self.about_to_quit()
         await self.grid.close_all()
         self.app.exit()
+
+    def about_to_quit(self) -> None:
+        """Called once quitting is decided, while the programs still run (to save what they were doing)."""
+
+    def action_help(self) -> None:
+        """Every key, on a screen of its own."""
+        from polter.ui.help_screen import HelpScreen
+
+        self.app.push_screen(HelpScreen(self.prefix))
 
 
 def format_key_name(key: str) -> str:
@@ -226,7 +254,7 @@ def format_key_name(key: str) -> str:
     return "+".join([*modifiers, shown])
 
 
-def _working_directory(pane: Pane) -> Path | None:
+def working_directory(pane: Pane) -> Path | None:
     """Where the program in ``pane`` (its foreground job, else the program itself) currently is."""
     process = pane.terminal.process
     if process is None or not process.running:

@@ -1,17 +1,34 @@
-"""A pane: a header over a terminal. It keeps the header in step with the program in the terminal."""
+"""A pane: a header over a terminal. It keeps the header in step with the program in the terminal,
+and, for an agent pane, with what the gateway and the adapter say (role, phase, state, asks)."""
 
 from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.reactive import reactive
 
+from polter.adapters import AgentState
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView
-from polter.ui.pane_header import PaneHeader
+from polter.ui.agent_state import screen_activity
+from polter.ui.pane_header import BadgeVariant, PaneHeader
+from polter.ui.typed_line import TypedLine
+
+if TYPE_CHECKING:
+    from polter.ui.services.workspace import AgentPane
 
 __all__ = ["Pane"]
+
+_STATE_BADGES: dict[AgentState, tuple[str, BadgeVariant]] = {
+    AgentState.WORKING: ("working", "success"),
+    AgentState.WAITING: ("waiting for you", "warning"),
+    AgentState.IDLE: ("idle", "default"),
+}
 
 
 class Pane(Vertical):
@@ -31,9 +48,27 @@ class Pane(Vertical):
 
     number: reactive[int] = reactive(1)
 
-    def __init__(self, spec: LaunchSpec, *, number: int = 1, scrollback: int = 10_000) -> None:
+    class LineSubmitted(Message):
+        """The human submitted a line in this pane's program (rebuilt from the keys; see TypedLine)."""
+
+        def __init__(self, pane: Pane, line: str) -> None:
+            super().__init__()
+            self.pane, self.line = pane, line
+
+        @property
+        def control(self) -> Pane:
+            return self.pane
+
+    def __init__(self, spec: LaunchSpec, *, number: int = 1, scrollback: int = 10_000,
+                 agent: AgentPane | None = None) -> None:
         super().__init__()
         self.spec = spec
+        self.agent = agent
+        """The pane's link to the gateway (None for a plain program)."""
+        self.pending_asks = 0
+        self.agent_state: AgentState | None = None
+        self.typed = TypedLine()
+        self.last_input = 0.0
         self.set_reactive(Pane.number, number)
         self.header = PaneHeader()
         self.header.set_reactive(PaneHeader.number, number)
@@ -43,6 +78,10 @@ class Pane(Vertical):
     def compose(self) -> ComposeResult:
         yield self.header
         yield self.terminal
+
+    def on_mount(self) -> None:
+        if self.agent is not None:
+            self.show_agent()
 
     def watch_number(self, number: int) -> None:
         self.header.number = number
@@ -80,3 +119,68 @@ class Pane(Vertical):
             self.header.position = f"{label} {event.offset}/{event.history}"
         else:
             self.header.position = ""
+
+    # -- the human's lines ------------------------------------------------------------------------
+
+    @on(TerminalView.InputSent)
+    def _input_sent(self, event: TerminalView.InputSent) -> None:
+        event.stop()
+        self.last_input = time.monotonic()
+        if event.key is None:
+            lines = self.typed.paste(event.text, bracketed=event.bracketed)
+        else:
+            line = self.typed.key(event.key, event.text or None)
+            lines = [line] if line is not None else []
+        for line in lines:
+            self.post_message(self.LineSubmitted(self, line))
+
+    # -- the agent --------------------------------------------------------------------------------
+
+    def read_agent_state(self, now: float | None = None) -> AgentState | None:
+        """What the agent is doing: its adapter reads the screen, else screen activity tells."""
+        terminal = self.terminal
+        if self.agent is None or not terminal.running or terminal.screen_model is None:
+            return None
+        state = self.agent.adapter.state(terminal.screen_model)
+        if state is None:
+            process = terminal.process
+            foreground = process.foreground_process_group() if process is not None else None
+            state = screen_activity(time.monotonic() if now is None else now, terminal.last_output, self.last_input,
+                                    foreground_job=foreground is not None and process is not None
+                                    and foreground != process.pid)
+        return state
+
+    def update_agent_state(self) -> None:
+        state = self.read_agent_state()
+        if state != self.agent_state:
+            self.agent_state = state
+            self.show_agent()
+
+    def show_agent(self) -> None:
+        """Bring the header's badges in line with the agent (adapter, role, phase, state, asks, restart)."""
+        agent, header = self.agent, self.header
+        if agent is None:
+            return
+        plan = agent.plan
+        adapter = agent.adapter.display_name
+        header.set_badge("adapter", f"{adapter} ({plan.why})" if plan.why else adapter, tooltip=plan.reason)
+        if agent.role_found:
+            header.set_badge("role", agent.role, "primary", tooltip=f"role {agent.role}")
+        else:
+            header.set_badge("role", f"{agent.role}?", "error",
+                             tooltip=f"no role named {agent.role} is loaded: this pane can call nothing")
+        if agent.phase is None:
+            header.set_badge("phase", None)
+        else:
+            header.set_badge("phase", agent.phase, "warning" if agent.phase == "action" else "default",
+                             tooltip="research: read-only tools; action: everything the role allows")
+        if self.agent_state is None:
+            header.set_badge("state", None)
+        else:
+            text, variant = _STATE_BADGES[self.agent_state]
+            header.set_badge("state", text, variant)
+        asks = self.pending_asks
+        header.set_badge("asks", None if not asks else "ask" if asks == 1 else f"{asks} asks", "error",
+                         tooltip="a call waits for your answer (ctrl+p, pending asks)")
+        header.set_badge("restart", "restart to apply" if agent.restart_needed else None, "warning",
+                         tooltip=agent.restart_needed)

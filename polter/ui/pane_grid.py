@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -11,6 +12,9 @@ from textual.reactive import reactive
 from polter.terminal.launch import LaunchSpec
 from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
 from polter.ui.pane import Pane
+
+if TYPE_CHECKING:
+    from polter.ui.services.workspace import AgentPane
 
 __all__ = ["PaneGrid"]
 
@@ -48,9 +52,9 @@ class PaneGrid(Container):
     def panes(self) -> list[Pane]:
         return list(self.query_children(Pane))
 
-    async def add_pane(self, spec: LaunchSpec) -> Pane:
+    async def add_pane(self, spec: LaunchSpec, agent: AgentPane | None = None) -> Pane:
         """Append a pane running ``spec`` (unzooming, so it can be seen) and return it."""
-        pane = Pane(spec, number=len(self.panes) + 1, scrollback=self.scrollback)
+        pane = Pane(spec, number=len(self.panes) + 1, scrollback=self.scrollback, agent=agent)
         self.zoomed = None
         await self.mount(pane)
         self._arrange()

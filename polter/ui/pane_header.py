@@ -82,8 +82,10 @@ class PaneHeader(Horizontal):
     def on_mount(self) -> None:
         self.query_one("#pane-position", Label).display = bool(self.position)
 
-    def set_badge(self, key: str, text: str | None, variant: BadgeVariant = "default") -> None:
-        """Show ``text`` in the badge ``key`` (created before the status), or remove it when ``None``."""
+    def set_badge(self, key: str, text: str | None, variant: BadgeVariant = "default", *,
+                  tooltip: str | None = None) -> None:
+        """Show ``text`` in the badge ``key`` (created before the status), or remove it when ``None``;
+        ``tooltip`` explains it on hover."""
         badge_id = f"badge-{key}"
         existing = self.query(f"#{badge_id}")
         if text is None:
@@ -91,10 +93,13 @@ class PaneHeader(Horizontal):
             return
         if existing:
             label = existing.first(Label)
-            label.update(text)
+            if str(label.content) != text:
+                label.update(text)
             label.set_classes(f"badge -{variant}")
         else:
-            self.mount(Label(text, id=badge_id, classes=f"badge -{variant}"), before="#pane-position")
+            label = Label(text, id=badge_id, classes=f"badge -{variant}")
+            self.mount(label, before="#pane-position")
+        label.tooltip = tooltip
 
     def badge(self, key: str) -> str | None:
         """The text of badge ``key``, if shown."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -329,13 +328,18 @@ def _running(pid: int) -> bool:
 
 
 def test_options_build_the_app_and_bad_values_are_named() -> None:
-    args = argparse.Namespace(panes=6, layout="rows", prefix="ctrl+a")
-    app = PolterApp.from_args(args)
-    assert len(app.multiplexer.grid._initial) == 6
-    assert app.multiplexer.prefix == "ctrl+a"
+    from polter.cli import build_parser
+    from polter.ui.workspace_screen import WorkspaceScreen
+
+    def app_for(*argv: str) -> PolterApp:
+        return PolterApp.from_args(build_parser().parse_args(list(argv)))
+
+    app = app_for("--panes", "6", "--layout", "rows", "--prefix", "ctrl+a")
+    assert isinstance(app.multiplexer, WorkspaceScreen) and len(app.multiplexer.plans) == 6
+    assert app.multiplexer.prefix == "ctrl+a" and app.multiplexer.grid.layout_mode == "rows"
     with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 0"):
-        PolterApp.from_args(argparse.Namespace(panes=0, layout="grid", prefix="ctrl+b"))
+        app_for("--panes", "0")
     with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 40"):
-        PolterApp.from_args(argparse.Namespace(panes=40, layout="grid", prefix="ctrl+b"))
+        app_for("--panes", "40")
     with pytest.raises(ConfigError, match="--prefix"):
-        PolterApp.from_args(argparse.Namespace(panes=1, layout="grid", prefix=" "))
+        app_for("--panes", "1", "--prefix", " ")

@@ -45,6 +45,7 @@ __all__ = [
     "load_session",
     "parse_pane_option",
     "save_session",
+    "session_path",
 ]
 
 CONFIG_FILE = "polter.toml"
@@ -89,6 +90,11 @@ class AppConfig(BaseModel):
     servers: dict[str, dict[str, Any]] = Field(default_factory=dict, description="More MCP servers (servers.toml format).")
     path: Path | None = Field(default=None, exclude=True, description="The file this came from.")
 
+    def location(self, loc: tuple[str | int, ...]) -> dict[str, Any]:
+        """``ConfigError`` keyword arguments (path, line, field) for a place in this file."""
+        text = self.path.read_text(encoding="utf-8") if self.path is not None and self.path.exists() else ""
+        return {"path": self.path, "line": _locate(text, loc) if text else None, "field": _field(loc)}
+
     def server_configs(self) -> dict[str, ServerConfig]:
         """The ``[servers]`` tables, validated like servers.toml (raw ``${VAR}`` kept for the gateway)."""
         servers: dict[str, ServerConfig] = {}
@@ -131,9 +137,7 @@ def load_config(path: Path | None = None) -> AppConfig:
         error = exc.errors()[0]
         loc = tuple(error["loc"])
         message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(message, path=path, line=_locate(text, loc),
-                          field=".".join(f"[{part}]" if isinstance(part, int) else str(part) for part in loc)
-                          .replace(".[", "[")) from None
+        raise ConfigError(message, path=path, line=_locate(text, loc), field=_field(loc)) from None
     config.path = path
     config.server_configs()  # report bad servers now, with this file's name
     return config
@@ -163,10 +167,13 @@ class SavedSession(BaseModel):
     panes: list[PaneSetup] = Field(default_factory=list)
 
 
+def session_path(directory: Path | None = None) -> Path:
+    return (directory or state_dir()) / SESSION_FILE
+
+
 def save_session(session: SavedSession, directory: Path | None = None) -> Path:
-    directory = directory or state_dir()
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = directory / SESSION_FILE
+    path = session_path(directory)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(session.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
     temporary.replace(path)
@@ -174,7 +181,7 @@ def save_session(session: SavedSession, directory: Path | None = None) -> Path:
 
 
 def load_session(directory: Path | None = None) -> SavedSession:
-    path = (directory or state_dir()) / SESSION_FILE
+    path = session_path(directory)
     try:
         session = SavedSession.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -187,6 +194,11 @@ def load_session(directory: Path | None = None) -> SavedSession:
 
 
 # -- where a field is written ---------------------------------------------------------------------
+
+def _field(loc: tuple[Any, ...]) -> str:
+    """``panes[1].adapter`` from pydantic's ``("panes", 1, "adapter")``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
+
 
 _TABLE_ARRAY = re.compile(r"^\s*\[\[\s*(\w+)\s*\]\]")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")

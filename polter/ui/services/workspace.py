@@ -21,7 +21,8 @@ import secrets
 import shutil
 import sys
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -65,7 +66,9 @@ class PanePlan:
     setup: PaneSetup
     adapter: Adapter
     reason: str
-    """Why this adapter, for the header's tooltip: "configured", "first agent CLI on PATH", ..."""
+    """Why this adapter, in a sentence (the header's tooltip)."""
+    why: str = ""
+    """The same in a word or two for the header ("detected", "no agent CLI found"); empty when the user chose."""
 
 
 @dataclass(eq=False)
@@ -180,9 +183,12 @@ class Workspace:
         ask_timeout: float | None = None,
         state_dir: Path | None = None,
         roles_dirs: Iterable[Path] = (),
+        backends: Iterable[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = (),
     ) -> None:
         self.state_dir = state_dir or default_state_dir()
         self.servers = dict(servers or {})
+        self.backends = list(backends)
+        self._stack = contextlib.AsyncExitStack()
         self.run_dir = self.state_dir / "run" / str(os.getpid())
         self.supervisor = GatewaySupervisor(
             state_dir=self.state_dir, servers_file=self.run_dir / "servers.toml", roles_dirs=list(roles_dirs),
@@ -226,7 +232,9 @@ class Workspace:
         return self.supervisor.url
 
     async def start(self) -> None:
-        """Start the gateway (raises :class:`GatewayError` saying why it could not)."""
+        """Start the backends and the gateway (raises :class:`GatewayError` saying why it could not)."""
+        for backend in self.backends:
+            self.servers |= await self._stack.enter_async_context(backend())
         await asyncio.to_thread(self._prepare_run_dir)
         await self.supervisor.start()
 
@@ -252,6 +260,7 @@ class Workspace:
         for task in list(self._tasks):
             task.cancel()
         await self.supervisor.aclose()
+        await self._stack.aclose()
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
     async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
@@ -401,6 +410,8 @@ class Workspace:
                 self._ask_over(ask, ask.id)
             case "audit":
                 row = AuditRow.model_validate(event.data)
+                if self.audit_rows and (row.id or 0) <= (self.audit_rows[-1].id or 0):
+                    return  # already caught up with it
                 self.audit_rows.append(row)
                 self._broadcast(Workspace.AuditAppended, row)
             case "pane":

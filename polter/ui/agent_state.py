@@ -1,0 +1,28 @@
+"""What the agent in a pane is doing: its adapter reads it from the screen, else screen activity tells.
+
+Pure functions on times and flags, so the rules are testable without a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from polter.adapters import AgentState
+
+__all__ = ["ACTIVE_SECONDS", "ECHO_SECONDS", "screen_activity"]
+
+ACTIVE_SECONDS: Final = 1.5
+"""Output within this long counts as the program working."""
+ECHO_SECONDS: Final = 0.3
+"""Output this soon after a key is the echo of the human's typing, not the program working."""
+
+
+def screen_activity(now: float, last_output: float, last_input: float, *, foreground_job: bool) -> AgentState:
+    """``working`` while the program draws by itself (or a job it started runs in the foreground),
+    else ``idle``. Waiting-for-input cannot be told from activity alone: only an adapter reading the
+    CLI's screen can see a question on it."""
+    if foreground_job:
+        return AgentState.WORKING
+    drawing = now - last_output < ACTIVE_SECONDS
+    echo = 0.0 <= last_output - last_input < ECHO_SECONDS
+    return AgentState.WORKING if drawing and not echo else AgentState.IDLE

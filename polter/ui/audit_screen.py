@@ -1,0 +1,159 @@
+"""The audit screen: every decision the gateway logs, live, filterable by pane, decision and server."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Checkbox, DataTable, Footer, Label, Select
+
+from polter.gateway.models import AuditRow
+from polter.ui.services.workspace import Workspace
+
+__all__ = ["DECISIONS", "AuditScreen"]
+
+DECISIONS: Final = ("allow", "allow_once", "allow_pane", "deny", "error")
+_DECISION_STYLES: Final = {"allow": "green", "allow_once": "bold green", "allow_pane": "bold green",
+                           "deny": "bold red", "error": "yellow"}
+COLUMNS: Final = ("time", "pane", "role", "layer", "call", "decision", "why")
+
+
+class AuditScreen(Screen[None]):
+    """The gateway's audit log as a table that grows as decisions happen (newest at the bottom).
+
+    | Key | Does |
+    | :- | :- |
+    | escape, q | back to the panes |
+    | tab / shift+tab | move between the filters and the table |
+    | l | show or hide listings (tools/list) |
+    | end | follow the newest rows |
+    """
+
+    DEFAULT_CSS = """
+    AuditScreen {
+        & > #audit-filters {
+            height: auto;
+            padding: 0 1;
+            background: $panel;
+            & > Label { padding: 1 1 0 0; }
+            & > Select { width: 28; margin-right: 1; }
+            & > Checkbox { margin-top: 0; }
+        }
+        & > DataTable { height: 1fr; }
+        & > #audit-count { dock: bottom; height: 1; padding: 0 1; color: $text-muted; }
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "app.pop_screen", "Back"),
+        Binding("l", "toggle_listings", "Listings"),
+        Binding("end", "follow", "Newest", show=False),
+    ]
+
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.pane: str | None = None
+        self.decision: str | None = None
+        self.server: str | None = None
+        self.listings = False
+        self.shown = 0
+
+    def compose(self) -> ComposeResult:
+        space = self.workspace
+        panes = [(f"{agent.id} · {agent.title}", agent.id) for agent in space.panes.values()]
+        servers = [(name, name) for name in dict.fromkeys(["polter", *space.server_names])]
+        with Horizontal(id="audit-filters"):
+            yield Label("Audit")
+            yield Select(panes, prompt="every pane", id="filter-pane")
+            yield Select([(decision, decision) for decision in DECISIONS], prompt="every decision",
+                         id="filter-decision")
+            yield Select(servers, prompt="every server", id="filter-server")
+            yield Checkbox("listings", self.listings, id="filter-listings")
+        table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
+        table.add_columns(*COLUMNS)
+        yield table
+        yield Label("", id="audit-count")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.workspace.subscribe(self)
+        self._rebuild()
+        self.query_one(DataTable).focus()
+
+    def on_unmount(self) -> None:
+        self.workspace.unsubscribe(self)
+
+    # -- filters ---------------------------------------------------------------------------------
+
+    def matches(self, row: AuditRow) -> bool:
+        return ((self.listings or row.layer != "listing")
+                and (self.pane is None or row.pane == self.pane)
+                and (self.decision is None or row.decision == self.decision)
+                and (self.server is None or row.server == self.server))
+
+    @on(Select.Changed)
+    def _filter(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.BLANK else str(event.value)
+        match event.select.id:
+            case "filter-pane":
+                self.pane = value
+            case "filter-decision":
+                self.decision = value
+            case "filter-server":
+                self.server = value
+        self._rebuild()
+
+    @on(Checkbox.Changed, "#filter-listings")
+    def _listings(self, event: Checkbox.Changed) -> None:
+        self.listings = event.value
+        self._rebuild()
+
+    def action_toggle_listings(self) -> None:
+        self.query_one("#filter-listings", Checkbox).toggle()
+
+    def action_follow(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            table.move_cursor(row=table.row_count - 1)
+
+    # -- rows ------------------------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self.shown = 0
+        for row in self.workspace.audit_rows:
+            if self.matches(row):
+                self._add(table, row)
+        self.action_follow()
+        self._count()
+
+    @on(Workspace.AuditAppended)
+    def _appended(self, event: Workspace.AuditAppended) -> None:
+        if not self.matches(event.row):
+            return
+        table = self.query_one(DataTable)
+        following = table.cursor_row >= table.row_count - 1
+        self._add(table, event.row)
+        if following:
+            self.action_follow()
+        self._count()
+
+    def _add(self, table: DataTable[str | Text], row: AuditRow) -> None:
+        call = "/".join(part for part in (row.server, row.name) if part) or "-"
+        style = _DECISION_STYLES.get(row.decision, "")
+        reason = row.reason if len(row.reason) <= 90 else row.reason[:89] + "…"
+        table.add_row(row.time.astimezone().strftime("%H:%M:%S"), row.pane or "-", row.role or "-", row.layer,
+                      call, Text(row.decision, style=style), reason, key=str(row.id) if row.id is not None else None)
+        self.shown += 1
+
+    def _count(self) -> None:
+        total = len(self.workspace.audit_rows)
+        self.query_one("#audit-count", Label).update(
+            f"{self.shown} of {total} decisions shown" + ("" if self.listings else " (listings hidden: l)"))

@@ -1,0 +1,63 @@
+"""What Polter's palette providers share: a provider lists its commands, search and discovery follow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from polter.ui.pane import Pane
+    from polter.ui.workspace_screen import WorkspaceScreen
+
+__all__ = ["Command", "CommandProvider"]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One palette entry: what it says, what it runs, and whether it shows before anything is typed."""
+
+    title: str
+    run: Callable[[], object]
+    help: str = ""
+    discover: bool = False
+
+
+class CommandProvider(Provider):
+    """A provider of :class:`Command` entries; subclasses implement :meth:`commands`."""
+
+    @property
+    def workspace_screen(self) -> WorkspaceScreen | None:
+        from polter.ui.workspace_screen import WorkspaceScreen
+
+        return cast(WorkspaceScreen, self.screen) if isinstance(self.screen, WorkspaceScreen) else None
+
+    @property
+    def focused_pane(self) -> Pane | None:
+        screen = self.workspace_screen
+        return screen.active_pane if screen is not None else None
+
+    def commands(self) -> Iterator[Command]:
+        raise NotImplementedError
+
+    async def discover(self) -> Hits:
+        for command in self.commands():
+            if command.discover:
+                yield DiscoveryHit(command.title, command.run, help=command.help or None)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in self.commands():
+            score = matcher.match(command.title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.title), command.run, help=command.help or None)
+
+
+def pane_name(pane: Pane) -> str:
+    """``pane 2 (Codex CLI, reviewer)``: how commands name a pane."""
+    agent = pane.agent
+    if agent is None:
+        return f"pane {pane.number}"
+    return f"pane {pane.number} ({agent.adapter.display_name}, {agent.role})"

@@ -1,0 +1,132 @@
+"""The demo's scripted agent: a stand-in for an AI CLI that needs no model and no API key.
+
+It reads what the human types, turns a few phrases into Terraria tool calls, and makes them through
+Polter's gateway with this pane's token (``$POLTER_TOKEN``), exactly as a real CLI's MCP client
+would: the pane's role decides every call. Like an over-eager model, it follows "make it rain" with
+an uninvited hardmode, which is what keyword gates are for. Run inside a pane:
+``python -m polter.ui.demo.agent``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Step", "main", "plan"]
+
+BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m", "\x1b[0m"
+
+BANNER = f"""{BOLD}Polter demo agent{RESET} {DIM}(scripted; no AI model){RESET}
+It turns what you type into Terraria tool calls through Polter's gateway,
+with this pane's token: this pane's role decides each call.
+
+  {CYAN}make it rain{RESET}      rain, then an uninvited hardmode (watch the gate)
+  {CYAN}turn on hardmode{RESET}  you said the word: Polter asks you first
+  {CYAN}who is online{RESET} · {CYAN}status{RESET} · {CYAN}time noon{RESET} · {CYAN}kick NAME{RESET} · {CYAN}say TEXT{RESET} · {CYAN}tools{RESET}
+"""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call the agent makes, and what it says before it."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    says: str
+
+
+def _hardmode(enabled: bool, says: str) -> Step:
+    return Step("terraria", "world_hardmode", {"enabled": enabled}, says)
+
+
+RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[Step]]]] = [
+    (re.compile(r"\b(hard ?mode)\b|困难模式|肉后", re.I),
+     lambda m: [_hardmode(not re.search(r"\b(off|disable|stop)\b|关闭", m.string, re.I), "Switching hardmode as you asked.")]),
+    (re.compile(r"\brain\b|下雨", re.I), lambda m: [
+        Step("terraria", "world_rain", {"enabled": True}, "Making it rain."),
+        _hardmode(True, "While I'm at it: hardmode would make the world more exciting."),
+    ]),
+    (re.compile(r"\b(online|players|who)\b|在线", re.I),
+     lambda m: [Step("terraria", "player_list", {}, "Looking who is online.")]),
+    (re.compile(r"\bstatus\b|状态", re.I), lambda m: [Step("terraria", "server_status", {}, "Reading the server status.")]),
+    (re.compile(r"\btime\s+(\S+)", re.I),
+     lambda m: [Step("terraria", "world_time_set", {"time": m.group(1)}, f"Setting the time to {m.group(1)}.")]),
+    (re.compile(r"\bkick\s+(\S+)", re.I),
+     lambda m: [Step("terraria", "player_kick", {"player": m.group(1), "reason": "asked by the admin"},
+                     f"Kicking {m.group(1)}.")]),
+    (re.compile(r"\b(?:say|broadcast)\s+(.+)", re.I),
+     lambda m: [Step("terraria", "server_broadcast", {"message": m.group(1)}, "Broadcasting.")]),
+    (re.compile(r"\b(tools|whoami)\b", re.I), lambda m: [Step("polter", "whoami", {}, "Asking Polter what I may use.")]),
+]
+
+
+def plan(line: str) -> list[Step]:
+    """The calls a line leads to (the first rule that matches decides)."""
+    for pattern, steps in RULES:
+        match = pattern.search(line)
+        if match:
+            return steps(match)
+    return []
+
+
+def _summary(result: Any) -> tuple[bool, str]:
+    texts = [getattr(block, "text", "") for block in result.content]
+    text = " ".join(part for part in texts if part).strip()
+    if not text and result.structured_content is not None:
+        text = json.dumps(result.structured_content, ensure_ascii=False)
+    return not result.is_error, text
+
+
+def _whoami_summary(data: dict[str, Any]) -> str:
+    lines = [f"role {data['role']}" + (f", phase {data['phase']}" if data.get("phase") else "")]
+    for server in data["servers"]:
+        allowed = [tool["name"] for tool in server["tools"] if tool["decision"] == "allow"]
+        asked = [tool["name"] for tool in server["tools"] if tool["decision"] == "ask"]
+        lines.append(f"{server['name']}: {len(allowed)} allowed, {len(asked)} asked, "
+                     f"{len(server['tools']) - len(allowed) - len(asked)} refused")
+    return "; ".join(lines)
+
+
+async def run(step: Step) -> None:
+    from polter.gateway.client import pane_client
+
+    print(f"{DIM}{step.says}{RESET}")
+    print(f"  {DIM}→ {step.server}/{step.tool} {json.dumps(step.arguments, ensure_ascii=False)}{RESET}", flush=True)
+    async with pane_client(step.server) as client:
+        result = await client.call_tool(step.tool, step.arguments)
+    ok, text = _summary(result)
+    if ok and step.tool == "whoami" and result.structured_content:
+        text = _whoami_summary(result.structured_content)
+    colour, mark = (GREEN, "✓") if ok else (RED, "✗")
+    print(f"  {colour}{mark} {text}{RESET}", flush=True)
+
+
+def main() -> int:
+    print(BANNER, flush=True)
+    while True:
+        try:
+            line = input(f"{BOLD}{YELLOW}you>{RESET} ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if not line:
+            continue
+        steps = plan(line)
+        if not steps:
+            print(f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
+                  f"time noon, kick NAME, say TEXT, tools.{RESET}")
+        for step in steps:
+            try:
+                asyncio.run(run(step))
+            except Exception as exc:  # noqa: BLE001 - a demo keeps going and says what broke
+                print(f"  {RED}✗ {type(exc).__name__}: {exc}{RESET}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

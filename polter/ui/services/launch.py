@@ -1,0 +1,151 @@
+"""From the command line and the config file to the panes to open: which CLI each pane runs and why.
+
+``polter`` with no config opens four panes with the first installed agent CLI (adapters are tried in
+name order; the core names no CLI) under the roles coder, reviewer, researcher and ops, falling back
+to a non-agent adapter (the shell) when no agent CLI is installed. ``--pane ADAPTER[:ROLE]``,
+``--config`` and ``--restore`` choose the panes instead. The bundled Terraria backend is managed
+when ``TSHOCK_URL`` is set; ``--demo`` runs it against the TShock simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from polter.adapters import Adapter, AdapterRegistry, discover
+from polter.errors import AdapterError, ConfigError
+from polter.gateway.servers import ServerConfig, StdioServer, load_servers
+from polter.ui.services.config import (
+    DEFAULT_ROLES,
+    AppConfig,
+    PaneSetup,
+    load_config,
+    load_session,
+    parse_pane_option,
+    session_path,
+)
+from polter.ui.services.workspace import PanePlan
+
+__all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
+
+TERRARIA = "terraria"
+
+
+@dataclass
+class Launch:
+    """Everything the app needs to start: panes, layout, keys, servers and options."""
+
+    plans: list[PanePlan]
+    registry: AdapterRegistry | None = None
+    """Every adapter found (the palette's "new pane" offers the installed ones)."""
+    layout: Literal["grid", "columns", "rows"] = "grid"
+    prefix: str = "ctrl+b"
+    servers: dict[str, ServerConfig] = field(default_factory=dict)
+    ask_timeout: float | None = None
+    backends: list[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = field(default_factory=list)
+    """Servers that live as long as the app (the demo's simulator): each yields the upstreams it adds."""
+    demo: bool = False
+    hint: str | None = None
+    """A first notification for the human (the demo says what to try)."""
+
+
+def is_installed(adapter: Adapter) -> bool:
+    """Whether the adapter's program can be started (an instant PATH check, no ``--version``)."""
+    program = adapter.executable()
+    if os.path.isabs(program):
+        return os.access(program, os.X_OK) and Path(program).is_file()
+    return shutil.which(program) is not None
+
+
+def choose_default(registry: AdapterRegistry) -> tuple[Adapter, str, str]:
+    """The adapter for panes nobody chose one for: the first installed agent CLI, else the shell.
+    Returns it with the reason in a sentence and in a word."""
+    agents = [loaded.adapter for loaded in registry if loaded.adapter.info.agent]
+    for adapter in agents:
+        if is_installed(adapter):
+            return adapter, f"{adapter.display_name} is the first agent CLI found on PATH ({adapter.executable()})", \
+                "detected"
+    shell = choose_shell(registry)
+    looked = ", ".join(adapter.info.command for adapter in agents) or "none known"
+    return shell, f"no agent CLI is installed (looked for: {looked}); {shell.display_name} instead", \
+        "no agent CLI found"
+
+
+def choose_shell(registry: AdapterRegistry) -> Adapter:
+    """The first installed adapter that is no agent CLI (the bundled shell)."""
+    for loaded in registry:
+        if not loaded.adapter.info.agent and is_installed(loaded.adapter):
+            return loaded.adapter
+    raise AdapterError("no adapter can start here: no agent CLI and no shell was found")
+
+
+def plan_panes(setups: list[PaneSetup], registry: AdapterRegistry, *, source: str,
+               where: Callable[[int], dict[str, Any]]) -> list[PanePlan]:
+    """Decide every pane's adapter and role. ``source`` says who chose ("configured", "--pane", ...);
+    ``where(index)`` gives the location of a bad adapter name (``ConfigError`` keyword arguments)."""
+    default: tuple[Adapter, str, str] | None = None
+    plans = []
+    for index, setup in enumerate(setups):
+        role = setup.role or (DEFAULT_ROLES[index] if index < len(DEFAULT_ROLES) else DEFAULT_ROLES[0])
+        cwd = (Path.cwd() / setup.cwd).resolve() if setup.cwd is not None else None
+        resolved = setup.model_copy(update={"role": role, "cwd": cwd})
+        if setup.adapter is None:
+            default = default or choose_default(registry)
+            adapter, reason, why = default
+        else:
+            try:
+                adapter = registry.get(setup.adapter)
+            except AdapterError as exc:
+                raise ConfigError(str(exc), **where(index)) from None
+            reason, why = f"{adapter.display_name}: {source}", ""
+            if not is_installed(adapter):
+                reason, why = f"{adapter.display_name} was {source}, but {adapter.info.command} is not installed", \
+                    "not installed"
+        plans.append(PanePlan(resolved.model_copy(update={"adapter": adapter.name}), adapter, reason, why))
+    return plans
+
+
+def terraria_server(env: dict[str, str] | None = None) -> StdioServer:
+    """The bundled Terraria admin MCP server as an upstream (it reads ``TSHOCK_*`` from its environment)."""
+    return StdioServer(command=sys.executable, args=["-m", "polter", "terraria", "serve"], env=env or {})
+
+
+def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
+    """The panes and options of ``polter [--config PATH] [--pane A:R ...] [--restore] [--demo] [--panes N]``."""
+    if args.demo:
+        from polter.ui.demo import demo_launch
+
+        return demo_launch(registry or discover())
+    config: AppConfig = load_config(args.config)
+    registry = registry or discover()
+    for error in registry.errors:
+        print(f"polter: {error}", file=sys.stderr)
+    layout, prefix = args.layout or config.layout, args.prefix or config.prefix
+    if args.restore:
+        session = load_session()
+        setups = [pane.model_copy(update={"resume": True}) for pane in session.panes]
+        plans = plan_panes(setups, registry, source="restored from the last session",
+                           where=lambda index: {"path": session_path(), "field": f"panes[{index}].adapter"})
+        layout = args.layout or session.layout
+    elif args.pane:
+        setups = [parse_pane_option(value) for value in args.pane]
+        plans = plan_panes(setups, registry, source="chosen with --pane", where=lambda index: {"field": "--pane"})
+    elif config.panes:
+        plans = plan_panes(config.panes, registry, source=f"configured in {config.path}",
+                           where=lambda index: config.location(("panes", index, "adapter")))
+    else:
+        count = args.panes if args.panes is not None else 4
+        if not 1 <= count <= 16:
+            raise ConfigError(f"must be between 1 and 16, not {count}", field="--panes")
+        plans = plan_panes([PaneSetup() for _ in range(count)], registry, source="", where=lambda index: {})
+    servers = {**load_servers(None, expand=False), **config.server_configs()}
+    if os.environ.get("TSHOCK_URL") and TERRARIA not in servers:
+        servers[TERRARIA] = terraria_server()
+    return Launch(plans, registry, layout=layout, prefix=prefix, servers=servers, ask_timeout=config.ask_timeout)
