@@ -157,8 +157,8 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     await space.client.answer(other.ask.id, "deny")  # answered elsewhere (polter asks answer)
     assert (await second).is_error
     await wait_until(lambda: other.future.cancelled(), message="the modal's future to be withdrawn")
-    rows = [row for row in space.audit_rows if row.name == "write_note"]
-    assert [row.decision for row in rows][-2:] == ["allow_once", "deny"]
+    rows = [row for row in space.audit_rows if row.name == "write_note" and row.pane == agent.id]
+    assert [row.decision for row in rows if row.layer == "ask"] == ["allow_once", "deny"], rows
     assert inbox.of(Workspace.AuditAppended)
 
 
