@@ -168,6 +168,14 @@ class GeminiCli(Adapter):
             "privacy": {"usageStatisticsEnabled": False},
         }
 
+    def launch_args(self) -> list[str]:
+        return []
+
+    def test_args(self, pane: Pane) -> list[str]:
+        """Trust the folder (no MCP server starts in an untrusted one) and pin the model (no router model)."""
+        assert pane.test_mode is not None
+        return ["--skip-trust", "-m", pane.test_mode.model or self.default_test_model]
+
     def test_env(self, pane: Pane) -> dict[str, str]:
         assert pane.test_mode is not None
         return {"GEMINI_API_KEY": pane.test_mode.api_key, "GOOGLE_GEMINI_BASE_URL": pane.test_mode.model_base_url}
@@ -193,7 +201,7 @@ class GeminiCli(Adapter):
         user_skills = [s for s in skills if s.scope == "user"]
         files |= dict(link_allowed_skills(user_skills, pane, f"{config_dir}/skills"))
         env = {**pane.polter_env(), self.home_env: str(pane.file(root))}
-        argv = [self.executable()]
+        argv = [self.executable(), *self.launch_args()]
         for name in pane.endpoints:
             argv += ["--allowed-mcp-server-names", name]
         unset: tuple[str, ...] = ()
@@ -204,7 +212,7 @@ class GeminiCli(Adapter):
                     files[f"{config_dir}/{name}"] = PaneFile(link_to=source.resolve())
         else:
             env |= self.test_env(pane)
-            argv += ["--skip-trust", "-m", pane.test_mode.model or self.default_test_model]
+            argv += self.test_args(pane)
             unset = TEST_MODE_UNSET
         launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
@@ -253,9 +261,10 @@ class QwenCode(GeminiCli):
         tool_veto=True,
         tested_versions=("0.24.4",),
         limitations=(
-            "Not driven end to end against a model here: Qwen Code talks to an OpenAI-compatible chat API that "
-            "Polter's test fakes do not serve; its config is checked with `qwen mcp list` against a live endpoint.",
-            "Whether Qwen Code honours MCP tools/list_changed is not verified, so role changes are reported as cold.",
+            "Qwen Code does not re-list tools on MCP tools/list_changed (cold): after a role change the old "
+            "tool list stays visible until restart, but every call is decided by the hook and the gateway.",
+            "Polter pre-approves the skill tool and starts Qwen Code in the `default` approval mode (Auto Mode "
+            "would strip that rule and classify the call first); the veto hook then decides each skill.",
             "Built-in tools follow Qwen Code's own approval mode and permissions, not the role; `--bare`, "
             "`--safe-mode` or a user's `disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
         ),
@@ -279,13 +288,28 @@ class QwenCode(GeminiCli):
 
     def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
         settings = super().settings(pane, base, hidden)
+        for entry in settings["mcpServers"].values():  # offer the gateway's tools up front, not behind tool_search
+            entry["alwaysLoadTools"] = True
         settings.pop("hooksConfig", None)
         settings["disableAllHooks"] = False
+        # Polter decides skills (through the hook, asking the human in Polter when the role says ask), so
+        # Qwen Code need not ask first: its own prompt (or Auto Mode's classifier, which also strips this
+        # rule, hence --approval-mode default) would come before the hook and hide it.
+        permissions = dict(settings.get("permissions") or {})
+        permissions["allow"] = sorted({*(permissions.get("allow") or []), "Skill"})
+        settings["permissions"] = permissions
         return settings
 
     def test_settings(self, pane: Pane) -> dict[str, Any]:
         return {"security": {"auth": {"selectedType": "openai"}}, "general": {"enableAutoUpdate": False},
                 "privacy": {"usageStatisticsEnabled": False}}
+
+    def launch_args(self) -> list[str]:
+        return ["--approval-mode", "default"]
+
+    def test_args(self, pane: Pane) -> list[str]:
+        assert pane.test_mode is not None
+        return ["-m", pane.test_mode.model or self.default_test_model]
 
     def test_env(self, pane: Pane) -> dict[str, str]:
         assert pane.test_mode is not None

@@ -1,5 +1,6 @@
 """Fake model APIs for driving the real AI CLIs offline: Anthropic Messages (Claude Code), OpenAI Responses
-(Codex) and Gemini ``streamGenerateContent`` (Gemini CLI), all served by one server on 127.0.0.1.
+(Codex), OpenAI Chat Completions (Qwen Code) and Gemini ``streamGenerateContent`` (Gemini CLI), all served
+by one server on 127.0.0.1.
 
 The "model" is scripted: a :class:`Rule` says "when the human's latest message contains X, call the
 offered tool whose name matches Y with these arguments". After a tool result it answers
@@ -25,7 +26,7 @@ from typing import Any, Literal
 
 __all__ = ["FakeModelServer", "ModelRequest", "Rule"]
 
-Protocol = Literal["anthropic", "openai", "gemini"]
+Protocol = Literal["anthropic", "openai", "chat", "gemini"]
 
 
 @dataclass
@@ -127,6 +128,23 @@ def _parse_openai(body: dict[str, Any]) -> tuple[list[str], str, str | None, str
         if kind == "message" and item.get("role") == "assistant":
             break
     return tools, "", None, system
+
+
+def _parse_chat(body: dict[str, Any]) -> tuple[list[str], str, str | None, str]:
+    """OpenAI Chat Completions (Qwen Code and other OpenAI-compatible clients)."""
+    tools = [(tool.get("function") or {}).get("name", "") for tool in body.get("tools") or []]
+    messages = body.get("messages") or []
+    system = "\n".join(_text_of(m.get("content")) for m in messages if m.get("role") == "system")
+    turns = [m for m in messages if m.get("role") != "system"]
+    if not turns:
+        return tools, "", None, system
+    last = turns[-1]
+    if last.get("role") == "tool":
+        return tools, "", _text_of(last.get("content")), system
+    content = last.get("content")
+    texts = [_text_of(part) for part in content] if isinstance(content, list) else [_text_of(content)]
+    plain = [text for text in texts if text and not text.lstrip().startswith("<")]
+    return tools, (plain or texts or [""])[-1], None, system
 
 
 def _parse_gemini(body: dict[str, Any]) -> tuple[list[str], str, str | None, str]:
@@ -234,6 +252,25 @@ def _openai_stream(model: str, text: str | None, call: tuple[str, dict[str, Any]
                       "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20}}}),
     ]
     return _sse(events)
+
+
+def _chat_stream(model: str, text: str | None, call: tuple[str, dict[str, Any]] | None, ids: Iterator[int]) -> bytes:
+    number = next(ids)
+    base = {"id": f"chatcmpl-fake{number}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    if call is None:
+        delta: dict[str, Any] = {"role": "assistant", "content": text or ""}
+        finish = "stop"
+    else:
+        delta = {"role": "assistant", "content": None, "tool_calls": [{
+            "index": 0, "id": f"call_fake{number}", "type": "function",
+            "function": {"name": call[0], "arguments": json.dumps(call[1])}}]}
+        finish = "tool_calls"
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+         "usage": {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20}},
+    ]
+    return _sse([(None, chunk) for chunk in chunks]) + b"data: [DONE]\n\n"
 
 
 def _gemini_chunk(text: str | None, call: tuple[str, dict[str, Any]] | None) -> dict[str, Any]:
@@ -351,6 +388,9 @@ class FakeModelServer:
         elif path.rstrip("/").endswith("/responses"):
             protocol = "openai"
             parsed = _parse_openai(body)
+        elif path.rstrip("/").endswith("/chat/completions"):
+            protocol = "chat"
+            parsed = _parse_chat(body)
         elif ":generateContent" in path or ":streamGenerateContent" in path:
             protocol = "gemini"
             parsed = _parse_gemini(body)
@@ -368,6 +408,8 @@ class FakeModelServer:
                 payload = ("application/json", json.dumps(_anthropic_message(model, text, call, self._ids)).encode())
         elif protocol == "openai":
             payload = ("text/event-stream", _openai_stream(model, text, call, self._ids))
+        elif protocol == "chat":
+            payload = ("text/event-stream", _chat_stream(model, text, call, self._ids))
         elif ":streamGenerateContent" in path:
             payload = ("text/event-stream", _sse([(None, _gemini_chunk(text, call))]))
         else:

@@ -12,8 +12,9 @@ _SECTIONS = {
     "anthropic": (r"skills are available for use with the Skill tool:\n\n(.*?)(?:\n\n(?!- )|$)", r"^- ([\w:.-]+):"),
     # Codex: <skills_instructions> … "- name: description (file: …)" … </skills_instructions>.
     "openai": (r"<skills_instructions>(.*?)</skills_instructions>", r"^- ([\w:.-]+): "),
-    # Gemini CLI: <available_skills><skill><name>…</name>…
-    "gemini": (r"<available_skills>(.*?)</available_skills>", r"<name>([^<]+)</name>"),
+    # Gemini CLI and Qwen Code: <available_skills><skill><name>…</name>…
+    "gemini": (r"<available_skills>(.*?)</available_skills>", r"<name>\s*([^<]+?)\s*</name>"),
+    "chat": (r"<available_skills>(.*?)</available_skills>", r"<name>\s*([^<]+?)\s*</name>"),
 }
 
 

@@ -1,4 +1,5 @@
-"""The real Claude Code, Codex and Gemini CLI behind the real gateway, configured only by their adapters.
+"""The real Claude Code, Codex, Gemini CLI (and Qwen Code) behind the real gateway, configured only by their
+adapters.
 
 Each CLI runs against a fake model API (scripted to call tools) and `polter gateway` over real upstreams
 (`time`: mcp-server-time, `everything`: @modelcontextprotocol/server-everything). Shown for each:
@@ -11,8 +12,8 @@ Each CLI runs against a fake model API (scripted to call tools) and `polter gate
 - a role switch reaches a hot CLI (Claude Code, Gemini CLI) without a restart; Codex (cold) keeps its
   old list, but its calls are decided by the new role.
 
-Non-interactive runs (`-p`, `exec`) prove the single-turn points; each CLI also runs as a TUI in a PTY
-pane for the role switch.
+Non-interactive runs (`-p`, `exec`) prove the single-turn points (Qwen Code against the fake's OpenAI
+Chat Completions); Claude Code, Codex and Gemini CLI also run as TUIs in a PTY pane for the role switch.
 """
 
 from __future__ import annotations
@@ -82,8 +83,10 @@ CLIS = {
     "claude-code": Naming("mcp__{server}__{tool}", [], ["-p"], "? for shortcuts"),
     "codex": Naming("mcp__{server}__{tool}", ["exec"], ["--skip-git-repo-check"], "Ask Codex to do anything"),
     "gemini-cli": Naming("mcp_{server}_{tool}", [], ["-p"], "Type your message"),
+    "qwen-code": Naming("mcp__{server}__{tool}", [], ["-p"], "Type your message"),
 }
-SKILL_CALLS = {"claude-code": ("Skill", {"skill": "ok-skill"}), "gemini-cli": ("activate_skill", {"name": "ok-skill"})}
+SKILL_CALLS = {"claude-code": ("Skill", {"skill": "ok-skill"}), "gemini-cli": ("activate_skill", {"name": "ok-skill"}),
+               "qwen-code": ("skill", {"skill": "ok-skill"})}
 """How the model uses a skill in the CLIs that have a skill tool."""
 
 
@@ -112,7 +115,7 @@ def make_pane(gateway: PolterGateway, token: str, tmp_path: Path, home: Path, pr
                 skill_decision=gateway.skill_policy(role), **overrides)
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code"])
 def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
                                            project: Path) -> None:
     cli, naming = real_cli(name), CLIS[name]
@@ -160,7 +163,7 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny"), ("call", "deny")]
 
 
-@pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex"])
+@pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex", "qwen-code"])
 async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
                                         project: Path) -> None:
     """The TUI in a real PTY pane, its role switched twice while it runs.
@@ -169,8 +172,8 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
        list_changed and offers it on the next turn, without a restart; Codex (cold) does not.
     2. → e2e-reader removes the `everything` tools: Gemini CLI stops offering them. Claude Code 2.1.332
        drops them too, but keeps them in the tool list it sends the model, so the model still calls
-       `everything/echo` and Claude refuses it itself ("No such tool available"). Codex keeps its list;
-       its call is refused by the hook, which asks the gateway under the new role.
+       `everything/echo` and Claude refuses it itself ("No such tool available"). Codex and Qwen Code
+       (cold) keep their list; the call is refused by the hook, which asks the gateway under the new role.
     3. A skill listed since the start and denied by e2e-reader is refused by the hook (Codex has no skill tool).
     """
     cli, naming = real_cli(name), CLIS[name]
@@ -217,7 +220,7 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
                 assert echo in removed.tools, "Claude Code 2.1.332 keeps removed tools in the model's list"
                 await result_containing(model, "No such tool available: " + echo, after=removed)
                 assert hook_rows(gateway.audit(pane_id), "echo") == [], "refused before the hook"
-            else:  # Codex: cold, the tool is still there; the hook asks the gateway, which says no
+            else:  # Codex, Qwen Code: cold, the tool is still there; the hook asks the gateway, which says no
                 assert echo in removed.tools, "a cold CLI keeps the list it started with"
                 refused = await result_containing(model, "Polter:", after=removed)
                 assert "everything/*" in (refused.tool_result or "")
