@@ -50,7 +50,21 @@ def run(args: argparse.Namespace) -> int:
         **options,
     )
     try:
-        asyncio.run(serve_forever(config))
+        with asyncio.Runner(loop_factory=_fast_loop_factory()) as runner:
+            runner.run(serve_forever(config))
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _fast_loop_factory():  # type: ignore[no-untyped-def]
+    """uvloop when installed (a dependency on Linux/macOS): a faster event loop for every request."""
+    import os
+
+    if os.environ.get("POLTER_GATEWAY_LOOP") == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
