@@ -1,0 +1,69 @@
+"""The control API through its typed client: what the app uses to steer panes and read the gateway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.gateway import Harness, start_gateway
+from support.waiting import wait_until
+
+from polter.errors import ControlError
+from polter.gateway.audit import read_rows
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_status_reports_servers_roles_and_panes(harness: Harness) -> None:
+    await harness.pane("open")
+    await wait_until(lambda: harness.gateway.pool.get("fixture").state == "running", message="upstream running")
+    status = await harness.admin.status()
+    [fixture] = status.servers
+    assert (fixture.name, fixture.transport, fixture.state, fixture.tools) == ("fixture", "stdio", "running", 6)
+    assert {"open", "reader", "asker", "gated", "phased"} <= set(status.roles.names)
+    assert status.panes >= 1 and status.url == harness.url
+
+
+async def test_phase_control_and_its_limits(harness: Harness) -> None:
+    phased, plain = await harness.pane("phased"), await harness.pane("open")
+    assert (await harness.admin.set_phase(phased.pane.id, "action", "the human said go")).phase == "action"
+    assert (await harness.admin.set_phase(phased.pane.id, "research")).phase == "research"
+    with pytest.raises(ControlError) as refused:
+        await harness.admin.set_phase(plain.pane.id, "action")
+    assert refused.value.status == 409 and "no phases" in str(refused.value)
+    rows = [row for row in read_rows(harness.gateway.audit.path, pane=phased.pane.id) if row.layer == "phase"]
+    assert [(row.name, row.reason) for row in rows] == [("escalate", "the human said go"), ("reset", "set by the controller")]
+
+
+async def test_unknown_panes_and_asks_are_404_and_bad_bodies_422(harness: Harness) -> None:
+    for action in (harness.admin.pane("nope"), harness.admin.set_role("nope", "open"), harness.admin.input("nope", "x"),
+                   harness.admin.remove("nope"), harness.admin.capabilities("nope"), harness.admin.answer("a0", "deny")):
+        with pytest.raises(ControlError) as missing:
+            await action
+        assert missing.value.status == 404
+    async with harness.raw(harness.admin_token) as http:
+        bad = await http.post("/control/panes", json={"role": "open", "token": "short"})
+        assert bad.status_code == 422 and "token" in bad.text
+        worse = await http.post("/control/panes", content=b"{not json", headers={"Content-Type": "application/json"})
+        assert worse.status_code == 422
+
+
+async def test_the_audit_route_pages_by_pane(harness: Harness) -> None:
+    pane = await harness.pane("open")
+    async with harness.client("fixture", pane.token) as client:
+        for text in ("a", "b", "c"):
+            await client.call_tool("write_note", {"text": text})
+    calls = [row for row in await harness.admin.audit(pane_id=pane.pane.id) if row.layer == "call"]
+    assert [row.name for row in calls] == ["write_note"] * 3
+    latest = await harness.admin.audit(pane_id=pane.pane.id, limit=1)
+    assert [row.id for row in latest] == [calls[-1].id]
+    assert await harness.admin.audit(pane_id=pane.pane.id, after=calls[-1].id) == []
+
+
+async def test_raw_arguments_are_audited_only_when_asked(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path, audit_arguments=True) as harness:
+        pane = await harness.pane("open")
+        async with harness.client("fixture", pane.token) as client:
+            await client.call_tool("write_note", {"text": "kept verbatim"})
+        [row] = [row for row in read_rows(harness.gateway.audit.path, pane=pane.pane.id) if row.layer == "call"]
+        assert row.args == '{"text":"kept verbatim"}' and row.args_digest.startswith("sha256:")
