@@ -1,6 +1,7 @@
 """The real CLIs, configured by their adapters, against a stand-in MCP endpoint that has no ``/hook``: each
-reaches every endpoint with the pane's token, hides the denied skill, and, when its veto hook cannot get
-a verdict, refuses the call before it reaches the server (the execution layer fails closed).
+reaches every endpoint with the pane's token and no MCP server the project configures itself, hides the
+denied skill, and, when its veto hook cannot get a verdict, refuses the call before it reaches the server
+(the execution layer fails closed).
 
 Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``) keep this quick; the TUIs run in
 ``test_gateway_e2e.py``.
@@ -8,6 +9,7 @@ Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``) keep this q
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,13 +33,22 @@ NON_INTERACTIVE = {
 TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo"}
 
 
+def configure_project_server(project: Path, url: str) -> None:
+    """The project's own MCP server, in each CLI's project config: it must not reach the pane."""
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"leak": {"type": "http", "url": url}}}))
+    (project / ".codex").mkdir()
+    (project / ".codex" / "config.toml").write_text(f'[mcp_servers.leak]\nurl = "{url}"\n')
+    (project / ".gemini").mkdir(exist_ok=True)
+    (project / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"leak": {"httpUrl": url}}}))
+
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
 def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: Path, project: Path) -> None:
     cli = real_cli(name)
     write_test_skills(project)
     rules = [Rule(when="please echo", call=r"mcp_+time_+echo", arguments={"text": "hi"})]
-    with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter"]) as mcp:
+    with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter", "leak"]) as mcp:
+        configure_project_server(project, f"{mcp.url}/mcp/leak")
         pane = Pane(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
                     cwd=project, token=TOKEN, test_mode=TestMode(model_base_url=model.url), home=home,
                     skill_decision=lambda skill: "deny" if skill == "secret-skill" else "allow")
@@ -48,10 +59,12 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         # It reached both endpoints, always with the pane's token, and nothing else of the gateway's.
         assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", "/hook/" + name}
         assert all(auth == f"Bearer {TOKEN}" for _method, _path, auth in mcp.seen)
+        assert "/mcp/leak" not in {path for _method, path, _auth in mcp.seen}, "the project's own server stays out"
 
         first = model.wait_for(lambda request: request.prompt.endswith("please echo hi"))
         assert {TOOL_NAMES[name], TOOL_NAMES[name].replace("time", "polter")} <= set(first.tools)
         assert first.reply == f'call {TOOL_NAMES[name]} {{"text": "hi"}}'
+        assert not [tool for tool in first.tools if "leak" in tool]
 
         # The hook found no verdict (the stand-in answers /hook with 404), so the call never ran.
         result_request = model.wait_for(lambda request: request.tool_result is not None)
