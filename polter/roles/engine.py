@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from polter.errors import RoleError
 from polter.protocol import Decision
@@ -35,6 +35,7 @@ from polter.roles.models import DECISIONS, Role
 from polter.roles.patterns import NameMatcher, ToolMatcher, keyword_regex, normalise_text, parse_tool_pattern
 
 __all__ = [
+    "ESCALATE_TOOL",
     "FLOOR_SERVER",
     "CompiledRole",
     "Phase",
@@ -49,7 +50,9 @@ __all__ = [
 ]
 
 FLOOR_SERVER = "polter"
-"""Polter's own MCP server. Its tools (whoami, escalate, ...) are always allowed, whatever the role says."""
+"""Polter's own MCP server. Its tools (whoami, escalate, ...) are always allowed, whatever the role says,
+except that a role's ``phases.escalate = "ask"`` makes the agent's own escalation ask the human."""
+ESCALATE_TOOL = "escalate"
 
 Phase = Literal["research", "action"]
 
@@ -155,6 +158,14 @@ class _Gate:
     regex: re.Pattern[str]
 
 
+class _PhaseRules(NamedTuple):
+    """A role's phases, after inheritance: the research tools, how escalation is decided, and the file."""
+
+    research: tuple[str, ...]
+    escalate: Decision
+    origin: Path | None
+
+
 class _Entry:
     """The cached, request-independent part of a tool's decision. Its texts are written on first
     use: filtering a listing needs only the decisions."""
@@ -194,7 +205,7 @@ class CompiledRole:
         description: str,
         kinds: tuple[_KindRules, _KindRules, _KindRules],
         gates: Mapping[str, tuple[tuple[str, ...], Path | None]],
-        research: tuple[tuple[str, ...], Path | None] | None,
+        research: _PhaseRules | None,
         warnings: Sequence[RoleError],
     ) -> None:
         self.role = role
@@ -223,10 +234,10 @@ class CompiledRole:
         ]
         self._research = research
         self.has_phases = research is not None
-        self._research_matcher = ToolMatcher((parse_tool_pattern(p), 0) for p in research[0]) if research else None
-        self._research_label = (
-            f"phases.research ({short_path(research[1])})" if research and research[1] else "phases.research"
-        )
+        self._research_matcher = ToolMatcher((parse_tool_pattern(p), 0) for p in research.research) if research else None
+        shown = f" ({short_path(research.origin)})" if research and research.origin else ""
+        self._research_label = f"phases.research{shown}"
+        self._escalate_label = f"phases.escalate{shown}"
         self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
         self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
         self._skill_cache: dict[str, Verdict] = {}
@@ -289,7 +300,9 @@ class CompiledRole:
             "tools": kind(self._tools),
             "skills": kind(self._skills),
             "gates": {pattern: list(keywords) for pattern, (keywords, _) in self._gates.items()},
-            "phases": {"research": list(self._research[0])} if self._research else None,
+            "phases": {"research": list(self._research.research), "escalate": self._research.escalate}
+            if self._research
+            else None,
         }
 
     @property
@@ -348,9 +361,12 @@ class CompiledRole:
         server_rule = self._server_verdict(request.server)[1]
         tool_rule = self._tool_rule(request)
         if request.server == FLOOR_SERVER:
-            return _Entry(
-                "allow", True, subject, max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision])
-            )
+            overridden = max((server_rule, tool_rule), key=lambda rule: _STRICTNESS[rule.decision])
+            if request.tool == ESCALATE_TOOL and self._research is not None and self._research.escalate == "ask":
+                entry = _Entry("ask", True, subject, overridden)
+                entry.verdict = Verdict("ask", self._escalate_label, _escalate_reason(self.name))
+                return entry
+            return _Entry("allow", True, subject, overridden)
         rule = _stricter(server_rule, tool_rule)
         entry = _Entry(rule.decision, rule.decision == "deny", subject, rule, request.destructive is None)
         if entry.final:
@@ -434,6 +450,13 @@ def _gate_reason(subject: str, role: str, keywords: Sequence[str]) -> str:
     )
 
 
+def _escalate_reason(role: str) -> str:
+    return (
+        f"The role {role} asks the human before the agent moves from the research phase to the action "
+        f'phase (phases.escalate = "ask").'
+    )
+
+
 def _phase_reason(subject: str, role: str) -> str:
     return (
         f"This pane is in the research phase of the role {role}: only research (read-only) tools can be "
@@ -502,7 +525,8 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         gates[pattern] = (tuple(keywords), source)
     research = parent._research if parent is not None else None
     if role.phases is not None:
-        research = (tuple(role.phases.research), source) if role.phases.enabled else None
+        phases = role.phases
+        research = _PhaseRules(tuple(phases.research), phases.escalate, source) if phases.enabled else None
     description = role.description if "description" in role.model_fields_set or parent is None else parent.description
     return CompiledRole(
         role,

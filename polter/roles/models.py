@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Annotated, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -135,6 +135,11 @@ class PhasePolicy(BaseModel):
     research: list[ToolPattern] = Field(
         default_factory=lambda: ["@read-only"],
         description="Tool patterns usable in the research phase (besides Polter's floor tools).",
+    )
+    escalate: Literal["allow", "ask"] = Field(
+        default="allow",
+        description="Whether the agent's own escalate call moves it to the action phase at once (allow) or "
+        "asks the human first (ask). The human escalating from the UI is never asked.",
     )
 
 

@@ -98,3 +98,21 @@ async def test_removing_the_pane_denies_its_pending_ask(harness: Harness) -> Non
         await harness.admin.remove(pane.pane.id)
         result = await call
     assert result.is_error and "the pane was removed" in result.content[0].text
+
+
+async def test_an_escalation_the_role_makes_ask_waits_for_the_human(harness: Harness) -> None:
+    pane = await harness.pane("phased-careful")
+    async with controller(harness) as control, harness.client("polter", pane.token) as floor:
+        escalation = asyncio.create_task(floor.call_tool("escalate", {"reason": "time to write"}))
+        await wait_until(lambda: control.asks(), message="the escalation asks")
+        ask = control.asks()[0]
+        assert (ask.server, ask.name, ask.arguments) == ("polter", "escalate", {"reason": "time to write"})
+        assert (await harness.admin.pane(pane.pane.id)).phase == "research", "nothing changes before the answer"
+        await harness.admin.answer(ask.id, "deny")
+        assert (await escalation).is_error
+        assert (await harness.admin.pane(pane.pane.id)).phase == "research"
+        escalation = asyncio.create_task(floor.call_tool("escalate", {"reason": "the human agreed"}))
+        await wait_until(lambda: len(control.asks()) == 2, message="asked again")
+        await harness.admin.answer(control.asks()[1].id, "allow_once")
+        assert "action phase" in (await escalation).content[0].text
+        assert (await harness.admin.pane(pane.pane.id)).phase == "action"

@@ -152,6 +152,24 @@ def test_floor_tools_pass_gates_and_phases() -> None:
     assert compiled.decide(call("polter/escalate")).decision == "allow"
 
 
+def test_a_role_can_make_the_agents_escalation_ask_the_human() -> None:
+    compiled = role(phases=PhasePolicy(escalate="ask"), tools=ToolPolicy(default="deny", deny=["polter/*"]))
+    verdict = compiled.decide(call("polter/escalate"))
+    assert (verdict.decision, verdict.rule) == ("ask", "phases.escalate")
+    assert "asks the human" in verdict.reason
+    assert compiled.visible(call("polter/escalate"))
+    assert compiled.decide(call("polter/whoami")).decision == "allow"
+    assert compiled.describe()["phases"] == {"research": ["@read-only"], "escalate": "ask"}
+
+
+def test_an_inherited_escalation_setting_follows_the_phases_table() -> None:
+    parent = role(phases=PhasePolicy(escalate="ask"))
+    child = compile_role(Role(name="c", extends="r"), parent=parent)
+    assert child.decide(call("polter/escalate")).decision == "ask"
+    reset = compile_role(Role(name="c", extends="r", phases=PhasePolicy()), parent=parent)
+    assert reset.decide(call("polter/escalate")).decision == "allow"
+
+
 def test_skills_follow_the_skill_policy() -> None:
     compiled = role(skills=SkillPolicy(default="ask", allow=["pdf"], deny=["*deploy*"]))
     assert compiled.decide(SkillRequest("pdf")).decision == "allow"
@@ -283,7 +301,7 @@ def test_describe_gives_the_effective_policy() -> None:
         "ask": ["@destructive"],
         "allow": [],
     }
-    assert described["extends"] == "base" and described["phases"] == {"research": ["@read-only"]}
+    assert described["extends"] == "base" and described["phases"] == {"research": ["@read-only"], "escalate": "allow"}
 
 
 def test_the_same_selector_in_two_lists_reports_the_stricter_one() -> None:

@@ -83,6 +83,12 @@ ROLES = {
         [phases]
         research = ["@read-only"]
     """,
+    "phased-careful": """
+        description = "Research first; the agent asks the human before it acts"
+        extends = "phased"
+        [phases]
+        escalate = "ask"
+    """,
     "no-fixture": """
         description = "The fixture server is off limits"
         [servers]
