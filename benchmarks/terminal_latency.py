@@ -3,7 +3,8 @@
 The app runs headless (``run_test``) with the default four panes, 200×60. Pane 1 runs bash; a key
 is posted to the app as the driver would, and the time is taken when pane 1 renders the row that
 shows the echoed character (``render_line`` — the frame that goes to the terminal). Each sample
-types one character on an empty prompt, then erases it (not timed).
+types one character on an empty prompt, then erases it (not timed), at a brisk human pace: one
+key every :data:`KEY_INTERVAL` seconds (a fast typist's 10 keys a second), measured from key to key.
 
 Measured in one run, so machine load affects all figures alike:
 
@@ -42,6 +43,7 @@ from polter.ui.multiplexer import MultiplexerScreen
 
 SIZE = (200, 60)
 TARGET_P99_MS = 50.0
+KEY_INTERVAL = 0.1
 KEYS = "abcdefghijklmnopqrstuvwxyz"
 FLOOD = (
     r"yes $'\e[1;31merror\e[0m \e[33mwarn\e[0m \e[38;5;208mcolour 208\e[0m "
@@ -70,6 +72,7 @@ class EchoProbe:
         self.terminal = terminal
         self._expected: str | None = None
         self._seen = asyncio.Event()
+        self._next_key = 0.0
         render_line = terminal.render_line
 
         def timed_render_line(y: int) -> Strip:
@@ -91,9 +94,18 @@ class EchoProbe:
         return elapsed
 
     async def sample(self, character: str) -> float:
+        """One timed keystroke and one untimed erase, each starting :data:`KEY_INTERVAL` after the last."""
+        await self._pace()
         elapsed = await self._press_and_see(character, f"$ {character}")
+        await self._pace()
         await self._press_and_see("backspace", "$")
         return elapsed
+
+    async def _pace(self) -> None:
+        now = time.perf_counter()
+        if now < self._next_key:
+            await asyncio.sleep(self._next_key - now)
+        self._next_key = max(now, self._next_key) + KEY_INTERVAL
 
 
 async def _app_latencies(samples: int, warmup: int, rounds: int) -> tuple[list[float], list[float], float]:

@@ -30,7 +30,7 @@ from polter.terminal.launch import LaunchSpec
 
 __all__ = ["PtyClosedError", "PtyProcess", "describe_exit", "session_processes"]
 
-READ_SIZE: Final = 16 * 1024
+READ_SIZE: Final = 4096
 """Bytes read per readable callback: bounds the work one busy pane adds to an event-loop turn."""
 
 DRAIN_LIMIT: Final = 1024 * 1024
@@ -200,6 +200,11 @@ class PtyProcess:
         _set_window_size(self._fd, columns, lines)
 
     # -- output --------------------------------------------------------------------------------
+
+    @property
+    def reading(self) -> bool:
+        """Whether output is being read now (not paused, not at its end)."""
+        return self._reading
 
     def pause_reading(self) -> None:
         """Stop reading output until :meth:`resume_reading`; the child blocks once the PTY buffer fills."""

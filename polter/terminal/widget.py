@@ -1,12 +1,14 @@
 """The terminal pane widget: a PTY child drawn from the screen model with Textual's Line API.
 
 Output path: the PTY's reader callback feeds the screen model (bounded bytes per callback, and at
-most :data:`FEED_BUDGET` seconds of parsing per frame before reading pauses), then schedules a
-frame. Frames run at most :data:`FRAME_RATE` times a second (:data:`BUSY_FRAME_RATE` while the
+most :data:`FEED_BUDGET` seconds of parsing per :data:`FEED_WINDOW` before reading pauses), then
+schedules a frame. Frames run at most :data:`FRAME_RATE` times a second (:data:`BUSY_FRAME_RATE` while the
 program keeps scrolling the whole screen, so a flood cannot crowd out the other panes), repaint
 only the rows the screen reports dirty (plus the old and new cursor rows), and are held while the
 program draws a synchronized update (mode 2026), for at most :data:`SYNC_TIMEOUT`. The echo of
-what the user typed is drawn in the next frame, without waiting for the frame rate.
+what the user typed is drawn in the next frame, without waiting for the frame rate, and busy
+panes sharing a :class:`TypingClock` pause for :data:`YIELD_TO_TYPING` after a keystroke so that
+the echo is parsed and drawn first, in a small frame.
 
 Input path: keys are translated from their Textual names (:mod:`polter.terminal.keys`), pastes are
 bracketed when the program asked, focus changes and mouse events are reported only when enabled.
@@ -33,16 +35,42 @@ from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess, describe_exit
 from polter.terminal.screen import Style, TerminalScreen
 
-__all__ = ["TerminalView"]
+__all__ = ["TerminalView", "TypingClock"]
 
 FRAME_RATE: Final = 60
-BUSY_FRAME_RATE: Final = 30
+BUSY_FRAME_RATE: Final = 20
 """Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
-FEED_BUDGET: Final = 0.008
-"""Seconds of parsing one pane may do per frame; then its reading pauses until the next frame."""
+FEED_WINDOW: Final = 1 / 60
+FEED_BUDGET: Final = 0.005
+"""Seconds of parsing one pane may do per :data:`FEED_WINDOW`; then its reading pauses until the
+window ends, so a flooding program gets at most about half of the event loop."""
+YIELD_TO_TYPING: Final = 0.035
+"""Seconds a busy pane holds its output (reading and frames) after the user typed into a pane:
+long enough for the echo to arrive and be drawn (one Textual frame is 1/60 s). A pane never
+waits longer than two of its frame intervals, so fast typing slows a flood but cannot stop it."""
 SYNC_TIMEOUT: Final = 0.25
 """Longest a synchronized update (``CSI ? 2026 h``) may hold repaints, for programs that never end one."""
 WHEEL_LINES: Final = 3
+
+
+class TypingClock:
+    """Shared by the terminals on one screen: when the user types into one, the busy others pause
+    (reading and frames) for :data:`YIELD_TO_TYPING`, so the echo is parsed and drawn first."""
+
+    def __init__(self) -> None:
+        self._terminals: set[TerminalView] = set()
+
+    def join(self, terminal: TerminalView) -> None:
+        self._terminals.add(terminal)
+
+    def leave(self, terminal: TerminalView) -> None:
+        self._terminals.discard(terminal)
+
+    def typed(self, into: TerminalView) -> None:
+        until = asyncio.get_running_loop().time() + YIELD_TO_TYPING
+        for terminal in self._terminals:
+            if terminal is not into:
+                terminal._yield_until(until)
 
 
 class TerminalView(Widget, can_focus=True):
@@ -134,6 +162,7 @@ class TerminalView(Widget, can_focus=True):
         *,
         scrollback: int = 10_000,
         autostart: bool = True,
+        typing: TypingClock | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -143,6 +172,7 @@ class TerminalView(Widget, can_focus=True):
         self.scrollback = scrollback
         self.autostart = autostart
         """Start the program when the view first gets a size; when False, wait for :meth:`launch`."""
+        self.typing = typing or TypingClock()
         self.screen_model: TerminalScreen | None = None
         self.process: PtyProcess | None = None
         self.returncode: int | None = None
@@ -158,11 +188,15 @@ class TerminalView(Widget, can_focus=True):
         self._frame_due = 0.0
         self._last_frame = 0.0
         self._frame_interval = 1 / FRAME_RATE
+        self._busy = False
+        """The last frame had to redraw every row: the program is streaming output."""
         self._typed = False
         """Input went to the program since the last frame: draw its echo at once."""
         self._base_rich_style: RichStyle | None = None
+        self._feed_window = 0.0
         self._feed_seconds = 0.0
-        self._reading_paused = False
+        self._resume_handle: asyncio.TimerHandle | None = None
+        self._resume_at = 0.0
         self._sync_since: float | None = None
         self._cursor_row: int | None = None
         self._history_size = 0
@@ -260,9 +294,14 @@ class TerminalView(Widget, can_focus=True):
         if self.process is not None:
             await self.process.aclose()
 
+    def on_mount(self) -> None:
+        self.typing.join(self)
+
     async def on_unmount(self) -> None:
-        if self._frame_handle is not None:
-            self._frame_handle.cancel()
+        self.typing.leave(self)
+        for handle in (self._frame_handle, self._resume_handle):
+            if handle is not None:
+                handle.cancel()
         await self.close()
 
     # -- output and frames ---------------------------------------------------------------------
@@ -275,21 +314,55 @@ class TerminalView(Widget, can_focus=True):
 
     def _on_output(self, data: bytes) -> None:
         assert self.screen_model is not None
+        now = asyncio.get_running_loop().time()
+        if now - self._feed_window >= FEED_WINDOW:
+            self._feed_window, self._feed_seconds = now, 0.0
         started = time.perf_counter()
         self.last_output = time.monotonic()
         self.screen_model.feed(data)
         self._feed_seconds += time.perf_counter() - started
-        if self._feed_seconds > FEED_BUDGET and self.process is not None and not self._reading_paused:
-            self.process.pause_reading()
-            self._reading_paused = True
+        if self._feed_seconds > FEED_BUDGET:
+            self._pause_reading_until(self._feed_window + FEED_WINDOW)
         self._schedule_frame()
+
+    def _pause_reading_until(self, when: float) -> None:
+        """Stop reading the program's output until ``when`` (event-loop time); a later ``when`` wins."""
+        if self.process is None:
+            return
+        loop = asyncio.get_running_loop()
+        if self._resume_handle is not None:
+            if self._resume_at >= when:
+                return
+            self._resume_handle.cancel()
+        self.process.pause_reading()
+        self._resume_at = when
+        self._resume_handle = loop.call_later(max(0.0, when - loop.time()), self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        self._resume_handle = None
+        if self.process is not None:
+            self.process.resume_reading()
 
     def _on_exit(self, returncode: int) -> None:
         self.returncode = returncode
-        self._reading_paused = False
+        if self._resume_handle is not None:
+            self._resume_handle.cancel()
+            self._resume_handle = None
         self.add_class("-exited")
         self._frame()
         self.post_message(self.Exited(self, returncode))
+
+    def _yield_until(self, until: float) -> None:
+        """The user typed elsewhere: if streaming, pause reading and drawing until ``until`` — but
+        never for longer than two frame intervals since the last frame, so a flood slows, not stops."""
+        loop = asyncio.get_running_loop()
+        if not self._busy or self.process is None or until - self._last_frame > 2 * self._frame_interval:
+            return
+        self._pause_reading_until(until)
+        if self._frame_handle is not None:
+            self._frame_handle.cancel()
+        self._frame_due = until
+        self._frame_handle = loop.call_later(until - loop.time(), self._frame)
 
     def _schedule_frame(self, delay: float | None = None) -> None:
         """A frame as soon as the frame rate allows (or after ``delay``); an earlier one wins."""
@@ -310,11 +383,6 @@ class TerminalView(Widget, can_focus=True):
             self._frame_handle = None
         loop = asyncio.get_running_loop()
         now = loop.time()
-        self._feed_seconds = 0.0
-        if self._reading_paused:
-            self._reading_paused = False
-            if self.process is not None:
-                self.process.resume_reading()
         screen = self.screen_model
         if screen is None:
             return
@@ -339,7 +407,8 @@ class TerminalView(Widget, can_focus=True):
                 self._post_scroll()
             self._history_size = history
         cursor_row = screen.cursor.y
-        self._frame_interval = 1 / (BUSY_FRAME_RATE if dirty is None else FRAME_RATE)
+        self._busy = dirty is None
+        self._frame_interval = 1 / (BUSY_FRAME_RATE if self._busy else FRAME_RATE)
         if dirty is None or self.history_offset:
             self._strips.clear()
             self.refresh()
@@ -449,6 +518,7 @@ class TerminalView(Widget, can_focus=True):
         assert self.process is not None
         self.scroll_to_live()
         self._typed = True
+        self.typing.typed(self)
         self.process.write(data)
 
     def notify_style_update(self) -> None:

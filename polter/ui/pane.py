@@ -14,7 +14,7 @@ from textual.reactive import reactive
 
 from polter.adapters import AgentState
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.widget import TerminalView
+from polter.terminal.widget import TerminalView, TypingClock
 from polter.ui.agent_state import screen_activity
 from polter.ui.pane_header import BadgeVariant, PaneHeader
 from polter.ui.typed_line import TypedLine
@@ -59,8 +59,15 @@ class Pane(Vertical):
         def control(self) -> Pane:
             return self.pane
 
-    def __init__(self, spec: LaunchSpec, *, number: int = 1, scrollback: int = 10_000,
-                 agent: AgentPane | None = None) -> None:
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        number: int = 1,
+        scrollback: int = 10_000,
+        agent: AgentPane | None = None,
+        typing: TypingClock | None = None,
+    ) -> None:
         super().__init__()
         self.spec = spec
         self.agent = agent
@@ -72,7 +79,7 @@ class Pane(Vertical):
         self.set_reactive(Pane.number, number)
         self.header = PaneHeader()
         self.header.set_reactive(PaneHeader.number, number)
-        self.terminal = TerminalView(spec, scrollback=scrollback)
+        self.terminal = TerminalView(spec, scrollback=scrollback, typing=typing)
         self.header.set_reactive(PaneHeader.title, self.terminal.program_title)
 
     def compose(self) -> ComposeResult:

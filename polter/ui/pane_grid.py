@@ -10,6 +10,7 @@ from textual.containers import Container
 from textual.reactive import reactive
 
 from polter.terminal.launch import LaunchSpec
+from polter.terminal.widget import TypingClock
 from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
 from polter.ui.pane import Pane
 
@@ -39,11 +40,13 @@ class PaneGrid(Container):
         super().__init__()
         self._initial = specs
         self.scrollback = scrollback
+        self.typing = TypingClock()
+        """Shared by the panes: a busy pane yields to the echo of what the user types in another."""
         self.set_reactive(PaneGrid.layout_mode, layout_mode)
 
     def compose(self) -> ComposeResult:
         for number, spec in enumerate(self._initial, 1):
-            yield Pane(spec, number=number, scrollback=self.scrollback)
+            yield Pane(spec, number=number, scrollback=self.scrollback, typing=self.typing)
 
     def on_mount(self) -> None:
         self._arrange()
@@ -54,7 +57,7 @@ class PaneGrid(Container):
 
     async def add_pane(self, spec: LaunchSpec, agent: AgentPane | None = None) -> Pane:
         """Append a pane running ``spec`` (unzooming, so it can be seen) and return it."""
-        pane = Pane(spec, number=len(self.panes) + 1, scrollback=self.scrollback, agent=agent)
+        pane = Pane(spec, number=len(self.panes) + 1, scrollback=self.scrollback, agent=agent, typing=self.typing)
         self.zoomed = None
         await self.mount(pane)
         self._arrange()

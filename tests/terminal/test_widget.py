@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from polter.terminal import widget as widget_module
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.widget import TerminalView
+from polter.terminal.widget import TerminalView, TypingClock
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
 
@@ -301,3 +301,35 @@ async def test_keys_and_pastes_sent_to_the_program_are_reported() -> None:
         await pilot.press("k", "q")  # scroll-mode keys stay in Polter
         await pilot.pause()
     assert sent == [("a", "a", False), ("ctrl+c", "", False), ("enter", "", False), (None, "pasted", True)]
+
+
+class TwoPanes(App[None]):
+    def compose(self) -> ComposeResult:
+        clock = TypingClock()
+        yield TerminalView(bash_spec(), typing=clock, id="typing")
+        yield TerminalView(bash_spec(), typing=clock, id="streaming")
+
+
+async def test_a_streaming_pane_yields_to_typing_in_another_but_is_not_starved() -> None:
+    app = TwoPanes()
+    async with app.run_test(size=(80, 30)) as pilot:
+        typing, streaming = app.query_one("#typing", TerminalView), app.query_one("#streaming", TerminalView)
+        await wait_for_prompt(typing, streaming)
+        streaming.send(b"yes streaming-line\r")
+        await wait_until(lambda: streaming._busy)
+        process = streaming.process
+        assert process is not None
+        await wait_until(lambda: process.reading)
+        typing.send(b"x")
+        assert not process.reading  # paused at once: the keystroke's echo goes first
+        await wait_until(lambda: process.reading)  # and only briefly
+        received = [0]
+        screen = streaming.screen_model
+        assert screen is not None
+        feed = screen.feed
+        screen.feed = lambda data: (received.__setitem__(0, received[0] + len(data)), feed(data))[1]  # type: ignore[method-assign]
+        for _ in range(30):  # typing without pause still lets it stream
+            typing.send(b"x")
+            await pilot.pause(0.01)
+        assert received[0] > 0
+        streaming.send(b"\x03")

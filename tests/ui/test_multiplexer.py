@@ -16,7 +16,7 @@ from polter.terminal.pty import session_processes
 from polter.terminal.widget import TerminalView
 from polter.ui.app import PolterApp
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.multiplexer import SCREEN_FPS, MultiplexerScreen
 from polter.ui.pane import Pane
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
@@ -343,3 +343,14 @@ def test_options_build_the_app_and_bad_values_are_named() -> None:
         app_for("--panes", "40")
     with pytest.raises(ConfigError, match="--prefix"):
         app_for("--panes", "1", "--prefix", " ")
+
+
+
+async def test_the_screen_composes_at_polters_rate_not_textuals_default() -> None:
+    async with polter([bash_spec()]) as (app, pilot):
+        await type_line(pilot, "echo composed")
+        await wait_for_text(panes(app)[0].terminal, "composed\n")
+        screen = app.multiplexer
+        timers = [timer for timer in screen._timers if timer.name == "screen_update"]
+        assert [timer._interval for timer in timers] == [1 / SCREEN_FPS]
+        assert screen._Screen__update_timer is None  # type: ignore[attr-defined]  # Textual's own never started
