@@ -88,7 +88,7 @@ class AskScreen(ModalScreen[AskAnswer | None]):
         super().__init__()
         self.ask = ask
         self.pane_label = pane_label or ask.pane_title or ask.pane
-        self.region = region
+        self.pane_region = region
         self.position = position
         self.guard = guard
         self.clock = clock
@@ -123,7 +123,7 @@ class AskScreen(ModalScreen[AskAnswer | None]):
         dialog = self.query_one("#ask-dialog")
         width, height = dialog.outer_size
         screen = self.size
-        area = self.region or Region(0, 0, screen.width, screen.height)
+        area = self.pane_region or Region(0, 0, screen.width, screen.height)
         x = area.x + max(0, (area.width - width) // 2)
         y = area.y + max(0, (area.height - height) // 2)
         dialog.styles.offset = Offset(max(0, min(x, screen.width - width)), max(0, min(y, screen.height - height)))
@@ -180,6 +180,8 @@ class AskScreen(ModalScreen[AskAnswer | None]):
         event.stop()
         if self._accept():
             self.dismiss(event.button.id)  # type: ignore[arg-type]
+        else:
+            self.query_one("#deny", Button).focus()  # a click too soon must not leave Enter on "allow"
 
 
 def _subject(ask: AskInfo) -> str:

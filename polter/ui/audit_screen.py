@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Label, Select
+from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
 from polter.ui.services.workspace import Workspace
@@ -21,6 +21,8 @@ DECISIONS: Final = ("allow", "allow_once", "allow_pane", "deny", "error")
 _DECISION_STYLES: Final = {"allow": "green", "allow_once": "bold green", "allow_pane": "bold green",
                            "deny": "bold red", "error": "yellow"}
 COLUMNS: Final = ("time", "pane", "role", "layer", "call", "decision", "why")
+WHY_WIDTH: Final = 60
+"""The table shows the start of each reason; the highlighted row's whole reason is shown below it."""
 
 
 class AuditScreen(Screen[None]):
@@ -41,11 +43,11 @@ class AuditScreen(Screen[None]):
             padding: 0 1;
             background: $panel;
             & > Label { padding: 1 1 0 0; }
-            & > Select { width: 28; margin-right: 1; }
-            & > Checkbox { margin-top: 0; }
+            & > Select { width: 24; margin-right: 1; }
+            & > #audit-count { width: 1fr; min-width: 12; text-align: right; color: $text-muted; }
         }
-        & > DataTable { height: 1fr; }
-        & > #audit-count { dock: bottom; height: 1; padding: 0 1; color: $text-muted; }
+        & > DataTable { height: 1fr; overflow-x: hidden; }
+        & > #audit-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; color: $text-muted; }
     }
     """
 
@@ -75,10 +77,11 @@ class AuditScreen(Screen[None]):
                          id="filter-decision")
             yield Select(servers, prompt="every server", id="filter-server")
             yield Checkbox("listings", self.listings, id="filter-listings")
+            yield Label("", id="audit-count")
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
-        yield Label("", id="audit-count")
+        yield Static("", id="audit-detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -148,12 +151,23 @@ class AuditScreen(Screen[None]):
     def _add(self, table: DataTable[str | Text], row: AuditRow) -> None:
         call = "/".join(part for part in (row.server, row.name) if part) or "-"
         style = _DECISION_STYLES.get(row.decision, "")
-        reason = row.reason if len(row.reason) <= 90 else row.reason[:89] + "…"
+        reason = row.reason if len(row.reason) <= WHY_WIDTH else row.reason[: WHY_WIDTH - 1] + "…"
         table.add_row(row.time.astimezone().strftime("%H:%M:%S"), row.pane or "-", row.role or "-", row.layer,
                       call, Text(row.decision, style=style), reason, key=str(row.id) if row.id is not None else None)
         self.shown += 1
 
     def _count(self) -> None:
         total = len(self.workspace.audit_rows)
-        self.query_one("#audit-count", Label).update(
-            f"{self.shown} of {total} decisions shown" + ("" if self.listings else " (listings hidden: l)"))
+        self.query_one("#audit-count", Label).update(f"{self.shown} of {total}")
+
+    @on(DataTable.RowHighlighted)
+    def _detail(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        row = next((row for row in reversed(self.workspace.audit_rows) if str(row.id) == key), None)
+        detail = self.query_one("#audit-detail", Static)
+        if row is None:
+            detail.update("")
+            return
+        parts = [row.reason, f"rule: {row.rule}" if row.rule else "", f"{row.latency_ms:g} ms",
+                 f"arguments {row.args_digest}" if row.args_digest else ""]
+        detail.update(" · ".join(part for part in parts if part))

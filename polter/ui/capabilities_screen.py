@@ -41,12 +41,14 @@ class CapabilitiesScreen(Screen[None]):
         Binding("r", "refresh", "Refresh"),
     ]
 
-    def __init__(self, workspace: Workspace, agent: AgentPane, label: str) -> None:
+    def __init__(self, workspace: Workspace, agent: AgentPane, label: str,
+                 capabilities: Capabilities | None = None) -> None:
+        """``capabilities`` shows these instead of asking the gateway first (``r`` asks it)."""
         super().__init__()
         self.workspace = workspace
         self.agent = agent
         self.label = label
-        self.capabilities: Capabilities | None = None
+        self.capabilities = capabilities
 
     def compose(self) -> ComposeResult:
         yield Static(f"{self.label}: reading its capabilities…", id="capabilities-summary")
@@ -56,7 +58,10 @@ class CapabilitiesScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.action_refresh()
+        if self.capabilities is not None:
+            self.show(self.capabilities)
+        else:
+            self.action_refresh()
 
     @work(exclusive=True)
     async def action_refresh(self) -> None:

@@ -51,6 +51,10 @@ class PaneHeader(Horizontal):
     position: reactive[str] = reactive("")
     """Where the view is when it is not live, e.g. ``scroll 120/4000``; empty when live."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[str, tuple[str | None, BadgeVariant, str | None]] = {}
+
     def compose(self) -> ComposeResult:
         yield Label(str(self.number), id="pane-number")
         yield Label(self.title, id="pane-title")
@@ -81,11 +85,17 @@ class PaneHeader(Horizontal):
 
     def on_mount(self) -> None:
         self.query_one("#pane-position", Label).display = bool(self.position)
+        pending, self._pending = self._pending, {}
+        for key, (text, variant, tooltip) in pending.items():
+            self.set_badge(key, text, variant, tooltip=tooltip)
 
     def set_badge(self, key: str, text: str | None, variant: BadgeVariant = "default", *,
                   tooltip: str | None = None) -> None:
         """Show ``text`` in the badge ``key`` (created before the status), or remove it when ``None``;
-        ``tooltip`` explains it on hover."""
+        ``tooltip`` explains it on hover. Badges set before the header is mounted appear when it is."""
+        if not self.is_mounted:
+            self._pending[key] = (text, variant, tooltip)
+            return
         badge_id = f"badge-{key}"
         existing = self.query(f"#{badge_id}")
         if text is None:

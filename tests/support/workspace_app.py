@@ -1,0 +1,90 @@
+"""The whole app under Pilot with the real gateway process: shell panes under the test roles."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from support.gateway import ROLES, write_roles
+from support.panes import BASH, screen_text, wait_for_text
+from support.waiting import wait_until
+from textual.pilot import Pilot
+
+from polter.adapters import Adapter, discover
+from polter.gateway.servers import ServerConfig
+from polter.paths import config_dir
+from polter.ui.app import PolterApp
+from polter.ui.pane import Pane
+from polter.ui.services.config import PaneSetup
+from polter.ui.services.launch import Launch
+from polter.ui.services.workspace import PanePlan
+from polter.ui.workspace_screen import WorkspaceScreen
+
+QUIET_BASH = [BASH, "--norc", "--noprofile"]
+"""The shell adapter's environment, but bash without rc files (prompt ``$ `` from ``PS1`` in the env)."""
+
+
+def shell_plans(*roles: str, adapter: Adapter | None = None) -> list[PanePlan]:
+    shell = adapter or discover(entry_points=False).get("shell")
+    return [PanePlan(PaneSetup(adapter=shell.name, role=role, title=f"{role} shell", command=QUIET_BASH), shell,
+                     "chosen by the test") for role in roles]
+
+
+@contextlib.asynccontextmanager
+async def workspace_app(
+    monkeypatch: Any, plans: list[PanePlan], *, servers: dict[str, ServerConfig] | None = None,
+    roles: dict[str, str] = ROLES, size: tuple[int, int] = (160, 44), **launch: Any,
+) -> AsyncIterator[tuple[PolterApp, Pilot[None]]]:
+    """The app with ``plans`` opened and every pane at its prompt; the test roles are the user's roles."""
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", roles)
+    app = PolterApp(launch=Launch(plans, discover(entry_points=False), servers=servers or {}, **launch))
+    async with app.run_test(size=size) as pilot:
+        await wait_until(lambda: screen(app).ready, timeout=60, message="the gateway and the panes to start")
+        for pane in panes(app):
+            await wait_for_text(pane.terminal, "$")
+        yield app, pilot
+
+
+def screen(app: PolterApp) -> WorkspaceScreen:
+    assert isinstance(app.multiplexer, WorkspaceScreen)
+    return app.multiplexer
+
+
+def panes(app: PolterApp) -> list[Pane]:
+    return screen(app).grid.panes
+
+
+def badges(pane: Pane) -> dict[str, str]:
+    """The header's badges by key (adapter, role, phase, state, asks, restart)."""
+    return {str(label.id).removeprefix("badge-"): str(label.content) for label in pane.header.query(".badge")}
+
+
+async def run_in(pilot: Pilot[None], pane: Pane, command: str, expect: str, *, timeout: float = 30) -> str:
+    """Focus ``pane``, type ``command`` and Enter, and wait until ``expect`` shows on its screen."""
+    pane.terminal.focus()
+    await pilot.pause()
+    await pilot.press(*command, "enter")
+    await wait_for_text(pane.terminal, expect, timeout=timeout)
+    return screen_text(pane.terminal)
+
+
+async def palette(pilot: Pilot[None], *steps: tuple[str, str]) -> None:
+    """Open the command palette; for each ``(typed, expected)`` step, type, wait until the best hit
+    reads ``expected``, and choose it (a step may open a sub-palette for the next one)."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    for typed, expected in steps:
+        await wait_until(lambda: isinstance(pilot.app.screen, CommandPalette), message="the palette")
+        palette_screen = pilot.app.screen
+        hits = palette_screen.query_one(CommandList)
+        await pilot.press(*typed)
+
+        def best() -> str:
+            return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
+
+        await wait_until(lambda: expected in best(), message=lambda: f"{expected!r} as the best hit, not {best()!r}")  # noqa: B023
+        await pilot.press("down", "enter")
+        await wait_until(lambda: pilot.app.screen is not palette_screen, message="the palette to close")  # noqa: B023

@@ -1,0 +1,147 @@
+"""Snapshots of the ask modal, the audit, capabilities and help screens (update: ``pytest --snapshot-update``).
+
+Deterministic: fixed sizes, fixed data, a frozen clock for the ask's countdown, times shown in UTC.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.ui import NOW, AskApp, make_ask
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widgets import Select, Static
+
+from polter.adapters import RuntimeDir, find_adapter
+from polter.gateway.models import AuditRow, Capabilities, ServerCapability, SkillCapability, ToolCapability
+from polter.ui.audit_screen import AuditScreen
+from polter.ui.capabilities_screen import CapabilitiesScreen
+from polter.ui.help_screen import HelpScreen
+from polter.ui.services.config import PaneSetup
+from polter.ui.services.workspace import AgentPane, PanePlan, Workspace
+
+SIZE = (110, 32)
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+
+
+class Over(App[None]):
+    """A plain background with one screen pushed on top."""
+
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.top = screen
+
+    def compose(self) -> ComposeResult:
+        yield Static("the panes would be here")
+
+    def on_mount(self) -> None:
+        self.push_screen(self.top)
+
+
+def row(number: int, **values: Any) -> AuditRow:
+    base: dict[str, Any] = {
+        "id": number, "time": datetime(2026, 11, 30, 9, 0, tzinfo=UTC) + timedelta(seconds=7 * number),
+        "pane": "p1", "role": "coder", "layer": "call", "server": "time", "name": "get_current_time",
+        "decision": "allow", "rule": 'tools.default = "allow"', "reason": "the role's default for tools is allow",
+        "latency_ms": 3.2, "args_digest": None,
+    }
+    return AuditRow(**(base | values))
+
+
+def workspace_with_rows(tmp_path: Path) -> Workspace:
+    space = Workspace(state_dir=tmp_path)
+    space.server_names = ["time", "terraria"]
+    space.audit_rows.extend([
+        row(1, layer="listing", name=None, reason="2 of 2 tools listed"),
+        row(2),
+        row(3, pane="p2", role="reviewer", server="terraria", name="world_hardmode", decision="deny",
+            rule='gates["terraria/world_hardmode"]',
+            reason="terraria/world_hardmode runs only when the human has asked for it in this pane"),
+        row(4, pane="p2", role="reviewer", layer="ask", server="terraria", name="world_hardmode",
+            decision="allow_once", reason="asked a human: allowed once"),
+        row(5, pane="p3", role="researcher", name="convert_time", decision="deny", rule='tools.default = "deny"',
+            reason="time/convert_time is not read-only; the role denies the rest"),
+        row(6, pane="p4", role="ops", server="polter", name="escalate", layer="phase", decision="allow",
+            reason="escalated by the human"),
+    ])
+    return space
+
+
+def agent(tmp_path: Path) -> AgentPane:
+    shell = find_adapter("shell")
+    plan = PanePlan(PaneSetup(adapter="shell", role="reviewer"), shell, "chosen by the test")
+    return AgentPane(id="p2", plan=plan, token="t" * 43, runtime=RuntimeDir(tmp_path / "p2"), role="reviewer",
+                     launched_role="reviewer", phase="research")
+
+
+CAPABILITIES = Capabilities(
+    pane="p2", title="Shell", role="reviewer", role_found=True, phase="research",
+    description="Reads freely, asks before commenting; never merges, pushes or deletes",
+    notes=["Phase research: only research tools can be used; call escalate on the polter server to act."],
+    servers=[
+        ServerCapability(name="polter", decision="allow", rule=None, reason="Polter's own floor tools", state="running",
+                         tools=[ToolCapability(name="whoami", decision="allow", visible=True, rule=None,
+                                               reason="a floor tool", read_only=True, destructive=False)]),
+        ServerCapability(name="time", decision="allow", rule='servers.default = "allow"',
+                         reason="the role's default for servers is allow", state="running", tools=[
+                             ToolCapability(name="get_current_time", decision="allow", visible=True,
+                                            rule='tools.allow "@read-only"', reason="read-only tools are allowed",
+                                            read_only=True, destructive=False),
+                             ToolCapability(name="convert_time", decision="deny", visible=False, rule="phases.research",
+                                            reason="the research phase allows read-only tools only",
+                                            read_only=False, destructive=True)]),
+    ],
+    skills=[SkillCapability(name="code-review", decision="allow", rule='skills.allow "*review*"',
+                            reason="skills.allow matches")],
+)
+
+
+def test_the_ask_modal(snap_compare: Any) -> None:
+    app = AskApp(make_ask(), region=Region(55, 16, 55, 16), position=(1, 2), pane_label="Pane 4 reviewer",
+                 clock=lambda: 0.0)
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_the_audit_screen(snap_compare: Any, tmp_path: Path) -> None:
+    app = Over(AuditScreen(workspace_with_rows(tmp_path)))
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_the_audit_screen_filtered_by_decision_with_listings(snap_compare: Any, tmp_path: Path) -> None:
+    screen = AuditScreen(workspace_with_rows(tmp_path))
+
+    async def filtered(pilot: Any) -> None:
+        screen.query_one("#filter-decision", Select).value = "deny"
+        screen.action_toggle_listings()
+        await pilot.pause()
+
+    assert snap_compare(Over(screen), terminal_size=SIZE, run_before=filtered)
+
+
+def test_the_capabilities_screen(snap_compare: Any, tmp_path: Path) -> None:
+    screen = CapabilitiesScreen(Workspace(state_dir=tmp_path), agent(tmp_path), "Pane 2", capabilities=CAPABILITIES)
+    assert snap_compare(Over(screen), terminal_size=SIZE)
+
+
+def test_the_help_screen(snap_compare: Any) -> None:
+    assert snap_compare(Over(HelpScreen("ctrl+b")), terminal_size=(110, 50))
+
+
+def test_the_audit_screen_filters(tmp_path: Path) -> None:
+    screen = AuditScreen(workspace_with_rows(tmp_path))
+    shown = [r for r in screen.workspace.audit_rows if screen.matches(r)]
+    assert [r.id for r in shown] == [2, 3, 4, 5, 6]  # listings hidden by default
+    screen.pane, screen.server = "p2", "terraria"
+    assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 4]
+    screen.pane, screen.server, screen.decision = None, None, "deny"
+    assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 5]
+    assert NOW.tzinfo is UTC

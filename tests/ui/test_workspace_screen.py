@@ -1,0 +1,212 @@
+"""The app as its users drive it, against the real gateway process: headers, typed lines, the palette,
+asks, the audit, capabilities and help screens, quitting and restoring."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from support.gateway import fixture_server
+from support.waiting import wait_until
+from support.workspace_app import badges, palette, panes, run_in, screen, shell_plans, workspace_app
+
+from polter.adapters import Liveness, discover
+from polter.gateway.client import pane_client
+from polter.ui.ask_screen import AskScreen
+from polter.ui.audit_screen import AuditScreen
+from polter.ui.capabilities_screen import CapabilitiesScreen
+from polter.ui.help_screen import HelpScreen
+from polter.ui.services.config import load_session
+from polter.ui.services.launch import plan_launch
+
+SHELL = discover(entry_points=False).get("shell")
+
+
+class ColdShell(type(SHELL)):  # type: ignore[misc]
+    """A shell that says its CLI applies role changes only on restart (as Codex does)."""
+
+    info = SHELL.info.model_copy(update={"name": "cold-shell", "display_name": "Cold shell",
+                                         "mcp_liveness": Liveness.COLD})
+
+
+async def gateway_pane(app: Any, index: int) -> Any:
+    agent = screen(app).grid.panes[index].agent
+    return {pane.id: pane for pane in await screen(app).workspace.client.panes()}[agent.id]
+
+
+async def test_panes_are_registered_and_their_headers_say_what_runs_under_which_role(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open", "phased"), servers={"fixture": fixture_server()}) as (
+            app, pilot):
+        one, two = panes(app)
+        assert badges(one)["adapter"] == "Shell" and badges(one)["role"] == "open" and "phase" not in badges(one)
+        assert badges(two)["role"] == "phased" and badges(two)["phase"] == "research"
+        assert (await gateway_pane(app, 0)).title == "open shell"
+        text = await run_in(pilot, one, "polter tools", "fixture/write_note")
+        assert 'pane p1 "open shell": role open' in text
+        # A line typed in the phased pane starts a new research phase; escalating is a palette command.
+        two.terminal.focus()
+        await palette(pilot, ("escalate", "Escalate pane 2"))
+        await wait_until(lambda: badges(two).get("phase") == "action", message="the action phase in the header")
+        await run_in(pilot, two, "echo next request", "next request")
+        await wait_until(lambda: badges(two).get("phase") == "research", message="a typed line resets the phase")
+        assert (await gateway_pane(app, 1)).last_input_at is not None
+        await wait_until(lambda: badges(one).get("state") == "idle", message="the idle shell")
+
+
+async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_restart(monkeypatch: Any) -> None:
+    plans = [*shell_plans("open"), *shell_plans("open", adapter=ColdShell())]
+    async with workspace_app(monkeypatch, plans, servers={"fixture": fixture_server()}) as (app, pilot):
+        hot, cold = panes(app)
+        hot.terminal.focus()
+        await palette(pilot, ("switch the role of pane 1", "Switch the role of pane 1"), ("reader", "reader"))
+        await wait_until(lambda: badges(hot)["role"] == "reader", message="the new role in the header")
+        assert (await gateway_pane(app, 0)).role == "reader" and "restart" not in badges(hot)
+        text = await run_in(pilot, hot, "clear; polter tools", "role reader")
+        assert decision_of(text, "fixture/write_note") == "deny" and decision_of(text, "fixture/read_notes") == "allow"
+
+        await palette(pilot, ("pane 2: role reader", "Pane 2: role reader"))
+        await wait_until(lambda: badges(cold).get("restart") == "restart to apply", message="restart to apply")
+        assert cold.agent is not None and cold.agent.restart_needed
+        process = cold.terminal.process
+        await palette(pilot, ("restart pane 2 to apply", "to apply its role"))
+        from polter.ui.confirm import ConfirmScreen
+
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the restart confirmation")
+        await pilot.press("y")
+        await wait_until(lambda: cold.terminal.process is not process and cold.terminal.running, message="restart")
+        await wait_until(lambda: "restart" not in badges(cold), message="the badge to go after the restart")
+        assert cold.agent.launched_role == "reader"
+
+
+async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open", "asker"), servers={"fixture": fixture_server()}) as (
+            app, pilot):
+        one, two = panes(app)
+        one.terminal.focus()
+        agent = two.agent
+        assert agent is not None
+
+        async def write(text: str) -> Any:
+            async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+                return await client.call_tool("write_note", {"text": text})
+
+        first = asyncio.create_task(write("first"))
+        await wait_until(lambda: isinstance(app.screen, AskScreen), message="the ask modal")
+        modal = app.screen
+        assert isinstance(modal, AskScreen) and modal.ask.name == "write_note"
+        assert modal.pane_region == two.region  # over the pane that asked, not the focused one
+        assert badges(two)["asks"] == "ask"
+        assert any("Pane 2 (asker) asks to use fixture/write_note" in n.message for n in app._notifications)
+        second = asyncio.create_task(write("second"))
+        await wait_until(lambda: len(screen(app).asks) == 2, message="the second ask to queue")
+        assert badges(two)["asks"] == "2 asks"
+
+        await pilot.press("a")  # too soon: ignored (the guard's timing is tested with a fake clock)
+        assert app.screen is modal
+        await wait_until(lambda: modal.armed, message="the quiet period to pass")
+        await pilot.press("a")
+        assert not (await first).is_error
+        await wait_until(lambda: isinstance(app.screen, AskScreen) and app.screen is not modal and app.screen.armed,
+                         message="the next ask")
+        await pilot.press("escape")  # later: it stays pending
+        await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal to go")
+        assert len(screen(app).asks) == 1 and badges(two)["asks"] == "ask"
+        await palette(pilot, ("pending asks", "Pending asks (1)"))
+        await wait_until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, message="the put-off ask")
+        await pilot.press("d")
+        assert (await second).is_error
+        await wait_until(lambda: "asks" not in badges(two), message="no pending ask in the header")
+
+        third = asyncio.create_task(write("third"))
+        await wait_until(lambda: isinstance(app.screen, AskScreen), message="the third ask")
+        ask = app.screen.ask  # type: ignore[attr-defined]
+        await screen(app).workspace.client.answer(ask.id, "allow_once")  # answered elsewhere (polter asks answer)
+        await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal withdrawn")
+        assert not (await third).is_error
+
+
+async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_screens(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("reader"), servers={"fixture": fixture_server()}) as (app, pilot):
+        [pane] = panes(app)
+        await run_in(pilot, pane, "polter call fixture/write_note '{\"text\": \"x\"}'", "Polter refused")
+        await palette(pilot, ("audit log", "Audit log"))
+        await wait_until(lambda: isinstance(app.screen, AuditScreen), message="the audit screen")
+        audit = app.screen
+        assert isinstance(audit, AuditScreen)
+        from textual.widgets import DataTable
+
+        table = audit.query_one(DataTable)
+        await wait_until(lambda: any("write_note" in str(table.get_row_at(i)) for i in range(table.row_count)),
+                         message="the refused call in the audit")
+        before = table.row_count
+        agent = pane.agent
+        assert agent is not None
+        async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+            await client.call_tool("read_notes", {})
+        await wait_until(lambda: table.row_count == before + 1, message="the new decision, live")
+        audit.decision = "deny"
+        audit._rebuild()
+        assert table.row_count >= 1 and all("deny" in str(table.get_row_at(i)) for i in range(table.row_count))
+        await pilot.press("escape")
+        await wait_until(lambda: app.screen is screen(app), message="back to the panes")
+
+        pane.terminal.focus()
+        await palette(pilot, ("capabilities", "Capabilities of pane 1"))
+        await wait_until(lambda: isinstance(app.screen, CapabilitiesScreen) and app.screen.capabilities is not None,
+                         message="the capabilities")
+        capabilities = app.screen.capabilities  # type: ignore[attr-defined]
+        fixture = next(server for server in capabilities.servers if server.name == "fixture")
+        assert {tool.name: tool.decision for tool in fixture.tools}["write_note"] == "deny"
+        await pilot.press("escape")
+        await pilot.press("ctrl+b", "question_mark")
+        await wait_until(lambda: isinstance(app.screen, HelpScreen), message="the help screen")
+        await pilot.press("escape")
+
+
+async def test_quitting_saves_the_session_and_restore_reopens_it(monkeypatch: Any, tmp_path: Path) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open", "reader")) as (app, pilot):
+        one, _two = panes(app)
+        await run_in(pilot, one, f"cd {tmp_path}", "$ ")
+        await wait_until(lambda: _cwd(one) == tmp_path, message="the shell to change directory")
+        await pilot.press("ctrl+b", "space")  # columns
+        await pilot.press("ctrl+b", "q")
+        await pilot.press("y")
+        await wait_until(lambda: screen(app).saved, message="the session to be saved")
+    session = load_session()
+    assert session.layout == "columns"
+    assert [(pane.adapter, pane.role, pane.title) for pane in session.panes] == [
+        ("shell", "open", "open shell"), ("shell", "reader", "reader shell")]
+    assert session.panes[0].cwd == tmp_path
+    from polter.cli import build_parser
+
+    launch = plan_launch(build_parser().parse_args(["--restore"]))
+    assert [plan.setup.role for plan in launch.plans] == ["open", "reader"] and launch.layout == "columns"
+    assert all(plan.setup.resume for plan in launch.plans) and launch.plans[0].setup.cwd == tmp_path
+
+
+def _cwd(pane: Any) -> Path | None:
+    from polter.ui.multiplexer import working_directory
+
+    return working_directory(pane)
+
+
+async def test_a_dead_gateway_is_restarted_and_the_panes_keep_working(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
+        [pane] = panes(app)
+        gateway = screen(app).workspace.supervisor.current
+        assert gateway is not None
+        os.kill(gateway.process.pid, signal.SIGKILL)
+        await wait_until(lambda: any("The gateway is back" in n.message for n in app._notifications), timeout=60,
+                         message="the gateway to come back")
+        assert any("killed by SIGKILL" in n.message for n in app._notifications)
+        text = await run_in(pilot, pane, "polter tools", "role open")  # the same token, the same URL
+        assert "AuthError" not in text
+
+
+def decision_of(text: str, tool: str) -> str:
+    """The DECISION column of ``tool``'s row in ``polter tools`` output."""
+    line = next(line for line in text.splitlines() if line.strip().startswith(tool))
+    return line.split()[1]
