@@ -1,17 +1,23 @@
 """Regenerate the README's screenshots (SVG) by driving the real app headless: ``make screenshots``.
 
 Each shot is an async function that gets a fresh app under ``run_test`` and returns when the
-screen shows what it should; the SVG is written next to this file as ``<name>.svg``.
+screen shows what it should; the SVG is written next to this file as ``<name>.svg``. The shots of
+agents under roles are scripted runs of ``polter --demo`` (the real gateway, the Terraria server
+and the TShock simulator; the agents are the demo's scripted ones, so no model is involved).
+``python screenshots/generate.py NAME ...`` makes only those.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -22,7 +28,7 @@ from polter.ui.multiplexer import MultiplexerScreen
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SIZE = (140, 40)
+SIZE = (160, 46)
 PROMPT = r"\[\e[1;36m\]~/polter\[\e[0m\] \[\e[1;32m\]$\[\e[0m\] "
 
 
@@ -64,7 +70,113 @@ async def four_panes(app: PolterApp, pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
+def demo_app() -> PolterApp:
+    """``polter --demo`` with the human's shell as a quiet bash (the same prompt on every machine)."""
+    from polter.adapters import discover
+    from polter.ui.demo import demo_launch
+
+    os.environ["PS1"] = PROMPT
+    launch = demo_launch(discover(entry_points=False))
+    shell = launch.plans[3]
+    bash = shutil.which("bash") or "/bin/bash"
+    launch.plans[3] = dataclasses.replace(shell, setup=shell.setup.model_copy(
+        update={"command": [bash, "--norc", "--noprofile"], "cwd": ROOT}))
+    return PolterApp(launch=launch)
+
+
+async def demo_ready(app: PolterApp) -> list[Any]:
+    await until(lambda: getattr(app.multiplexer, "ready", False), timeout=120)
+    panes = app.multiplexer.grid.panes
+    for pane in panes[:3]:
+        await until(lambda: shows(pane.terminal, "you>"), timeout=60)  # noqa: B023
+    app.clear_notifications()
+    return panes
+
+
+async def say(pilot: Pilot[None], pane: Any, line: str) -> None:
+    pane.terminal.focus()
+    await pilot.pause()
+    await type_line(pilot, line)
+
+
+async def demo_story(app: PolterApp, pilot: Pilot[None]) -> list[Any]:
+    """The admin asks for rain (the gate refuses the agent's hardmode), the moderator who is online, the
+    researcher for rain (refused: its role only reads), and the human's own shell tries the same."""
+    admin, moderator, researcher, shell = await demo_ready(app)
+    await say(pilot, admin, "make it rain")
+    await until(lambda: shows(admin.terminal, "Polter refused terraria/world_hardmode"), timeout=60)
+    await say(pilot, moderator, "who is online")
+    await until(lambda: shows(moderator.terminal, "online:"), timeout=60)
+    await say(pilot, researcher, "make it rain")
+    await until(lambda: "\n".join(researcher.terminal.screen_model.display()).count("Polter refused") >= 2, timeout=60)
+    await say(pilot, shell, "polter call terraria/world_rain")
+    await until(lambda: shows(shell.terminal, "Polter refused"), timeout=60)
+    await until(lambda: all(pane.agent_state is not None and pane.agent_state.value == "idle"
+                            for pane in (admin, moderator, researcher, shell)), timeout=30)
+    admin.terminal.focus()
+    await pilot.pause()
+    return [admin, moderator, researcher, shell]
+
+
+async def agents(app: PolterApp, pilot: Pilot[None]) -> None:
+    await demo_story(app, pilot)
+    app.clear_notifications()
+    await pilot.pause()
+
+
+async def palette(app: PolterApp, pilot: Pilot[None]) -> None:
+    """The palette switching the researcher's role: the sub-palette of roles for pane 3."""
+    from textual.command import CommandList, CommandPalette
+
+    _admin, _moderator, researcher, _shell = await demo_story(app, pilot)
+    researcher.terminal.focus()
+    await pilot.pause()
+    await pilot.press("ctrl+p")
+    await until(lambda: isinstance(app.screen, CommandPalette))
+    await pilot.press(*"switch the role of pane 3")
+    hits = app.screen.query_one(CommandList)
+    await until(lambda: hits.option_count and "pane 3" in str(hits.get_option_at_index(0).prompt))
+    await pilot.press("down", "enter")
+    await until(lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count >= 3)
+    await pilot.press(*"terraria-mod")
+    hits = app.screen.query_one(CommandList)
+    await until(lambda: hits.option_count and "moderator" in str(hits.get_option_at_index(0).prompt))
+    await pilot.press("down")
+    await pilot.pause(0.3)
+
+
+async def ask(app: PolterApp, pilot: Pilot[None]) -> None:
+    """The human said "hardmode" in the admin's pane: now the gateway asks, over that pane."""
+    from polter.ui.ask_screen import AskScreen
+
+    admin, *_ = await demo_story(app, pilot)
+    await say(pilot, admin, "turn on hardmode")
+    await until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, timeout=60)
+    app.clear_notifications()
+    await pilot.pause(1.1)  # the modal's countdown ticks once a second; let it settle
+
+
+async def audit(app: PolterApp, pilot: Pilot[None]) -> None:
+    """The audit log after the story, the hardmode ask answered."""
+    from polter.ui.ask_screen import AskScreen
+    from polter.ui.audit_screen import AuditScreen
+
+    admin, *_ = await demo_story(app, pilot)
+    await say(pilot, admin, "turn on hardmode")
+    await until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, timeout=60)
+    await pilot.press("a")
+    await until(lambda: shows(admin.terminal, "Hardmode is now on"), timeout=60)
+    app.multiplexer.show_audit()
+    await until(lambda: isinstance(app.screen, AuditScreen))
+    app.clear_notifications()
+    await pilot.pause(0.3)
+
+
 SHOTS: dict[str, tuple[Callable[[], PolterApp], Callable[[PolterApp, Pilot[None]], Awaitable[None]]]] = {
+    "agents": (demo_app, agents),
+    "palette": (demo_app, palette),
+    "ask": (demo_app, ask),
+    "audit": (demo_app, audit),
     "multiplexer": (
         lambda: PolterApp([
             shell("bash"),
@@ -79,11 +191,20 @@ SHOTS: dict[str, tuple[Callable[[], PolterApp], Callable[[PolterApp, Pilot[None]
 
 
 async def take(name: str) -> Path:
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"polter-screenshot-{name}-"))
+    os.environ["POLTER_CONFIG_DIR"] = str(scratch / "config")  # the bundled roles only, no user servers
+    os.environ["POLTER_STATE_DIR"] = str(scratch / "state")  # a fresh audit log for each shot
     make_app, drive = SHOTS[name]
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: isinstance(app.screen, MultiplexerScreen))
-        await drive(app, pilot)
+        await until(lambda: isinstance(app.screen, MultiplexerScreen), timeout=60)
+        try:
+            await drive(app, pilot)
+        except TimeoutError:
+            print(f"{name}: timed out; what the screen showed is in {app.save_screenshot(f'{name}-failed.svg', '/tmp')}")
+            raise
         path = Path(app.save_screenshot(f"{name}.svg", str(HERE)))
     return path
 

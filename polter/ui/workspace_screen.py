@@ -99,12 +99,12 @@ class WorkspaceScreen(MultiplexerScreen):
         for plan in self.plans:
             await self.open_plan(plan, focus=False)
         self.query_one("#starting").remove()
-        self.ready = True
         panes = self.grid.panes
         if panes:
             panes[0].terminal.focus()
         if self.hint:
             self.notify(self.hint, title="Polter", timeout=30)
+        self.ready = True
 
     # -- panes -----------------------------------------------------------------------------------
 

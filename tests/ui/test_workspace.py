@@ -20,7 +20,7 @@ import pytest_asyncio
 from support.gateway import fixture_server, time_server, write_roles
 from support.waiting import wait_until
 
-from polter.adapters import AdapterInfo, Liveness, find_adapter
+from polter.adapters import Liveness, Skill, find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
@@ -49,6 +49,15 @@ class ColdShell(type(SHELL)):  # type: ignore[misc]
     """A shell that pretends its tools change only on restart (as Codex does)."""
 
     info = SHELL.info.model_copy(update={"name": "cold-shell", "mcp_liveness": Liveness.COLD})
+
+
+class SkilledShell(type(SHELL)):  # type: ignore[misc]
+    """A shell with a skill, whose skill list (like Claude Code's) changes only on restart; tools are live."""
+
+    info = SHELL.info.model_copy(update={"name": "skilled-shell", "skills_liveness": Liveness.COLD})
+
+    def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
+        return [Skill(name="write-docs", scope="user")]
 
 
 def plan(role: str, adapter: Any = SHELL, **setup: Any) -> PanePlan:
@@ -177,6 +186,19 @@ async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_col
     await space.set_role(cold, "open")
     await space.set_role(cold, "reader")  # back to what it runs: nothing to apply
     assert cold.restart_needed is None
+
+
+async def test_a_cli_with_a_cold_skill_list_needs_a_restart_only_when_the_hidden_skills_change(
+        shared: Shared, tmp_path: Path) -> None:
+    space, _inbox = shared
+    agent, _ = await space.open(plan("open", adapter=SkilledShell()))
+    assert agent.skills == ["write-docs"] and agent.hidden_at_launch == frozenset()
+    await space.set_role(agent, "asker")  # tools change, live; the same skills stay visible
+    assert agent.restart_needed is None
+    await space.set_role(agent, "reader")  # reader denies *write*: the CLI still shows the skill
+    assert agent.hidden_now == {"write-docs"} and "skills" in (agent.restart_needed or "")
+    await space.relaunch(agent)
+    assert agent.hidden_at_launch == {"write-docs"} and agent.restart_needed is None
 
 
 async def test_phases_and_typed_lines(shared: Shared, tmp_path: Path) -> None:

@@ -75,12 +75,21 @@ def plan(line: str) -> list[Step]:
     return []
 
 
+MAX_SHOWN = 240
+"""Characters of a structured result the agent prints (it reads the rest, as a model would)."""
+
+
 def _summary(result: Any) -> tuple[bool, str]:
+    data = result.structured_content
+    if not result.is_error and isinstance(data, dict):
+        players = data.get("players")
+        if isinstance(players, list) and "count" in data:
+            names = ", ".join(str(player.get("nickname", "?")) for player in players if isinstance(player, dict))
+            return True, f"{data['count']} online: {names}" if players else "nobody is online"
+        text = json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+        return True, text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
     texts = [getattr(block, "text", "") for block in result.content]
-    text = " ".join(part for part in texts if part).strip()
-    if not text and result.structured_content is not None:
-        text = json.dumps(result.structured_content, ensure_ascii=False)
-    return not result.is_error, text
+    return not result.is_error, " ".join(part for part in texts if part).strip()
 
 
 def _whoami_summary(data: dict[str, Any]) -> str:

@@ -89,6 +89,10 @@ class AgentPane:
     warnings: tuple[str, ...] = ()
     files: set[str] = field(default_factory=set)
     """The runtime-dir files the adapter wrote at the last launch."""
+    hidden_at_launch: frozenset[str] = frozenset()
+    """Skills the CLI was told to hide when it started (the role denied them)."""
+    hidden_now: frozenset[str] = frozenset()
+    """Skills the pane's current role denies."""
     restart_needed: str | None = None
     """Why the running CLI is out of date with the pane's role (None when it is not)."""
     closed: bool = False
@@ -106,22 +110,27 @@ class AgentPane:
         return self.setup.title or self.adapter.display_name
 
     @property
-    def live(self) -> bool:
-        """A role change reaches the running CLI without a restart (tools and skills both hot)."""
-        info = self.adapter.info
-        return info.mcp_liveness == Liveness.HOT and (info.skills_liveness == Liveness.HOT or not self.skills)
+    def tools_live(self) -> bool:
+        """The CLI refreshes its tool list when the gateway says it changed (``list_changed``)."""
+        return self.adapter.info.mcp_liveness == Liveness.HOT
+
+    @property
+    def skills_live(self) -> bool:
+        return self.adapter.info.skills_liveness == Liveness.HOT or not self.skills
 
     def update(self, info: PaneInfo) -> None:
         self.role, self.phase, self.role_found, self.pending_asks = info.role, info.phase, info.role_found, info.pending_asks
         self.restart_needed = self._restart_reason()
 
     def _restart_reason(self) -> str | None:
-        if self.role == self.launched_role or self.live:
-            return None
-        info = self.adapter.info
-        if info.mcp_liveness == Liveness.HOT:
-            return f"{self.adapter.display_name} shows its skill list as of its start; restart to apply"
-        return f"{self.adapter.display_name} keeps its tool list until it restarts; restart to apply"
+        """Why the running CLI shows something else than the role allows now (None when it does not).
+        The gateway decides every call under the current role either way; this is about what the CLI shows."""
+        name = self.adapter.display_name
+        if self.role != self.launched_role and not self.tools_live:
+            return f"{name} keeps its tool list until it restarts; restart to apply"
+        if self.hidden_now != self.hidden_at_launch and not self.skills_live:
+            return f"{name} shows the skills of the role it started under until it restarts; restart to apply"
+        return None
 
 
 class Workspace:
@@ -339,10 +348,7 @@ class Workspace:
     async def _prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
         setup = agent.setup
         cwd = (setup.cwd or Path.cwd()).resolve()
-        decisions = {}
-        if agent.skills:
-            capabilities = await self.client.capabilities(agent.id)
-            decisions = {skill.name: skill.decision for skill in capabilities.skills}
+        decisions = await self._skill_decisions(agent)
         pane = Pane(pane_id=agent.id, gateway_url=self._url or "", servers=tuple(self.server_names),
                     runtime_dir=agent.runtime.path, cwd=cwd, token=SecretStr(agent.token),
                     skill_decision=lambda name: decisions.get(name, "allow"),
@@ -350,6 +356,7 @@ class Workspace:
         prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
         agent.warnings = prepared.warnings
         agent.launched_role = agent.role
+        agent.hidden_at_launch = agent.hidden_now = _denied(decisions)
         spec = prepared.launch
         if setup.command:
             spec = spec.model_copy(update={"argv": tuple(setup.command)})
@@ -371,11 +378,24 @@ class Workspace:
         agent.files = set(prepared.files)
         return prepared
 
+    async def _skill_decisions(self, agent: AgentPane) -> dict[str, str]:
+        if not agent.skills:
+            return {}
+        capabilities = await self.client.capabilities(agent.id)
+        return {skill.name: skill.decision for skill in capabilities.skills}
+
+    async def _role_changed(self, agent: AgentPane) -> None:
+        """After a role change: which skills the new role hides (for CLIs that show skills as of their start)."""
+        if not agent.skills_live:
+            agent.hidden_now = _denied(await self._skill_decisions(agent))
+            agent.restart_needed = agent._restart_reason()
+        self._broadcast(Workspace.PaneChanged, agent)
+
     # -- acting on panes -------------------------------------------------------------------------
 
     async def set_role(self, agent: AgentPane, role: str) -> None:
         agent.update(await self.client.set_role(agent.id, role))
-        self._broadcast(Workspace.PaneChanged, agent)
+        await self._role_changed(agent)
 
     async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
         reason = "escalated by the human" if phase == "action" else "reset by the human"
@@ -418,8 +438,12 @@ class Workspace:
                 info = PaneInfo.model_validate(event.data)
                 agent = self.panes.get(info.id)
                 if agent is not None:
+                    changed = info.role != agent.role
                     agent.update(info)
-                    self._broadcast(Workspace.PaneChanged, agent)
+                    if changed:  # switched by someone else (polter panes role ...)
+                        self._spawn(self._role_changed(agent), f"reading the new role of {agent.id}")
+                    else:
+                        self._broadcast(Workspace.PaneChanged, agent)
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
                 self._broadcast(Workspace.RolesChanged, self.roles)
@@ -464,6 +488,10 @@ class Workspace:
         task = asyncio.ensure_future(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _denied(decisions: dict[str, str]) -> frozenset[str]:
+    return frozenset(name for name, decision in decisions.items() if decision == "deny")
 
 
 def _with_polter_on_path(env: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,68 @@
+"""``polter --demo`` end to end: the TShock simulator, the Terraria server behind the real gateway, the
+scripted agents under the Terraria roles. The newcomer's story: rain comes, the agent's uninvited
+hardmode is refused by the keyword gate, and once the human says "hardmode" the gateway asks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.panes import screen_text, wait_for_text
+from support.waiting import wait_until
+from textual.pilot import Pilot
+
+from polter.adapters import discover
+from polter.ui.app import PolterApp
+from polter.ui.ask_screen import AskScreen
+from polter.ui.demo import demo_launch
+from polter.ui.pane import Pane
+from polter.ui.demo.agent import plan
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_scripted_agent_follows_rain_with_an_uninvited_hardmode() -> None:
+    assert [(step.tool, step.arguments) for step in plan("make it rain please")] == [
+        ("world_rain", {"enabled": True}), ("world_hardmode", {"enabled": True})]
+    assert [step.tool for step in plan("开启困难模式")] == ["world_hardmode"]
+    assert plan("turn hardmode off")[0].arguments == {"enabled": False}
+    assert plan("kick Ann")[0].arguments == {"player": "Ann", "reason": "asked by the admin"}
+    assert plan("hello") == []
+
+
+async def say(pilot: Pilot[None], pane: Pane, line: str) -> None:
+    pane.terminal.focus()
+    await pilot.pause()
+    await pilot.press(*line, "enter")
+
+
+async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
+    app = PolterApp(launch=demo_launch(discover(entry_points=False)))
+    async with app.run_test(size=(180, 50)) as pilot:
+        await wait_until(lambda: getattr(app.multiplexer, "ready", False), timeout=90, message="the demo to start")
+        admin, moderator, researcher, shell = app.multiplexer.grid.panes
+        assert [pane.agent.role for pane in (admin, moderator, researcher, shell) if pane.agent] == [
+            "terraria-admin", "terraria-moderator", "terraria-researcher", "terraria-researcher"]
+        await wait_until(lambda: any("make it rain" in note.message for note in app._notifications), message="the hint")
+        for pane in (admin, researcher):
+            await wait_for_text(pane.terminal, "you>", timeout=30)
+
+        await say(pilot, admin, "make it rain")
+        await wait_for_text(admin.terminal, "Polter refused terraria/world_hardmode", timeout=60)
+        text = screen_text(admin.terminal)
+        assert "✓" in text.split("world_hardmode")[0], text  # the rain was allowed before the surprise
+        assert 'gates["terraria/world_hardmode"]' in text.replace("\n", "")
+        assert not isinstance(app.screen, AskScreen)  # refused by code, never asked
+
+        await say(pilot, admin, "now turn on hardmode")
+        await wait_until(lambda: isinstance(app.screen, AskScreen), timeout=60, message="the hardmode ask")
+        modal = app.screen
+        assert isinstance(modal, AskScreen) and modal.ask.name == "world_hardmode" and modal.ask.arguments == {
+            "enabled": True}
+        await wait_until(lambda: modal.armed, message="the quiet period")
+        await pilot.press("a")
+        await wait_for_text(admin.terminal, "Hardmode is now on", timeout=60)
+
+        await say(pilot, researcher, "make it rain")
+        await wait_until(lambda: screen_text(researcher.terminal).count("Polter refused") >= 2, timeout=60,
+                         message=lambda: screen_text(researcher.terminal))
