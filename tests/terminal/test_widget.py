@@ -283,11 +283,11 @@ async def test_a_view_without_autostart_waits_for_launch_and_runs_the_spec_it_ge
 
 async def test_keys_and_pastes_sent_to_the_program_are_reported() -> None:
     sent: list[tuple[str | None, str, bool]] = []
-    seen: set[int] = set()
+    seen: list[TerminalView.InputSent] = []  # kept alive, so no later message can reuse an id
 
     def record(message: object) -> None:
-        if isinstance(message, TerminalView.InputSent) and id(message) not in seen:  # once, not per bubble step
-            seen.add(id(message))
+        if isinstance(message, TerminalView.InputSent) and not any(m is message for m in seen):  # once, not per bubble
+            seen.append(message)
             sent.append((message.key, message.text, message.bracketed))
 
     app = OnePane(bash_spec())
