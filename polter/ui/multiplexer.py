@@ -194,11 +194,8 @@ class MultiplexerScreen(Screen[None]):
     @work(exclusive=True, group="pane-command")
     async def close_pane(self, pane: Pane) -> None:
         """Close ``pane``, asking first if its program still runs; quits after the last pane."""
-        if pane.running:
-            question = f"Close pane {pane.number} ({pane.terminal.program_title})?"
-            detail = "Its program is still running; closing ends it and everything it started."
-            if not await self.app.push_screen_wait(ConfirmScreen(question, detail, yes="Close")):
-                return
+        if not await self._may_end(pane, "Close", "closing"):
+            return
         panes = self.grid.panes
         index = panes.index(pane)
         await self.discard_pane(pane)
@@ -207,6 +204,15 @@ class MultiplexerScreen(Screen[None]):
             self.app.exit()
             return
         self.focus_pane(remaining[min(index, len(remaining) - 1)])
+
+    async def _may_end(self, pane: Pane, verb: str, doing: str) -> bool:
+        """Whether ``pane``'s program may be ended to ``verb`` the pane: yes if it is not running,
+        else the user's answer to a confirmation."""
+        if not pane.running:
+            return True
+        question = f"{verb} pane {pane.number} ({pane.terminal.program_title})?"
+        detail = f"Its program is still running; {doing} ends it and everything it started."
+        return bool(await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb)))
 
     async def discard_pane(self, pane: Pane) -> None:
         """End the pane's program and take the pane away (overridden to release what the pane held)."""
@@ -219,12 +225,9 @@ class MultiplexerScreen(Screen[None]):
     @work(exclusive=True, group="pane-command")
     async def restart_pane(self, pane: Pane) -> None:
         """Start ``pane``'s program again, asking first if it still runs."""
-        if pane.running:
-            question = f"Restart pane {pane.number} ({pane.terminal.program_title})?"
-            detail = "Its program is still running; restarting ends it and everything it started."
-            if not await self.app.push_screen_wait(ConfirmScreen(question, detail, yes="Restart")):
-                return
-            await pane.terminal.close()
+        if not await self._may_end(pane, "Restart", "restarting"):
+            return
+        await pane.terminal.close()
         await self.relaunch_pane(pane)
         pane.terminal.focus()
 
