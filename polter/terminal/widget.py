@@ -38,7 +38,7 @@ from polter.terminal.screen import Style, TerminalScreen
 __all__ = ["TerminalView", "TypingClock"]
 
 FRAME_RATE: Final = 60
-BUSY_FRAME_RATE: Final = 20
+BUSY_FRAME_RATE: Final = 15
 """Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
 FEED_WINDOW: Final = 1 / 60
 FEED_BUDGET: Final = 0.005
