@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Final
 
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.widgets import Static
 
 from polter.adapters import AdapterRegistry
 from polter.errors import PolterError
 from polter.gateway.models import AskInfo, Phase
-from polter.paths import config_dir
+from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
 from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands
@@ -209,15 +209,23 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"No file is known for the role {name}.", severity="error")
             return
         path = Path(summary.file)
-        if summary.layer == "bundled":
+        if path.resolve().parent == bundled_dir("roles").resolve():
             user = config_dir() / "roles" / path.name
             if not user.exists():
                 user.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, user)
             path = user
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with self.app.suspend():
-            subprocess.run([*shlex.split(editor), str(path)], check=False)
+        try:
+            with self.app.suspend():
+                subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except SuspendNotSupported:
+            self.notify(f"This terminal cannot be handed to an editor; edit {path} yourself (roles reload by "
+                        "themselves).", severity="warning", timeout=15)
+            return
+        except OSError as exc:
+            self.notify(f"Could not start the editor {editor!r}: {exc}", severity="error")
+            return
         self.reload_roles()
 
     def show_capabilities(self, pane: Pane) -> None:

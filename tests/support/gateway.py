@@ -102,6 +102,15 @@ ROLES = {
 }
 
 
+def role(description: str, **kinds: dict[str, Any]) -> str:
+    """A role file's text: servers, tools and skills allowed by default, ``kinds`` adding to a kind,
+    e.g. ``role("Converting asks", tools={"ask": ["time/convert_time"]})``."""
+    import tomli_w
+
+    tables = {kind: {"default": "allow", **kinds.get(kind, {})} for kind in ("servers", "tools", "skills")}
+    return tomli_w.dumps({"description": description, **tables})
+
+
 def fixture_server(**env: str) -> StdioServer:
     return StdioServer(command=sys.executable, args=[str(FIXTURE_SERVER)], env=env)
 

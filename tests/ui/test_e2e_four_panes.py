@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.gateway import time_server
+from support.gateway import role, time_server
 from support.waiting import wait_until
 from support.workspace_app import palette, panes, run_in, screen, shell_plans, workspace_app
 from textual.widgets import DataTable
@@ -22,45 +22,10 @@ from polter.ui.audit_screen import AuditScreen
 pytestmark = pytest.mark.e2e
 
 ROLES = {
-    "clock": """
-        description = "Every time tool"
-        [servers]
-        default = "allow"
-        [tools]
-        default = "allow"
-        [skills]
-        default = "allow"
-    """,
-    "no-time": """
-        description = "The time server is off limits"
-        [servers]
-        default = "allow"
-        deny = ["time"]
-        [tools]
-        default = "allow"
-        [skills]
-        default = "allow"
-    """,
-    "ask-convert": """
-        description = "Converting asks the human"
-        [servers]
-        default = "allow"
-        [tools]
-        default = "allow"
-        ask = ["time/convert_time"]
-        [skills]
-        default = "allow"
-    """,
-    "now-only": """
-        description = "Only the current time"
-        [servers]
-        default = "allow"
-        [tools]
-        default = "deny"
-        allow = ["time/get_current_time"]
-        [skills]
-        default = "allow"
-    """,
+    "clock": role("Every time tool"),
+    "no-time": role("The time server is off limits", servers={"deny": ["time"]}),
+    "ask-convert": role("Converting asks the human", tools={"ask": ["time/convert_time"]}),
+    "now-only": role("Only the current time", tools={"default": "deny", "allow": ["time/get_current_time"]}),
 }
 
 CONVERT = """polter call time/convert_time '{"source_timezone": "Europe/Berlin", "time": "16:30", \

@@ -145,3 +145,33 @@ def test_the_audit_screen_filters(tmp_path: Path) -> None:
     screen.pane, screen.server, screen.decision = None, None, "deny"
     assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 5]
     assert NOW.tzinfo is UTC
+
+
+def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The main screen with the real gateway: headers with adapter, role, phase and state."""
+    from support.gateway import write_roles
+    from support.panes import wait_for_text
+    from support.waiting import wait_until
+    from support.workspace_app import shell_plans
+
+    from polter.adapters import discover
+    from polter.paths import config_dir
+    from polter.ui.app import PolterApp
+    from polter.ui.services.launch import Launch
+
+    monkeypatch.setenv("PS1", r"$ \[\e[?25l\]")  # the prompt hides the cursor: no blink in the picture
+    write_roles(config_dir() / "roles")
+    app = PolterApp(launch=Launch(shell_plans("open", "phased", "reader"), discover(entry_points=False)))
+
+    async def settle(pilot: Any) -> None:
+        screen = app.multiplexer
+        await wait_until(lambda: getattr(screen, "ready", False), timeout=60)
+        panes = screen.grid.panes
+        for pane in panes:
+            await wait_for_text(pane.terminal, "$")
+        await wait_until(lambda: all(pane.agent_state is not None and pane.agent_state.value == "idle"
+                                     for pane in panes), message="every agent idle")
+        app.set_focus(None)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 24), run_before=settle)

@@ -4,6 +4,7 @@ asks, the audit, capabilities and help screens, quitting and restoring."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -15,6 +16,7 @@ from support.workspace_app import badges, palette, panes, run_in, screen, shell_
 
 from polter.adapters import Liveness, discover
 from polter.gateway.client import pane_client
+from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_screen import AskScreen
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
@@ -209,3 +211,24 @@ def decision_of(text: str, tool: str) -> str:
     """The DECISION column of ``tool``'s row in ``polter tools`` output."""
     line = next(line for line in text.splitlines() if line.strip().startswith(tool))
     return line.split()[1]
+
+
+async def test_editing_a_bundled_role_edits_a_copy_in_the_users_roles(monkeypatch: Any, tmp_path: Path) -> None:
+    editor = tmp_path / "editor"
+    editor.write_text('#!/bin/sh\n'  # writes only inside the test's config dir, whatever path it is given
+                      'case "$1" in "$POLTER_CONFIG_DIR"/*) echo "# edited" >> "$1";; esac\n'
+                      'echo "$1" > "$(dirname "$0")/edited"\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    monkeypatch.delenv("VISUAL", raising=False)
+    async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: no terminal to hand over
+        await palette(pilot, ("edit role ops", "Edit role ops"))
+        await wait_until(lambda: (tmp_path / "edited").exists(), message="the editor to run")
+        copy = config_dir() / "roles" / "ops.toml"
+        assert (tmp_path / "edited").read_text().strip() == str(copy)
+        assert copy.read_text().endswith("# edited\n") and "[gates]" in copy.read_text()
+        assert not (bundled_dir("roles") / "ops.toml").read_text().endswith("# edited\n")
+        await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
+        summary = next(role for role in screen(app).workspace.roles.roles if role.name == "ops")
+        assert summary.file == str(copy)  # the user's copy is now the ops role in force

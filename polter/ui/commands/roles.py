@@ -46,9 +46,7 @@ class RoleCommands(CommandProvider):
                                       role.name), f"{pane_name(pane)}; {role.description}")
         yield Command("Reload roles", screen.reload_roles, "read the role files again now", discover=True)
         editable = [role for role in roles if role.file]
-        choices = [SimpleCommand(role.name, partial(screen.edit_role, role.name),
-                                 f"{role.file}" + (" (copied to your roles first)" if role.layer == "bundled" else ""))
-                   for role in editable]
+        choices = [SimpleCommand(role.name, partial(screen.edit_role, role.name), role.file or "") for role in editable]
         yield Command("Edit a role file…", partial(self.app.search_commands, choices, placeholder="Role to edit…"),
                       "in $EDITOR; Polter steps aside until you quit it", discover=True)
         for role in editable:
