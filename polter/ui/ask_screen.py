@@ -120,7 +120,10 @@ class AskScreen(ModalScreen[AskAnswer | None]):
 
     def _place(self) -> None:
         """Over the pane that asked: centred on it, kept on screen."""
-        dialog = self.query_one("#ask-dialog")
+        dialogs = self.query("#ask-dialog")
+        if not dialogs:
+            return  # answered or withdrawn before its first frame
+        dialog = dialogs.first()
         width, height = dialog.outer_size
         screen = self.size
         area = self.pane_region or Region(0, 0, screen.width, screen.height)
@@ -135,14 +138,17 @@ class AskScreen(ModalScreen[AskAnswer | None]):
         return f"denied by itself in {seconds} s{queue} · esc: later"
 
     def _tick(self) -> None:
-        self.query_one("#ask-footer", Label).update(self._footer())
+        self._show_footer()
         if self.armed:
             self.remove_class("-guarded")
 
     def show_position(self, position: tuple[int, int]) -> None:
         self.position = position
-        if self.is_mounted:
-            self.query_one("#ask-footer", Label).update(self._footer())
+        self._show_footer()
+
+    def _show_footer(self) -> None:
+        for footer in self.query("#ask-footer").results(Label):  # none once the modal is on its way out
+            footer.update(self._footer())
 
     # -- the guard -------------------------------------------------------------------------------
 
