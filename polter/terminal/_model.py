@@ -313,8 +313,9 @@ class ScreenModel:
         self._x = min(self.columns - 1, self._x + count)
 
     def cursor_back(self, count: int) -> None:
-        """CUB; from the pending-wrap state it counts from the last column (as xterm and pyte)."""
-        self._x = max(0, self._column() - count)
+        """CUB (and BS); from the pending-wrap state it counts from one past the last column, so a
+        single step lands on the last column (as tmux and pyte)."""
+        self._x = max(0, min(self._x - count, self.columns - 1))
 
     def cursor_to_column(self, column: int) -> None:
         """Move to ``column`` (0-based), clamped."""

@@ -203,6 +203,20 @@ def test_pending_wrap_at_the_last_column() -> None:
     assert rows(screen)[:2] == ["abcde", "f"]
 
 
+@pytest.mark.parametrize(
+    ("moves", "expected"),
+    [  # each checked against tmux 3.3a: from the pending wrap, one step back lands on the last column
+        (b"\x08Y", "abcdY"),
+        (b"\x1b[DY", "abcdY"),
+        (b"\x1b[2DY", "abcYe"),
+        (b"\x1b[CY", "abcdY"),
+        (b"\x1b[4h\x1b[DY\x1b[P", "abcdY"),
+    ],
+)
+def test_moving_back_from_the_pending_wrap_counts_from_past_the_last_column(moves: bytes, expected: str) -> None:
+    assert rows(screen_of(b"abcde" + moves, columns=5))[:2] == [expected, ""]
+
+
 def test_carriage_return_after_the_last_column_does_not_wrap() -> None:
     screen = screen_of(b"abcde\rX", columns=5)
     assert rows(screen)[:2] == ["Xbcde", ""]
