@@ -28,6 +28,7 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    ci_markers,
     deny_message,
     hook_shell_command,
     link_allowed_skills,
@@ -204,7 +205,7 @@ class GeminiCli(Adapter):
         argv = [self.executable(), *self.launch_args()]
         for name in pane.endpoints:
             argv += ["--allowed-mcp-server-names", name]
-        unset: tuple[str, ...] = ()
+        unset = ci_markers()  # under CI=true it would refuse its interactive UI
         if pane.test_mode is None:
             for name in CARRIED_OVER:
                 source = home / self.settings_dir / name
@@ -213,7 +214,7 @@ class GeminiCli(Adapter):
         else:
             env |= self.test_env(pane)
             argv += self.test_args(pane)
-            unset = TEST_MODE_UNSET
+            unset += TEST_MODE_UNSET
         launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
 

@@ -19,6 +19,7 @@ from polter.adapters._contract import (
     SkillScope,
     TestMode,
     allow_every_skill,
+    ci_markers,
     deny_message,
 )
 from polter.adapters._discovery import (
@@ -70,6 +71,7 @@ __all__ = [
     "TestMode",
     "adiscover",
     "allow_every_skill",
+    "ci_markers",
     "deny_message",
     "discover",
     "find_adapter",

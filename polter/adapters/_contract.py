@@ -18,6 +18,7 @@ Polter's. This module stays light (pydantic only) because ``polter hook`` import
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -348,6 +349,17 @@ class Adapter(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.info.name!r}>"
+
+
+CI_MARKERS = ("CI", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID")
+
+
+def ci_markers(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The variables by which Ink-based CLIs (Gemini CLI, Qwen Code) decide they run in CI and refuse
+    their interactive UI ("No input provided via stdin"). A pane is always a terminal, so adapters of
+    such CLIs unset these (``CI``, ``CONTINUOUS_INTEGRATION``, ``BUILD_NUMBER``, ``RUN_ID``, ``CI_*``)."""
+    names = os.environ if environ is None else environ
+    return tuple(sorted(name for name in names if name in CI_MARKERS or name.startswith("CI_")))
 
 
 def deny_message(answer: HookAnswer) -> str:

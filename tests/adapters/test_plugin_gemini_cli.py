@@ -4,6 +4,7 @@ BeforeTool veto hook and disabled skills."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,6 +95,18 @@ def test_test_mode(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
     assert prepared.launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:8888"
     assert prepared.launch.argv[-3:] == ("--skip-trust", "-m", "gemini-2.5-flash")
     assert settings_of(pane, gemini)["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+
+
+@pytest.mark.parametrize("test_mode", [None, TestMode(model_base_url="http://127.0.0.1:8888")])
+def test_ci_markers_are_dropped_so_the_interactive_ui_starts(
+    gemini: Adapter, make_pane: Callable[..., Pane], monkeypatch: pytest.MonkeyPatch, test_mode: TestMode | None
+) -> None:
+    for name in ("CI", "CI_JOB_ID", "CONTINUOUS_INTEGRATION"):
+        monkeypatch.setenv(name, "true")
+    launch = gemini.prepare(make_pane(test_mode=test_mode)).launch
+    environment = launch.environment()
+    assert not {"CI", "CI_JOB_ID", "CONTINUOUS_INTEGRATION"} & environment.keys()
+    assert environment["PATH"] == os.environ["PATH"]
 
 
 def test_hook_translation(gemini: Adapter) -> None:
