@@ -25,6 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--audit-arguments", action="store_true",
                         help="keep raw call arguments in the audit log (default: only a digest)")
     parser.add_argument("--verbose", "-v", action="store_true", help="log upstream starts and failures")
+    parser.add_argument("--stop-with-stdin", action="store_true",
+                        help="also stop when standard input closes (how the app ties its gateway to its own life)")
     parser.set_defaults(handler=run)
 
 
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop_factory()) as runner:
-            runner.run(serve_forever(config))
+            runner.run(serve_forever(config, stop_with_stdin=args.stop_with_stdin))
     except KeyboardInterrupt:
         pass
     return 0

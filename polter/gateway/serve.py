@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -88,8 +89,13 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         sock.close()
 
 
-async def serve_forever(config: GatewayConfig, *, announce: bool = True) -> None:
-    """``polter gateway``: serve until SIGINT/SIGTERM, with ``gateway.json`` written while up."""
+async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_with_stdin: bool = False) -> None:
+    """``polter gateway``: serve until SIGINT/SIGTERM, with ``gateway.json`` written while up.
+
+    ``stop_with_stdin``: also stop when standard input reaches its end. The app starts its gateway
+    with a pipe it never writes to; the pipe closes when the app ends, however it ends (even killed),
+    so its gateway never outlives it.
+    """
     from polter.gateway.app import create_gateway
 
     app = create_gateway(config)
@@ -97,6 +103,9 @@ async def serve_forever(config: GatewayConfig, *, announce: bool = True) -> None
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, lambda: setattr(served.server, "should_exit", True))
+        watcher = asyncio.create_task(_stdin_closed()) if stop_with_stdin else None
+        if watcher is not None:
+            watcher.add_done_callback(lambda _task: setattr(served.server, "should_exit", True))
         state = GatewayState(url=served.url, pid=os.getpid(), admin_token=app.state.admin_token,
                              started_at=datetime.now(UTC), version=__version__)
         path = write_state(config.state_dir, state)
@@ -105,6 +114,16 @@ async def serve_forever(config: GatewayConfig, *, announce: bool = True) -> None
         try:
             await asyncio.shield(served.task)
         finally:
+            if watcher is not None:
+                watcher.cancel()
             with contextlib.suppress(OSError, ValueError):
                 if GatewayState.model_validate_json(path.read_text()).pid == os.getpid():
                     path.unlink()
+
+
+async def _stdin_closed() -> None:
+    """Return once standard input reaches its end (its writer closed it, or died)."""
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while await reader.read(4096):
+        pass

@@ -24,7 +24,7 @@ POLTER = [sys.executable, "-m", "polter"]
 
 
 class GatewayProcess:
-    def __init__(self, tmp_path: Path, *extra: str) -> None:
+    def __init__(self, tmp_path: Path, *extra: str, stdin: int | None = None) -> None:
         self.state_dir = tmp_path / "state"
         servers = tmp_path / "servers.toml"
         fixture = fixture_server()
@@ -34,7 +34,7 @@ class GatewayProcess:
         self.process = subprocess.Popen(
             [*POLTER, "gateway", "--servers", str(servers), "--roles-dir", str(roles), "--state-dir",
              str(self.state_dir), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -79,6 +79,17 @@ def test_polter_gateway_publishes_a_private_state_file_and_cleans_up(gateway_pro
     gateway_process.process.send_signal(signal.SIGTERM)
     assert gateway_process.process.wait(timeout=30) == 0
     assert not state.exists(), "a clean exit removes gateway.json"
+
+
+def test_with_stop_with_stdin_the_gateway_ends_when_its_starter_does(tmp_path: Path) -> None:
+    gateway = GatewayProcess(tmp_path, "--stop-with-stdin", stdin=subprocess.PIPE)
+    try:
+        assert gateway.process.poll() is None and gateway.process.stdin is not None
+        gateway.process.stdin.close()  # what happens when the app that started it ends, however it ends
+        assert gateway.process.wait(timeout=30) == 0
+        assert not (gateway.state_dir / "gateway.json").exists()
+    finally:
+        gateway.stop()
 
 
 @pytest.mark.e2e

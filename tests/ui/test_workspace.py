@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -226,3 +227,34 @@ async def test_stale_run_dirs_of_dead_apps_are_removed(tmp_path: Path) -> None:
     async with workspace(tmp_path, time=time_server()) as (space, _inbox):
         assert not stale.exists() and space.run_dir.is_dir()
         assert "time" in space.server_names
+
+
+async def test_a_gateway_never_outlives_its_app_even_when_the_app_is_killed(tmp_path: Path) -> None:
+    script = f"""
+import asyncio, sys
+from pathlib import Path
+from polter.ui.services.workspace import Workspace
+
+async def main():
+    space = Workspace(state_dir=Path({str(tmp_path / "state")!r}))
+    await space.start()
+    print(space.supervisor.current.process.pid, flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+    app = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
+    assert app.stdout is not None
+    gateway_pid = int(await asyncio.wait_for(app.stdout.readline(), 60))
+    assert _alive(gateway_pid)
+    app.kill()  # no cleanup runs in the app
+    await app.wait()
+    await wait_until(lambda: not _alive(gateway_pid), timeout=30, message="the orphaned gateway to stop")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2] != "Z"

@@ -3,7 +3,9 @@
 The gateway is its own process (it imports nothing of the UI, and a crash in one does not take the
 other down). The supervisor starts it on 127.0.0.1, learns its URL from the line it prints and its
 admin token from ``gateway.json`` (mode 0600, checked to belong to this child), and then follows
-``/control/events``: while it does, the app is a *controller* and asks wait for the human.
+``/control/events``: while it does, the app is a *controller* and asks wait for the human. The
+gateway's stdin is a pipe the app never writes to (``--stop-with-stdin``): if the app dies, even
+by SIGKILL or a closed terminal, the pipe closes and the gateway stops with it.
 
 When the gateway dies, the supervisor starts it again **on the same port**, so every pane's
 ``POLTER_GATEWAY_URL`` and every CLI's config stay valid, and calls ``on_up`` again so the panes are
@@ -130,7 +132,8 @@ class GatewaySupervisor:
     # -- one run ---------------------------------------------------------------------------------
 
     def _argv(self) -> list[str]:
-        argv = [self.python, "-m", "polter", "gateway", "--state-dir", str(self.state_dir), "--port", str(self._port)]
+        argv = [self.python, "-m", "polter", "gateway", "--state-dir", str(self.state_dir), "--port", str(self._port),
+                "--stop-with-stdin"]
         if self.servers_file is not None:
             argv += ["--servers", str(self.servers_file)]
         for directory in self.roles_dirs:
@@ -143,8 +146,8 @@ class GatewaySupervisor:
         env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
         env["PYTHONUNBUFFERED"] = "1"
         self.stderr.clear()
-        process = await asyncio.create_subprocess_exec(
-            *self._argv(), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        process = await asyncio.create_subprocess_exec(  # stdin: a pipe that closes when this app ends, however
+            *self._argv(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True,
         )
         assert process.stdout is not None and process.stderr is not None
