@@ -181,10 +181,11 @@ class Pane(Vertical):
         else:
             header.set_badge("phase", agent.phase, "warning" if agent.phase == "action" else "default",
                              tooltip="research: read-only tools; action: everything the role allows")
-        if self.agent_state is None:
+        state = AgentState.WAITING if self.pending_asks else self.agent_state  # its call waits for your answer
+        if state is None:
             header.set_badge("state", None)
         else:
-            text, variant = _STATE_BADGES[self.agent_state]
+            text, variant = _STATE_BADGES[state]
             header.set_badge("state", text, variant)
         asks = self.pending_asks
         header.set_badge("asks", None if not asks else "ask" if asks == 1 else f"{asks} asks", "error",

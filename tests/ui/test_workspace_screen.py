@@ -100,7 +100,7 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         modal = app.screen
         assert isinstance(modal, AskScreen) and modal.ask.name == "write_note"
         assert modal.pane_region == two.region  # over the pane that asked, not the focused one
-        assert badges(two)["asks"] == "ask"
+        assert badges(two)["asks"] == "ask" and badges(two)["state"] == "waiting for you"
         await wait_until(lambda: any("Pane 2 (asker) asks to use fixture/write_note" in n.message
                                      for n in app._notifications), message="a notification naming pane 2")
         second = asyncio.create_task(write("second"))
