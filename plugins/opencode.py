@@ -3,7 +3,8 @@ config layer), every other MCP server the user or the project configures switche
 skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that runs ``polter hook opencode``
 before MCP tools and skills (its ``tool.execute.before`` throws to veto).
 
-Config generation is checked against opencode 1.18.33 (``opencode debug config`` / ``debug skill``).
+Proven against opencode 1.18.33 (``opencode run`` against a fake Anthropic API through the provider
+package opencode bundles, ``opencode mcp list``, ``opencode debug agent``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from polter.adapters import (
 )
 
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
+FAKE_PROVIDER = "polter-test"
+TEST_MODE_UNSET = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG")
 SKILL_TOOL = "skill"
 
 VETO_PLUGIN = """\
@@ -105,13 +108,15 @@ class Opencode(Adapter):
         resume=True,
         tested_versions=("1.18.33",),
         limitations=(
-            "Not proven end to end against a model here: opencode needs a provider package Polter's tests cannot "
-            "install offline. Its config is checked with `opencode debug config` / `debug skill`, and its "
-            "connection to the gateway with `opencode mcp list`.",
+            "Proven in `opencode run` only (its TUI is not driven by the tests); in `opencode run` 1.18.33 listed "
+            "only its built-in skill to the model, so hiding project skills is checked in its resolved agent "
+            "config (`opencode debug agent`), not in a model request.",
             "Whether opencode refreshes tools on MCP tools/list_changed is not verified, so role changes are "
             "reported as cold (the gateway and the veto plugin still decide every call).",
             "The veto runs as an opencode plugin; `opencode --pure` (no external plugins) drops it, and then only "
-            "the gateway refuses denied MCP calls and skill use is unchecked.",
+            "the gateway refuses denied MCP calls and skill use is unchecked. With a plugin configured, opencode "
+            "installs @opencode-ai/plugin into its config dirs (the user's and a project's .opencode) from npm "
+            "where it is missing (Polter warns).",
             "MCP servers are switched off by name: a server added to a config file after the pane started, or "
             "one defined by a remote .well-known config, is not known to Polter until the pane restarts.",
             "opencode 2.x changes the config format (mcp.servers); this adapter writes the 1.x format.",
@@ -159,6 +164,12 @@ class Opencode(Adapter):
         _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
         hidden_names = sorted({skill.name for skill in hidden})
         others, warnings = self._configured_servers(pane)
+        config_dirs = [self.global_config_dir(pane.user_home)]
+        config_dirs += [d / ".opencode" for d in project_dirs(pane.cwd, pane.user_home) if (d / ".opencode").is_dir()]
+        for folder in config_dirs:
+            if not (folder / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+                warnings.append(f"opencode installs @opencode-ai/plugin into {folder} because a plugin (Polter's veto) "
+                                "is configured: that start needs the npm registry")
         mcp: dict[str, Any] = {name: {"enabled": False} for name in sorted(others - set(pane.endpoints))}
         mcp |= {
             name: {
@@ -170,23 +181,42 @@ class Opencode(Adapter):
             }
             for name, url in pane.endpoints.items()
         }
-        config: dict[str, Any] = {"mcp": mcp, "autoupdate": False}
+        # The veto plugin is named by its file URL: a plugin *folder* (OPENCODE_CONFIG_DIR) would make
+        # opencode run npm install into it at every start.
+        config: dict[str, Any] = {"mcp": mcp, "autoupdate": False,
+                                  "plugin": [pane.file("opencode/polter-veto.js").as_uri()]}
         if hidden_names:
             config["permission"] = {"skill": {name: "deny" for name in hidden_names}}
+        unset: tuple[str, ...] = ()
+        if pane.test_mode is not None:  # a provider on the fake model API, with a provider package opencode bundles
+            test = pane.test_mode
+            config["provider"] = {
+                FAKE_PROVIDER: {
+                    "npm": "@ai-sdk/anthropic",
+                    "name": "Polter test model",
+                    "options": {"baseURL": f"{test.model_base_url}/v1", "apiKey": test.api_key},
+                    "models": {test.model or "fake-model": {"name": "Polter test model", "tool_call": True}},
+                }
+            }
+            config["model"] = f"{FAKE_PROVIDER}/{test.model or 'fake-model'}"
+            config["share"] = "disabled"
+            unset = TEST_MODE_UNSET
         plugin = (
             VETO_PLUGIN.replace("__HOOK__", json.dumps(list(pane.hook_argv(self.name))))
             .replace("__SERVERS__", json.dumps([{"name": n, "key": _key(n)} for n in pane.endpoints]))
             .replace("__TIMEOUT__", str(HOOK_TIMEOUT_SECONDS * 1000))
         )
-        files = {"opencode/plugin/polter-veto.js": PaneFile(text=plugin)}
+        files = {"opencode/polter-veto.js": PaneFile(text=plugin)}
         env = {
             **pane.polter_env(),
             "OPENCODE_CONFIG_CONTENT": json.dumps(config),
-            "OPENCODE_CONFIG_DIR": str(pane.file("opencode")),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
         }
+        if pane.test_mode is not None:  # offline: no models.dev catalogue, default plugins or LSP downloads
+            env |= {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+                    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
         argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
-        launch = LaunchSpec(argv=argv, env=env, cwd=pane.cwd, title=self.display_name)
+        launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
 
     # -- hook --------------------------------------------------------------------------------------------

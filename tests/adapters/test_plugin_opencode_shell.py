@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AdapterRegistry, HookAnswer, Pane, write_pane_files
+from polter.adapters import AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 
@@ -30,7 +30,8 @@ def test_opencode_uses_only_the_gateway_servers(bundled: AdapterRegistry, make_p
     source = plugin.read_text()
     assert '["/opt/polter/bin/python", "-m", "polter.cli.hook", "opencode"]' in source
     assert TOKEN not in source and TOKEN not in prepared.launch.env["OPENCODE_CONFIG_CONTENT"]
-    assert prepared.launch.env["OPENCODE_CONFIG_DIR"] == str(pane.file("opencode"))
+    assert config["plugin"] == [pane.file("opencode/polter-veto.js").as_uri()], "a file URL: no npm install per start"
+    assert "OPENCODE_CONFIG_DIR" not in prepared.launch.env
 
 
 def test_opencode_hook_translation(bundled: AdapterRegistry) -> None:
@@ -49,3 +50,12 @@ def test_the_shell_gets_the_token_and_the_gateway(bundled: AdapterRegistry, make
     assert prepared.files == {}
     detection = bundled.get("shell").detect()
     assert detection.installed == os.access("/bin/bash", os.X_OK)
+
+
+def test_opencode_test_mode_uses_a_bundled_provider_on_the_fake_model(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:
+    prepared = bundled.get("opencode").prepare(make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:7")))
+    config = json.loads(prepared.launch.env["OPENCODE_CONFIG_CONTENT"])
+    provider = config["provider"]["polter-test"]
+    assert provider["npm"] == "@ai-sdk/anthropic" and provider["options"]["baseURL"] == "http://127.0.0.1:7/v1"
+    assert config["model"] == "polter-test/fake-model"
+    assert prepared.launch.env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"

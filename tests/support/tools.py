@@ -37,15 +37,16 @@ def _safe(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 
-def npm_bin(package: str, version: str, command: str) -> Path:
-    """Install ``package@version`` from npm (once) and return the path of its ``command``."""
+def npm_package(package: str, version: str) -> Path:
+    """Install ``package@version`` from npm (once) into its own prefix under ``.cache/npm``; return the prefix
+    (``prefix/node_modules/<package>``, ``prefix/package.json``)."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip(f"npm is not installed, so {package}@{version} cannot be installed")
     prefix = CACHE / "npm" / _safe(f"{package}@{version}")
-    binary = prefix / "node_modules" / ".bin" / command
+    installed = prefix / "node_modules" / package / "package.json"
     with _locked(_safe(package)):
-        if not binary.exists():
+        if not installed.exists():
             prefix.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
@@ -53,6 +54,12 @@ def npm_bin(package: str, version: str, command: str) -> Path:
                 check=True,
                 timeout=900,
             )
+    return prefix
+
+
+def npm_bin(package: str, version: str, command: str) -> Path:
+    """Install ``package@version`` from npm (once) and return the path of its ``command``."""
+    binary = npm_package(package, version) / "node_modules" / ".bin" / command
     if not binary.exists():
         raise RuntimeError(f"npm installed {package}@{version} but {binary} is missing")
     return binary

@@ -19,10 +19,19 @@ from polter.terminal.screen import TerminalScreen
 __all__ = ["AgentPane", "run_once"]
 
 
+OFFLINE = {
+    name: "http://127.0.0.1:9"  # nothing listens there: a CLI reaching for the internet fails at once
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+} | {"NO_PROXY": "127.0.0.1,localhost,::1", "no_proxy": "127.0.0.1,localhost,::1"}
+"""Tests reach only 127.0.0.1: every other destination goes to a dead proxy."""
+
+
 def _with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec:
-    """The launch spec with a throwaway HOME (the CLIs write into it) and the test's CLIs on PATH."""
+    """The launch spec with a throwaway HOME (the CLIs write into it), the test's CLIs on PATH, and no way out
+    to the internet."""
     path = os.pathsep.join([*(str(d) for d in path_dirs), os.environ.get("PATH", "/usr/bin:/bin")])
-    return spec.model_copy(update={"env": {**spec.env, "HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}})
+    env = {**spec.env, **OFFLINE, "HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
+    return spec.model_copy(update={"env": env})
 
 
 def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path, path_dirs: list[Path],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from polter.adapters import Adapter, discover
 from support.report import report
-from support.tools import npm_bin
+from support.tools import npm_bin, npm_package
 
 from ..conftest import write_skill
 
@@ -49,3 +49,15 @@ def write_test_skills(project: Path) -> None:
     for folder in (".claude/skills", ".agents/skills", ".gemini/skills", ".qwen/skills", ".opencode/skills"):
         for name in ("secret-skill", "ok-skill"):
             write_skill(project / folder, name, f"The {name} for tests")
+
+
+def seed_opencode_plugin_sdk(home: Path, project: Path) -> None:
+    """What opencode's config dirs hold after its first start with a plugin configured: the plugin SDK, which
+    it otherwise installs from npm into each of them (the user's and the project's ``.opencode``) at every
+    start in a fresh home. Seeding it keeps the tests offline."""
+    prefix = npm_package("@opencode-ai/plugin", PINNED["opencode"][1])
+    for config in (home / ".config" / "opencode", project / ".opencode"):
+        config.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):  # without the lock file opencode installs again
+            (config / name).write_text((prefix / name).read_text())
+        (config / "node_modules").symlink_to(prefix / "node_modules")

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from support.fake_models import ModelRequest
 
-_SECTIONS = {
+_SECTIONS = [
     # Claude Code: "The following skills are available for use with the Skill tool:" then "- name: description".
-    "anthropic": (r"skills are available for use with the Skill tool:\n\n(.*?)(?:\n\n(?!- )|$)", r"^- ([\w:.-]+):"),
+    (r"skills are available for use with the Skill tool:\n\n(.*?)(?:\n\n(?!- )|$)", r"^- ([\w:.-]+):"),
     # Codex: <skills_instructions> … "- name: description (file: …)" … </skills_instructions>.
-    "openai": (r"<skills_instructions>(.*?)</skills_instructions>", r"^- ([\w:.-]+): "),
-    # Gemini CLI and Qwen Code: <available_skills><skill><name>…</name>…
-    "gemini": (r"<available_skills>(.*?)</available_skills>", r"<name>\s*([^<]+?)\s*</name>"),
-    "chat": (r"<available_skills>(.*?)</available_skills>", r"<name>\s*([^<]+?)\s*</name>"),
-}
+    (r"<skills_instructions>(.*?)</skills_instructions>", r"^- ([\w:.-]+): "),
+    # Gemini CLI, Qwen Code and opencode: <available_skills><skill><name>…</name>…
+    (r"<available_skills>(.*?)</available_skills>", r"<name>\s*([^<]+?)\s*</name>"),
+]
 
 
 def offered_skills(request: ModelRequest) -> set[str]:
     """The skills the CLI listed to the model in this request (empty when it listed none)."""
-    text = json.loads(json.dumps(request.body))  # a copy
-    flat = "\n".join(_strings(text))
-    section, item = _SECTIONS[request.protocol]
+    flat = "\n".join(_strings(request.body))
     names: set[str] = set()
-    for match in re.finditer(section, flat, re.S):
-        names |= set(re.findall(item, match.group(1), re.M))
+    for section, item in _SECTIONS:
+        for match in re.finditer(section, flat, re.S):
+            names |= set(re.findall(item, match.group(1), re.M))
     return names
 
 

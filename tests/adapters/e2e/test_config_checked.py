@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import Pane
+from polter.adapters import Pane, TestMode
 from support.tiny_mcp import TinyMcp
 
 from .agent_pane import run_once
-from .conftest import RealCli, real_cli, write_test_skills
+from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk, write_test_skills
 
 pytestmark = pytest.mark.e2e
 
@@ -23,8 +23,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def make_pane(url: str, tmp_path: Path, home: Path, project: Path) -> Pane:
+    """Test mode keeps the CLIs offline (no update checks, no model catalogue downloads)."""
     return Pane(pane_id="p1", gateway_url=url, servers=("time",), runtime_dir=tmp_path / "runtime", cwd=project,
-                token=TOKEN, home=home, skill_decision=lambda name: "deny" if name == "secret-skill" else "allow")
+                token=TOKEN, home=home, skill_decision=lambda name: "deny" if name == "secret-skill" else "allow",
+                test_mode=TestMode(model_base_url="http://127.0.0.1:9"))
 
 
 def inspect(cli: RealCli, pane: Pane, home: Path, *command: str) -> str:
@@ -52,6 +54,7 @@ def test_opencode_connects_to_every_endpoint_and_switches_the_users_servers_off(
     tmp_path: Path, home: Path, project: Path
 ) -> None:
     cli = real_cli("opencode")
+    seed_opencode_plugin_sdk(home, project)
     user_config = home / ".config" / "opencode" / "opencode.json"
     user_config.parent.mkdir(parents=True, exist_ok=True)
     user_config.write_text(json.dumps({"mcp": {"mine": {"type": "remote", "url": "http://127.0.0.1:9/mine"}}}))

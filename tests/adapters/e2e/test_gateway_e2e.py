@@ -28,7 +28,7 @@ from polter.adapters import Pane, TestMode
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
 from .agent_pane import AgentPane, run_once
-from .conftest import real_cli, write_test_skills
+from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
 
@@ -84,7 +84,11 @@ CLIS = {
     "codex": Naming("mcp__{server}__{tool}", ["exec"], ["--skip-git-repo-check"], "Ask Codex to do anything"),
     "gemini-cli": Naming("mcp_{server}_{tool}", [], ["-p"], "Type your message"),
     "qwen-code": Naming("mcp__{server}__{tool}", [], ["-p"], "Type your message"),
+    "opencode": Naming("{server}_{tool}", [], ["run"], ""),
 }
+LISTS_PROJECT_SKILLS = {"claude-code", "codex", "gemini-cli", "qwen-code"}
+"""opencode 1.18.33 lists only its built-in skill to the model in `opencode run` here; its skill denies are
+checked in its resolved agent config (test_config_checked.py)."""
 SKILL_CALLS = {"claude-code": ("Skill", {"skill": "ok-skill"}), "gemini-cli": ("activate_skill", {"name": "ok-skill"}),
                "qwen-code": ("skill", {"skill": "ok-skill"})}
 """How the model uses a skill in the CLIs that have a skill tool."""
@@ -115,11 +119,13 @@ def make_pane(gateway: PolterGateway, token: str, tmp_path: Path, home: Path, pr
                 skill_decision=gateway.skill_policy(role), **overrides)
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode"])
 def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
                                            project: Path) -> None:
     cli, naming = real_cli(name), CLIS[name]
     write_test_skills(project)
+    if name == "opencode":
+        seed_opencode_plugin_sdk(home, project)
     pane_id, token = gateway.register("e2e-worker")
     with FakeModelServer(rules_for(naming)) as model:
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
@@ -129,7 +135,7 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
             _prepared, result = run_once(cli.adapter, on, [*naming.after, prompt], before_args=naming.before,
                                          home=home, path_dirs=[cli.bin_dir])
             assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-            return model.wait_for(lambda request: request.prompt.endswith(prompt), start=start)
+            return model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
 
         # An allowed call goes through hook and gateway; the offered tools follow the role.
         first = run("please echo hi")
@@ -146,7 +152,9 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
 
         # The skill the role denies is not offered; the others are.
         skills = offered_skills(first)
-        assert "ok-skill" in skills and "secret-skill" not in skills, skills
+        assert "secret-skill" not in skills, skills
+        assert ("ok-skill" in skills) is (name in LISTS_PROJECT_SKILLS), skills
+        assert skills, "every CLI lists some skills to the model"
 
         # A call the role denies (the gate: the human never said "what time") is refused by the hook,
         # before the gateway's tools/call.
