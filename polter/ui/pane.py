@@ -20,7 +20,7 @@ from polter.ui.pane_header import BadgeVariant, PaneHeader
 from polter.ui.typed_line import TypedLine
 
 if TYPE_CHECKING:
-    from polter.ui.services.workspace import AgentPane
+    from polter.ui.services.panes import AgentPane
 
 __all__ = ["Pane"]
 

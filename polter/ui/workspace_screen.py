@@ -31,7 +31,8 @@ from polter.ui.layout import LayoutMode
 from polter.ui.multiplexer import MultiplexerScreen, working_directory
 from polter.ui.pane import Pane
 from polter.ui.services.config import PaneSetup, SavedSession, save_session
-from polter.ui.services.workspace import AgentPane, PanePlan, Workspace
+from polter.ui.services.panes import PanePlan
+from polter.ui.services.workspace import Workspace
 
 __all__ = ["STATE_INTERVAL", "WorkspaceScreen"]
 

@@ -18,7 +18,7 @@ from polter.ui.app import PolterApp
 from polter.ui.pane import Pane
 from polter.ui.services.config import PaneSetup
 from polter.ui.services.launch import Launch
-from polter.ui.services.workspace import PanePlan
+from polter.ui.services.panes import PanePlan
 from polter.ui.workspace_screen import WorkspaceScreen
 
 QUIET_BASH = [BASH, "--norc", "--noprofile"]

@@ -22,7 +22,8 @@ from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
 from polter.ui.services.config import PaneSetup
-from polter.ui.services.workspace import AgentPane, PanePlan, Workspace
+from polter.ui.services.panes import AgentPane, PanePlan
+from polter.ui.services.workspace import Workspace
 
 SIZE = (110, 32)
 

@@ -26,7 +26,8 @@ from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.ui.services.config import PaneSetup
-from polter.ui.services.workspace import AgentPane, PanePlan, Workspace
+from polter.ui.services.panes import AgentPane, PanePlan
+from polter.ui.services.workspace import Workspace
 
 
 class Inbox:

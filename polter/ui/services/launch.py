@@ -31,7 +31,7 @@ from polter.ui.services.config import (
     parse_pane_option,
     session_path,
 )
-from polter.ui.services.workspace import PanePlan
+from polter.ui.services.panes import PanePlan
 
 __all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
 

@@ -23,7 +23,6 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -32,7 +31,7 @@ from pydantic import SecretStr
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from polter.adapters import Adapter, Liveness, Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.adapters import Pane, PreparedPane, RuntimeDir, write_pane_files
 from polter.errors import ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
@@ -48,89 +47,15 @@ from polter.gateway.models import (
 from polter.gateway.servers import ServerConfig
 from polter.paths import state_dir as default_state_dir
 from polter.terminal.launch import LaunchSpec
-from polter.ui.services.config import PaneSetup
+from polter.ui.services.panes import AgentPane, PanePlan, denied_skills
 from polter.ui.services.supervisor import GatewayProcess, GatewaySupervisor
 
-__all__ = ["AUDIT_KEPT", "AgentPane", "PanePlan", "Workspace"]
+__all__ = ["AUDIT_KEPT", "Workspace"]
 
 logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows kept in memory for the audit screen (the gateway's SQLite log keeps everything)."""
-
-
-@dataclass(frozen=True)
-class PanePlan:
-    """A pane to open: its setup with every part decided, the adapter, and why that adapter."""
-
-    setup: PaneSetup
-    adapter: Adapter
-    reason: str
-    """Why this adapter, in a sentence (the header's tooltip)."""
-    why: str = ""
-    """The same in a word or two for the header ("detected", "no agent CLI found"); empty when the user chose."""
-
-
-@dataclass(eq=False)
-class AgentPane:
-    """One pane as the gateway knows it, and what the UI shows about it."""
-
-    id: str
-    plan: PanePlan
-    token: str = field(repr=False)
-    runtime: RuntimeDir
-    role: str
-    launched_role: str
-    """The role the running CLI was started under (a cold CLI keeps its tool list until a restart)."""
-    phase: Phase | None = None
-    role_found: bool = True
-    pending_asks: int = 0
-    skills: list[str] = field(default_factory=list)
-    warnings: tuple[str, ...] = ()
-    files: set[str] = field(default_factory=set)
-    """The runtime-dir files the adapter wrote at the last launch."""
-    hidden_at_launch: frozenset[str] = frozenset()
-    """Skills the CLI was told to hide when it started (the role denied them)."""
-    hidden_now: frozenset[str] = frozenset()
-    """Skills the pane's current role denies."""
-    restart_needed: str | None = None
-    """Why the running CLI is out of date with the pane's role (None when it is not)."""
-    closed: bool = False
-
-    @property
-    def adapter(self) -> Adapter:
-        return self.plan.adapter
-
-    @property
-    def setup(self) -> PaneSetup:
-        return self.plan.setup
-
-    @property
-    def title(self) -> str:
-        return self.setup.title or self.adapter.display_name
-
-    @property
-    def tools_live(self) -> bool:
-        """The CLI refreshes its tool list when the gateway says it changed (``list_changed``)."""
-        return self.adapter.info.mcp_liveness == Liveness.HOT
-
-    @property
-    def skills_live(self) -> bool:
-        return self.adapter.info.skills_liveness == Liveness.HOT or not self.skills
-
-    def update(self, info: PaneInfo) -> None:
-        self.role, self.phase, self.role_found, self.pending_asks = info.role, info.phase, info.role_found, info.pending_asks
-        self.restart_needed = self._restart_reason()
-
-    def _restart_reason(self) -> str | None:
-        """Why the running CLI shows something else than the role allows now (None when it does not).
-        The gateway decides every call under the current role either way; this is about what the CLI shows."""
-        name = self.adapter.display_name
-        if self.role != self.launched_role and not self.tools_live:
-            return f"{name} keeps its tool list until it restarts; restart to apply"
-        if self.hidden_now != self.hidden_at_launch and not self.skills_live:
-            return f"{name} shows the skills of the role it started under until it restarts; restart to apply"
-        return None
 
 
 class Workspace:
@@ -356,7 +281,7 @@ class Workspace:
         prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
         agent.warnings = prepared.warnings
         agent.launched_role = agent.role
-        agent.hidden_at_launch = agent.hidden_now = _denied(decisions)
+        agent.hidden_at_launch = agent.hidden_now = denied_skills(decisions)
         spec = prepared.launch
         if setup.command:
             spec = spec.model_copy(update={"argv": tuple(setup.command)})
@@ -387,7 +312,7 @@ class Workspace:
     async def _role_changed(self, agent: AgentPane) -> None:
         """After a role change: which skills the new role hides (for CLIs that show skills as of their start)."""
         if not agent.skills_live:
-            agent.hidden_now = _denied(await self._skill_decisions(agent))
+            agent.hidden_now = denied_skills(await self._skill_decisions(agent))
             agent.restart_needed = agent._restart_reason()
         self._broadcast(Workspace.PaneChanged, agent)
 
@@ -488,10 +413,6 @@ class Workspace:
         task = asyncio.ensure_future(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _denied(decisions: dict[str, str]) -> frozenset[str]:
-    return frozenset(name for name, decision in decisions.items() if decision == "deny")
 
 
 def _with_polter_on_path(env: dict[str, str]) -> dict[str, str]:
