@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
-from polter.roles.loader import RoleFile, _syntax_error, locate_line  # one TOML position reader for all files
+from polter.roles.loader import locate_line, toml_syntax_error  # one TOML position reader for all files
 
 __all__ = [
     "FLOOR_ENDPOINT",
@@ -150,7 +150,7 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        located = _syntax_error(RoleFile(path=path, text=text), str(exc))  # the loader's TOML error reader
+        located = toml_syntax_error(path, text, exc)  # the loader's TOML error reader
         return {}, [ConfigError(located.message, path=path, line=located.line)]
     try:
         document = _ServersFile.model_validate(data)

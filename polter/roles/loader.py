@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from polter.errors import RoleError
 from polter.roles.models import ROLE_NAME, Role
 
-__all__ = ["RoleFile", "locate_line", "read_role_file", "role_files"]
+__all__ = ["RoleFile", "locate_line", "read_role_file", "role_files", "toml_syntax_error"]
 
 _BARE_KEY = r"[A-Za-z0-9_-]+"
 _KEY = rf"""(?:{_BARE_KEY}|"(?:[^"\\]|\\.)*"|'[^']*')"""
@@ -186,7 +186,7 @@ def read_role_file(path: Path) -> RoleFile:
     try:
         data = tomllib.loads(role_file.text)
     except tomllib.TOMLDecodeError as exc:
-        role_file.problems.append(_syntax_error(role_file, str(exc)))
+        role_file.problems.append(toml_syntax_error(path, role_file.text, exc))
         return role_file
     if "name" in data and data["name"] != path.stem:
         role_file.problems.append(
@@ -210,7 +210,14 @@ def read_role_file(path: Path) -> RoleFile:
     return role_file
 
 
-def _syntax_error(role_file: RoleFile, message: str) -> RoleError:
+def toml_syntax_error(path: Path | str, text: str, error: tomllib.TOMLDecodeError | str) -> RoleError:
+    """A ``tomllib`` syntax error as ``file:line: invalid TOML: reason (column N)``.
+
+    tomllib hides the position inside its message, and reports a key written twice at the end of the
+    document; this finds the line (the second writing of the key, for that case). Used for every TOML
+    file Polter reads (roles, the servers file, the app's config), so they all report alike.
+    """
+    message = str(error)
     position = _TOML_POSITION.search(message)
     line = None
     reason = message
@@ -220,9 +227,9 @@ def _syntax_error(role_file: RoleFile, message: str) -> RoleError:
             line, column = int(position.group(1)), int(position.group(2))
             reason += f" (column {column})"
         else:
-            line = _duplicate_key_line(role_file.text) if "overwrite" in reason else None
-            line = line or max(1, len(role_file.text.splitlines()))
-    return RoleError(f"invalid TOML: {reason}", path=role_file.path, line=line)
+            line = _duplicate_key_line(text) if "overwrite" in reason else None
+            line = line or max(1, len(text.splitlines()))
+    return RoleError(f"invalid TOML: {reason}", path=path, line=line)
 
 
 def _duplicate_key_line(text: str) -> int | None:

@@ -179,3 +179,18 @@ def test_lines_are_found_in_inline_tables_and_multiline_strings(role_dir: RoleDi
     assert [str(p) for p in RoleLibrary.load([Path("roles")]).problems] == [
         "roles/inline.toml:4: tools.deny: 'bad': a tool pattern is server/tool (write \"bad/*\" for every tool of it)"
     ]
+
+
+def test_toml_syntax_errors_of_any_file_name_their_line() -> None:
+    """The public reader the servers file and the app's config use too."""
+    import tomllib
+
+    from polter.roles.loader import toml_syntax_error
+
+    for text, expected in [
+        ('[a]\nx = 1\n[b\n', "any.toml:3: invalid TOML: Expected ']' at the end of a table declaration (column 3)"),
+        ('x = 1\ny = 2\nx = 3\n', "any.toml:3: invalid TOML: Cannot overwrite a value (column 6)"),
+    ]:
+        with pytest.raises(tomllib.TOMLDecodeError) as caught:
+            tomllib.loads(text)
+        assert str(toml_syntax_error(Path("any.toml"), text, caught.value)) == expected

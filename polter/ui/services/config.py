@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
-from polter.roles.loader import RoleFile, _syntax_error, locate_line  # one TOML reader for every file
+from polter.roles.loader import locate_line, toml_syntax_error  # one TOML reader for every file
 
 __all__ = [
     "CONFIG_FILE",
@@ -129,7 +129,7 @@ def load_config(path: Path | None = None) -> AppConfig:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        located = _syntax_error(RoleFile(path=path, text=text), str(exc))
+        located = toml_syntax_error(path, text, exc)
         raise ConfigError(located.message, path=path, line=located.line) from None
     try:
         config = AppConfig.model_validate(data)
