@@ -70,6 +70,9 @@ def run_sim(args: argparse.Namespace) -> int:
         print(f"TSHOCK_TOKEN={server.token}", flush=True)
         accounts = ", ".join(f"{name}/{password}" for name, password in world.passwords.items())
         print(f"polter terraria sim: seed {args.seed}; accounts {accounts}; Ctrl+C stops", file=sys.stderr)
+        if config.companion_plugin:
+            print("polter terraria sim: also serving the Polter companion plugin's /polter/v1/world (stock TShock "
+                  "has no such route; --vanilla leaves it out)", file=sys.stderr)
         await server.wait()
 
     try:

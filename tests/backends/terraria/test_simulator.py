@@ -161,6 +161,19 @@ def test_sim_command_prints_two_pasteable_lines() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+    notes = process.stderr.read()  # type: ignore[union-attr]
+    assert "companion plugin's /polter/v1/world (stock TShock has no such route; --vanilla leaves it out)" in notes
+
+
+async def test_only_the_companion_plugin_adds_a_route_stock_tshock_lacks(rest: httpx.AsyncClient,
+                                                                         sim: SimulatorServer) -> None:
+    assert (await rest.get("/polter/v1/world", params={"token": sim.token})).json()["hardmode"] is False
+    world = World(seed=1, config=ServerConfig(companion_plugin=False))
+    async with SimulatorServer(world) as vanilla, httpx.AsyncClient(base_url=vanilla.url) as stock:
+        reply = await stock.get("/polter/v1/world", params={"token": vanilla.token})
+        assert reply.status_code == 404 and reply.json()["error"].startswith("Specified API endpoint doesn't exist")
+        for missing in ("/v2/world/read", "/v2/server/rawcmd", "/v2/players/ban", "/players/ban", "/server/reload"):
+            assert (await stock.get(missing, params={"token": vanilla.token})).status_code == 404, missing
 
 
 async def test_status_routes_need_a_token_only_when_configured() -> None:
