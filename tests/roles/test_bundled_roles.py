@@ -71,10 +71,10 @@ def test_terraria_researcher_grants_exactly_the_17_read_only_tools(library: Role
     for hints in ({}, {"read_only": True}, {"read_only": False, "destructive": True}):
         allowed = {
             tool
-            for tool in TERRARIA_READ_ONLY + TERRARIA_ACTING
+            for tool in TERRARIA_READ_ONLY + TERRARIA_ACTING + ["recent_events"]
             if researcher.decide(ToolCallRequest("terraria", tool, **hints)).decision == "allow"  # type: ignore[arg-type]
         }
-        assert allowed == set(TERRARIA_READ_ONLY)
+        assert allowed == {*TERRARIA_READ_ONLY, "recent_events"}  # the event log, when the intake is on
     denied = {tool for tool in TERRARIA_ACTING if researcher.decide(terraria(tool)).decision == "deny"}
     assert denied == set(TERRARIA_ACTING)
     assert not researcher.visible(terraria("world_hardmode"))
@@ -90,6 +90,7 @@ def test_terraria_moderator_moderates_and_kicks_and_bans_ask(library: RoleLibrar
     assert {tool for tool, d in decisions.items() if d == "allow"} == set(TERRARIA_READ_ONLY) | {
         "player_mute", "player_unban", "server_broadcast",
     }  # fmt: skip
+    assert moderator.decide(terraria("recent_events", read_only=True)).decision == "allow"  # watching the chat
     assert decisions["world_hardmode"] == decisions["give_item"] == "deny"
 
 
