@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from mcp import Client
 
 from polter.backends.terraria.client import TShockClient, TShockSettings
 from polter.backends.terraria.server import Backend, build_server
-from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World
+from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World, rest
+from polter.backends.terraria.simulator.envelope import Endpoint, ok
 from polter.backends.terraria.text import ticks_to_datetime
 from polter.backends.terraria.wiki import WikiClient
 
@@ -113,6 +115,21 @@ async def test_world_hardmode_refuses_when_the_state_cannot_be_read() -> None:
             assert "toggled" in text_of(await call(plain, "world_rain"))  # weather unknown: says it toggled
         await backend.aclose()
     assert not world.hardmode and world.raining
+
+
+async def test_a_plugin_that_reports_only_hardmode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The contract requires only ``hardmode``: without a weather field the rain toggles and says so."""
+    monkeypatch.setattr(rest, "PLUGIN_ENDPOINTS", [Endpoint("/polter/v1/world", lambda c: ok(hardmode=c.world.hardmode))])
+    world = World(seed=7)
+    async with SimulatorServer(world) as sim:
+        backend = Backend(TShockClient(TShockSettings(url=sim.url, token=sim.token)), WikiClient())
+        async with Client(build_server(backend), cache=None) as minimal:
+            assert "toggled" in text_of(await call(minimal, "world_rain", enabled=False))  # was dry: now raining
+            assert world.raining
+            assert text_of(await call(minimal, "world_hardmode", enabled=True)) == "Hardmode is now on."
+            assert "already on" in text_of(await call(minimal, "world_hardmode", enabled=True))
+        await backend.aclose()
+    assert world.hardmode
 
 
 async def test_world_butcher(client: Client, world: World) -> None:

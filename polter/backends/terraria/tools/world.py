@@ -87,19 +87,24 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         """Start or stop rain (or slime rain). TShock's command toggles: with the companion plugin the
         current weather is read first; without it the rain is toggled and the reply says so."""
         key = "slimerain" if slime else "raining"
-        state = await companion_state(backend)
-        if state is not None and bool(state.get(key)) == enabled:
-            return f"{'Slime rain' if slime else 'Rain'} is already {'falling' if enabled else 'stopped'}; nothing changed."
+
+        async def falling() -> bool | None:  # None: this TShock cannot tell (no plugin, or no such field)
+            state = await companion_state(backend)
+            value = state.get(key) if state is not None else None
+            return value if isinstance(value, bool) else None
+
+        what = "Slime rain" if slime else "Rain"
+        if await falling() == enabled:
+            return f"{what} is already {'falling' if enabled else 'stopped'}; nothing changed."
         if slime:
             await tshock.command("/worldevent rain slime", silent_ok=True)
         else:
             await tshock.command("/worldevent rain", expect=r'^Use "/worldevent rain slime"')
-        after = await companion_state(backend)
-        what = "Slime rain" if slime else "Rain"
-        if after is None:
+        now = await falling()
+        if now is None:
             return (f"{what} toggled. This TShock cannot report the weather, so if it was already "
                     f"{'raining' if enabled else 'dry'} it has now {'stopped' if enabled else 'started'}.")
-        return f"{what} is now {'falling' if after.get(key) else 'stopped'}."
+        return f"{what} is now {'falling' if now else 'stopped'}."
 
     @server.tool(annotations=ACTS, structured_output=False)
     async def world_wind(speed: Annotated[float, Field(ge=-100, le=100, description="mph; negative blows west")]) -> str:
