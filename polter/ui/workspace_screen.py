@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from polter.adapters import AdapterRegistry
 from polter.errors import PolterError
-from polter.gateway.models import AskInfo, Phase
+from polter.gateway.models import AskInfo, Phase, RolesStatus
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
@@ -198,7 +198,7 @@ class WorkspaceScreen(MultiplexerScreen):
         except PolterError as exc:
             self.notify(str(exc), severity="error")
             return
-        problems = "\n".join(status.problems)
+        problems = _roles_report(status)
         self.notify(f"{len(status.names)} roles loaded." + (f"\n{problems}" if problems else ""),
                     severity="warning" if problems else "information", timeout=15 if problems else 5)
 
@@ -274,7 +274,7 @@ class WorkspaceScreen(MultiplexerScreen):
     @on(Workspace.RolesChanged)
     def _roles_changed(self, event: Workspace.RolesChanged) -> None:
         if event.status.problems:
-            self.notify("\n".join(event.status.problems), title="Roles", severity="warning", timeout=15)
+            self.notify(_roles_report(event.status), title="Roles", severity="warning", timeout=15)
 
     @on(Workspace.AskRequested)
     def _ask_requested(self, event: Workspace.AskRequested) -> None:
@@ -365,3 +365,8 @@ class WorkspaceScreen(MultiplexerScreen):
 def _call(ask: AskInfo) -> str:
     return f"{ask.server}/{ask.name}" if ask.server else ask.name
 
+
+def _roles_report(status: RolesStatus) -> str:
+    """The roles' problems, led by the roles still running on their last good version (roles area)."""
+    kept = [f"role {name}: its file is invalid; the last good version stays in force" for name in status.kept]
+    return "\n".join([*kept, *status.problems])

@@ -232,3 +232,16 @@ async def test_editing_a_bundled_role_edits_a_copy_in_the_users_roles(monkeypatc
         await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
         summary = next(role for role in screen(app).workspace.roles.roles if role.name == "ops")
         assert summary.file == str(copy)  # the user's copy is now the ops role in force
+
+
+async def test_a_role_file_that_breaks_keeps_its_last_good_version_and_the_ui_says_so(monkeypatch: Any) -> None:
+    mine = config_dir() / "roles" / "mine.toml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text('description = "mine"\n')
+    async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
+        mine.write_text("[tools\n")
+        screen(app).reload_roles()
+        await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
+        said = "\n".join(n.message for n in app._notifications)
+        assert "role mine: its file is invalid; the last good version stays in force" in said
+        assert f"{mine}:1: invalid TOML" in said and "mine" in screen(app).workspace.roles.names
