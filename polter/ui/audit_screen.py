@@ -102,7 +102,7 @@ class AuditScreen(Screen[None]):
 
     @on(Select.Changed)
     def _filter(self, event: Select.Changed) -> None:
-        value = None if event.value is Select.BLANK else str(event.value)
+        value = None if event.select.is_blank() else str(event.value)  # "every pane" etc.: no filter
         match event.select.id:
             case "filter-pane":
                 self.pane = value

@@ -14,10 +14,10 @@ import pytest
 from support.ui import NOW, AskApp, make_ask
 from textual.app import App, ComposeResult
 from textual.geometry import Region
-from textual.widgets import Select, Static
+from textual.widgets import DataTable, Label, Select, Static
 
 from polter.adapters import RuntimeDir, find_adapter
-from polter.gateway.models import AuditRow, Capabilities, ServerCapability, SkillCapability, ToolCapability
+from polter.gateway.models import AuditRow, GatewayEvent, Capabilities, ServerCapability, SkillCapability, ToolCapability
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
@@ -137,6 +137,14 @@ def test_the_help_screen(snap_compare: Any) -> None:
     assert snap_compare(Over(HelpScreen("ctrl+b")), terminal_size=(110, 50))
 
 
+def test_the_confirmation(snap_compare: Any) -> None:
+    from polter.ui.confirm import ConfirmScreen
+
+    screen = ConfirmScreen("Restart pane 2 (claude)?", "Its program is still running; restarting ends it and "
+                           "everything it started.", yes="Restart")
+    assert snap_compare(Over(screen), terminal_size=(90, 20))
+
+
 def test_the_audit_screen_filters(tmp_path: Path) -> None:
     screen = AuditScreen(workspace_with_rows(tmp_path))
     shown = [r for r in screen.workspace.audit_rows if screen.matches(r)]
@@ -146,6 +154,40 @@ def test_the_audit_screen_filters(tmp_path: Path) -> None:
     screen.pane, screen.server, screen.decision = None, None, "deny"
     assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 5]
     assert NOW.tzinfo is UTC
+
+
+async def test_the_audit_filters_work_from_their_selects_and_new_rows_arrive_live(tmp_path: Path) -> None:
+    space = workspace_with_rows(tmp_path)
+    space.panes = {"p2": agent(tmp_path)}
+    screen = AuditScreen(space)
+    async with Over(screen).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = screen.query_one(DataTable)
+
+        def shown() -> list[int]:
+            return [int(str(key.value)) for key in table.rows]
+
+        assert shown() == [2, 3, 4, 5, 6] and "5 of 6" in str(screen.query_one("#audit-count", Label).content)
+        screen.query_one("#filter-pane", Select).value = "p2"
+        await pilot.pause()
+        assert shown() == [3, 4]
+        screen.query_one("#filter-decision", Select).value = "allow_once"
+        await pilot.pause()
+        assert shown() == [4]
+        screen.query_one("#filter-pane", Select).clear()
+        screen.query_one("#filter-decision", Select).clear()
+        screen.query_one("#filter-server", Select).value = "time"
+        await pilot.pause()
+        assert shown() == [2, 5]  # "every pane" and "every decision" again: those filters are off
+        await pilot.press("l")  # listings too
+        assert shown() == [1, 2, 5]
+
+        # The gateway logs two more decisions: the one of the filtered server shows, the other does not.
+        for new in (row(7, server="terraria", name="world_rain"), row(8, decision="deny")):
+            space._on_event(GatewayEvent(type="audit", data=new.model_dump(mode="json")))
+        await pilot.pause()
+        assert shown() == [1, 2, 5, 8] and table.cursor_row == 3  # following the newest
+        assert "4 of 8" in str(screen.query_one("#audit-count", Label).content)
 
 
 def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -259,3 +259,42 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state[state.rfind(")") + 2] != "Z"
+
+
+async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_does_not(shared: Shared,
+                                                                                      tmp_path: Path) -> None:
+    space, _inbox = shared
+    opencode = find_adapter("opencode")  # its adapter continues a conversation without looking for one first
+    restored, spec = await space.open(plan("open", adapter=opencode, cwd=tmp_path, resume=True))
+    assert spec.argv[-1] == "--continue"
+    _fresh, spec = await space.open(plan("open", adapter=opencode, cwd=tmp_path))
+    assert "--continue" not in spec.argv
+    assert "--continue" not in (await space.relaunch(restored)).argv  # a restart starts the CLI afresh
+
+
+@pytest.mark.e2e
+async def test_with_tshock_url_set_the_terraria_backend_is_managed(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``polter`` with ``TSHOCK_URL`` (and a token) in its environment: the bundled Terraria server is one
+    of the gateway's upstreams, pointed at that TShock (here the simulator), and a pane can use it."""
+    from polter.backends.terraria.simulator import SimulatorServer, World
+    from polter.cli import build_parser
+    from polter.ui.services.launch import plan_launch
+
+    world = World(seed=11)
+    async with SimulatorServer(world) as tshock:
+        monkeypatch.setenv("TSHOCK_URL", tshock.url)
+        monkeypatch.setenv("TSHOCK_TOKEN", tshock.token)
+        launch = plan_launch(build_parser().parse_args(["--pane", "shell:terraria-researcher"]))
+        space = Workspace(servers=launch.servers, state_dir=tmp_path / "state")
+        await space.start()
+        try:
+            assert "terraria" in space.server_names
+            agent, _spec = await space.open(launch.plans[0])
+            async with pane_client("terraria", url=space.url, token=agent.token) as client:
+                result = await client.call_tool("world_info", {})
+                refused = await client.call_tool("world_hardmode", {"enabled": True})
+            assert not result.is_error and result.structured_content["name"] == world.world_name
+            assert refused.is_error  # the researcher role only reads
+        finally:
+            await space.aclose()

@@ -148,8 +148,10 @@ async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_sc
         async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
             await client.call_tool("read_notes", {})
         await wait_until(lambda: table.row_count == before + 1, message="the new decision, live")
-        audit.decision = "deny"
-        audit._rebuild()
+        from textual.widgets import Select
+
+        audit.query_one("#filter-decision", Select).value = "deny"
+        await wait_until(lambda: table.row_count < before + 1, message="the filter to apply")
         assert table.row_count >= 1 and all("deny" in str(table.get_row_at(i)) for i in range(table.row_count))
         await pilot.press("escape")
         await wait_until(lambda: app.screen is screen(app), message="back to the panes")

@@ -1,0 +1,114 @@
+"""Every command of Polter's palette providers, chosen through the palette against the real gateway.
+
+(The role switches of the focused pane and of another pane, "restart to apply", escalate, capabilities,
+edit a role, pending asks and the audit log are driven in ``test_workspace_screen.py``; this file does
+the rest and what the palette lists before anything is typed.)
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from support.gateway import fixture_server
+from support.waiting import wait_until
+from support.workspace_app import badges, palette, panes, screen, shell_plans, workspace_app
+from textual.command import CommandList, CommandPalette
+
+from polter.paths import config_dir
+from polter.ui.confirm import ConfirmScreen
+
+
+async def gateway_panes(app: Any) -> dict[str, Any]:
+    return {pane.id: pane for pane in await screen(app).workspace.client.panes()}
+
+
+async def discovered(app: Any, pilot: Any, expected: set[str]) -> list[str]:
+    """Open the palette with nothing typed and return what it lists once ``expected`` are all there."""
+    app.action_command_palette()  # not the key: which key opens it is the multiplexer's business
+    await wait_until(lambda: isinstance(app.screen, CommandPalette) and app.screen.query(CommandList),
+                     message="the palette")
+    hits = app.screen.query_one(CommandList)
+
+    def prompts() -> list[str]:
+        return [str(hits.get_option_at_index(index).prompt).split("\n")[0] for index in range(hits.option_count)]
+
+    await wait_until(lambda: expected <= set(prompts()), message=lambda: f"{expected} in {prompts()}")
+    listed = prompts()
+    await pilot.press("escape")
+    await wait_until(lambda: not isinstance(app.screen, CommandPalette), message="the palette to close")
+    return listed
+
+
+async def confirm(app: Any, pilot: Any) -> None:
+    await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+    await pilot.press("y")
+
+
+async def test_the_palette_lists_the_main_commands_before_anything_is_typed(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open", "phased")) as (app, pilot):
+        one, _two = panes(app)
+        one.terminal.focus()
+        listed = await discovered(app, pilot, {
+            "Switch the role of pane 1 (Shell, open)…", "Switch the role of another pane…",
+            "Capabilities of pane 1 (Shell, open)", "New pane (same CLI and role)", "Reload roles",
+            "Edit a role file…", "Pending asks (0)", "Audit log", "Keys and help"})
+        assert not any(title.startswith("Escalate") for title in listed)  # pane 1's role has no phases
+        assert not any(title.startswith("Restart") and "apply" in title for title in listed)
+
+
+async def test_phases_other_panes_new_restart_close_and_reload_from_the_palette(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("open", "phased"), servers={"fixture": fixture_server()}) as (
+            app, pilot):
+        one, two = panes(app)
+
+        # Escalate, then reset the focused pane's phase.
+        two.terminal.focus()
+        await palette(pilot, ("escalate", "Escalate pane 2"))
+        await wait_until(lambda: badges(two).get("phase") == "action", message="the action phase")
+        await palette(pilot, ("reset pane 2", "Reset pane 2 (Shell, phased) to the research phase"))
+        await wait_until(lambda: badges(two).get("phase") == "research", message="the research phase again")
+        assert (await gateway_panes(app))[two.agent.id].phase == "research"
+
+        # Another pane's role, through the sub-palette of panes and roles.
+        await palette(pilot, ("switch the role of another pane", "Switch the role of another pane…"),
+                      ("pane 1 reader", "pane 1 (Shell, open) → reader"))
+        await wait_until(lambda: badges(one)["role"] == "reader", message="pane 1 under reader")
+        assert (await gateway_panes(app))[one.agent.id].role == "reader" and two.agent.role == "phased"
+
+        # A new pane of a chosen CLI and role: registered under that role, with its own token.
+        await palette(pilot, ("new pane: shell as asker", "New pane: Shell as asker"))
+        await wait_until(lambda: len(panes(app)) == 3 and panes(app)[2].running, message="the third pane")
+        three = panes(app)[2]
+        assert three.agent is not None and badges(three)["role"] == "asker"
+        assert three.agent.token not in (one.agent.token, two.agent.token)
+        assert (await gateway_panes(app))[three.agent.id].role == "asker"
+
+        # Restart it: a new process, the same registration.
+        process = three.terminal.process
+        three.terminal.focus()
+        await palette(pilot, ("restart pane 3", "Restart pane 3 (Shell, asker)"))
+        await confirm(app, pilot)
+        await wait_until(lambda: three.terminal.process is not process and three.running, message="the restart")
+        assert three.agent.id in await gateway_panes(app)
+
+        # Close it: the pane goes and the gateway forgets its token.
+        agent = three.agent
+        await palette(pilot, ("close pane 3", "Close pane 3 (Shell, asker)"))
+        await confirm(app, pilot)
+        await wait_until(lambda: len(panes(app)) == 2, message="the pane to close")
+        assert agent.closed and agent.id not in await gateway_panes(app) and not agent.runtime.path.exists()
+
+        # Reload roles: a role written just now is there, and the palette offers it.
+        (config_dir() / "roles" / "late.toml").write_text(textwrap.dedent("""
+            description = "Written while Polter runs"
+            [servers]
+            default = "allow"
+        """), encoding="utf-8")
+        await palette(pilot, ("reload roles", "Reload roles"))
+        await wait_until(lambda: any("roles loaded" in note.message for note in app._notifications),
+                         message="the reload's notification")
+        assert "late" in screen(app).workspace.roles.names
+        one.terminal.focus()
+        await palette(pilot, ("role late for pane 1", "Role late for pane 1"))
+        await wait_until(lambda: badges(one)["role"] == "late", message="pane 1 under the new role")
