@@ -131,7 +131,7 @@ async def palette(app: PolterApp, pilot: Pilot[None]) -> None:
     _admin, _moderator, researcher, _shell = await demo_story(app, pilot)
     researcher.terminal.focus()
     await pilot.pause()
-    await pilot.press("ctrl+p")
+    await pilot.press("ctrl+b", "colon")
     await until(lambda: isinstance(app.screen, CommandPalette))
     await pilot.press(*"switch the role of pane 3")
     hits = app.screen.query_one(CommandList)

@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=("grid", "columns", "rows"), default=None,
                         help="how panes are arranged (default grid)")
     parser.add_argument("--prefix", default=None, metavar="KEY", help="the prefix key (default ctrl+b)")
+    parser.add_argument("--palette-key", default=None, metavar="KEY",
+                        help="a key that opens the command palette directly, e.g. ctrl+p (default: none; the "
+                             "prefix key then : or p opens it, and ctrl+p goes to the program)")
 
 
 def run(args: argparse.Namespace) -> int:

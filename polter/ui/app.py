@@ -6,6 +6,7 @@ import argparse
 import gc
 from typing import ClassVar
 
+from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding, BindingType
 
@@ -24,13 +25,16 @@ MAX_PANES = 16
 class PolterApp(App[None], inherit_bindings=False):
     """Panes of AI CLIs under roles (a :class:`Launch`), or of plain programs (``specs``, no gateway).
 
-    Textual's own ``ctrl+q``/``ctrl+c`` bindings are not inherited: those keys belong to the programs
-    in the panes (``ctrl+q`` also resumes a terminal paused by ``ctrl+s``). Quit with the prefix key
-    then ``q``, or from the command palette."""
+    Textual's own ``ctrl+q``/``ctrl+c``/``ctrl+p`` bindings are not inherited: those keys belong to the
+    programs in the panes (``ctrl+q`` also resumes a terminal paused by ``ctrl+s``, ``ctrl+p`` is the
+    shell's previous command). Quit with the prefix key then ``q``; open the command palette with the
+    prefix key then ``:`` or ``p``, or with ``palette_key`` if one is configured (``--palette-key``)."""
 
     TITLE = "Polter"
+    ENABLE_COMMAND_PALETTE = False  # no ctrl+p binding from Textual; the palette itself stays usable (__init__)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True),
+        # Textual's key for the palette, inert unless palette_key is set (the keymap moves it there).
+        Binding("ctrl+p", "palette_key", "Commands", id="polter.palette", show=False, priority=True),
     ]
 
     def __init__(
@@ -40,13 +44,21 @@ class PolterApp(App[None], inherit_bindings=False):
         launch: Launch | None = None,
         layout_mode: LayoutMode = "grid",
         prefix: str = DEFAULT_PREFIX,
+        palette_key: str | None = None,
         scrollback: int = 10_000,
     ) -> None:
         super().__init__()
+        self.use_command_palette = True
         if launch is not None:
-            layout_mode, prefix = launch.layout, launch.prefix
+            layout_mode, prefix, palette_key = launch.layout, launch.prefix, launch.palette_key
         if not prefix.strip():
             raise ConfigError("must name a key, e.g. ctrl+a", field="--prefix")
+        if palette_key is not None and not palette_key.strip():
+            palette_key = None
+        if palette_key == prefix:
+            raise ConfigError(f"{palette_key} is already the prefix key", field="--palette-key")
+        self.palette_key = palette_key
+        """A key that opens the command palette directly (``None``: only the prefix key then ``:``/``p``)."""
         self.workspace: Workspace | None = None
         if launch is None:
             _check_pane_count(len(specs or []))
@@ -72,8 +84,17 @@ class PolterApp(App[None], inherit_bindings=False):
         """Show the panes; once they are built, ``gc.freeze()`` the app's long-lived objects (DOM,
         CSS, caches) so that a full collection during a flood of output scans only what changed
         since (measured: full collections went from 50–200 ms to a quarter of that)."""
+        if self.palette_key is not None:
+            self.update_keymap({"polter.palette": self.palette_key})
         self.push_screen(self.multiplexer)
         self.call_after_refresh(gc.freeze)
+
+    def action_palette_key(self) -> None:
+        """The direct palette key: opens the palette if one is configured, else the key goes on to
+        the focused pane (``SkipAction``), so ``ctrl+p`` reaches the program by default."""
+        if self.palette_key is None:
+            raise SkipAction()
+        self.action_command_palette()
 
     async def action_quit(self) -> None:
         """Quit (also the palette's Quit): asks first if programs still run."""

@@ -35,7 +35,7 @@ class AskScreen(ModalScreen[AskAnswer | None]):
     | a | allow once |
     | p | allow for this pane (until its role changes) |
     | d | deny |
-    | escape | later: the ask stays pending (ctrl+p, pending asks) |
+    | escape | later: the ask stays pending (the command palette's pending asks) |
     | tab, arrows, enter | choose a button (Deny is focused first) |
 
     Keys and clicks that come within :data:`GUARD_SECONDS` of the modal appearing, or of an earlier

@@ -32,6 +32,7 @@ PREFIX_HELP: Final = {
     "restart_pane": "restart the pane's program (applies a new role to CLIs that need a restart)",
     "scroll_mode": "scroll mode (keys below)",
     "next_layout": "next layout: grid → columns → rows",
+    "command_palette": "command palette: roles, panes, phases, capabilities, asks, audit, themes, quit",
     "help": "this help",
     "quit": "quit (asks first if programs still run; saves the session for polter --restore)",
 }
@@ -39,8 +40,8 @@ SCROLL_HELP: Final = {
     "line_up": "a line back", "line_down": "a line forward", "page_up": "a page back", "page_down": "a page forward",
     "top": "the oldest line", "bottom": "the newest line", "leave": "back to the live screen",
 }
-_KEY_NAMES: Final = {"left_square_bracket": "[", "question_mark": "?", "space": "space", "pageup": "PgUp",
-                     "pagedown": "PgDn"}
+_KEY_NAMES: Final = {"left_square_bracket": "[", "question_mark": "?", "colon": ":", "space": "space",
+                     "pageup": "PgUp", "pagedown": "PgDn"}
 
 
 def _key(name: str) -> str:
@@ -74,19 +75,21 @@ def _bindings(bindings: Iterable[BindingType]) -> list[tuple[str, str]]:
     return rows
 
 
-def help_markdown(prefix: str) -> str:
+def help_markdown(prefix: str, palette_key: str | None = None) -> str:
     from polter.ui.ask_screen import AskScreen
     from polter.ui.audit_screen import AuditScreen
     from polter.ui.capabilities_screen import CapabilitiesScreen
 
     shown = format_key_name(prefix)
+    direct = [(f"`{format_key_name(palette_key)}`", PREFIX_HELP["command_palette"])] if palette_key else []
     sections = [
         "# Keys",
-        f"Every key goes to the focused pane's program, except the **prefix key** (`{shown}`) and `ctrl+p`.",
+        f"Every key goes to the focused pane's program, except the **prefix key** (`{shown}`)"
+        + (f" and the palette key `{format_key_name(palette_key)}`." if palette_key else "."),
         f"## After the prefix key `{shown}`",
         _rows([*_grouped(PREFIX_COMMANDS, PREFIX_HELP), (f"`{shown}`", "send the prefix key itself to the program")]),
         "## Anywhere",
-        _rows([("`ctrl+p`", "command palette: roles, panes, phases, capabilities, asks, audit, themes, quit"),
+        _rows([*direct,
                ("`shift+PgUp` `shift+PgDn`", "scroll back / forward a page (typing jumps back to the live screen)"),
                ("mouse wheel", "scroll back (the program's own when it asked for the mouse; hold shift to scroll)"),
                ("click", "focus a pane")]),
@@ -122,10 +125,11 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close", show=False)]
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, palette_key: str | None = None) -> None:
         super().__init__()
         self.prefix = prefix
+        self.palette_key = palette_key
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(help_markdown(self.prefix))
+            yield Markdown(help_markdown(self.prefix, self.palette_key))

@@ -44,6 +44,8 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
     "left_square_bracket": "scroll_mode",
     "pageup": "scroll_mode(True)",
     "space": "next_layout",
+    "colon": "command_palette",
+    "p": "command_palette",
     "question_mark": "help",
     "q": "quit",
 }
@@ -51,14 +53,15 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
 
 PREFIX_HINTS: Final = (
     ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("z", "zoom"), ("c", "new"), ("x", "close"),
-    ("r", "restart"), ("[", "scroll"), ("space", "layout"), ("?", "keys"), ("q", "quit"),
+    ("r", "restart"), ("[", "scroll"), ("space", "layout"), (": p", "commands"), ("?", "keys"), ("q", "quit"),
 )  # fmt: skip
 
 
 class MultiplexerScreen(Screen[None]):
     """Panes of programs. Keys go to the focused pane, except the prefix key (default ``ctrl+b``)
-    and the command palette (``ctrl+p``); after the prefix, one key runs a command from
-    :data:`PREFIX_COMMANDS` and the prefix key again sends itself to the pane."""
+    and a direct palette key if one is configured; after the prefix, one key runs a command from
+    :data:`PREFIX_COMMANDS` (``:`` or ``p``: the command palette, as tmux's command prompt) and the
+    prefix key again sends itself to the pane."""
 
     BINDINGS = [Binding(DEFAULT_PREFIX, "prefix", "Prefix", id="polter.prefix", priority=True, show=False)]
     AUTO_FOCUS = None  # the first pane is focused on mount; after that the user decides
@@ -258,11 +261,20 @@ class MultiplexerScreen(Screen[None]):
     def about_to_quit(self) -> None:
         """Called once quitting is decided, while the programs still run (to save what they were doing)."""
 
+    def action_command_palette(self) -> None:
+        self.app.action_command_palette()
+
+    @property
+    def palette_hint(self) -> str:
+        """How to open the command palette, for messages: ``^b :``, or the direct key if one is set."""
+        direct = getattr(self.app, "palette_key", None)
+        return format_key_name(direct) if direct else f"{format_key_name(self.prefix)} :"
+
     def action_help(self) -> None:
         """Every key, on a screen of its own."""
         from polter.ui.help_screen import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.prefix))
+        self.app.push_screen(HelpScreen(self.prefix, getattr(self.app, "palette_key", None)))
 
 
 def format_key_name(key: str) -> str:

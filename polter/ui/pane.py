@@ -189,6 +189,6 @@ class Pane(Vertical):
             header.set_badge("state", text, variant)
         asks = self.pending_asks
         header.set_badge("asks", None if not asks else "ask" if asks == 1 else f"{asks} asks", "error",
-                         tooltip="a call waits for your answer (ctrl+p, pending asks)")
+                         tooltip="a call waits for your answer (the command palette: pending asks)")
         header.set_badge("restart", "restart to apply" if agent.restart_needed else None, "warning",
                          tooltip=agent.restart_needed)

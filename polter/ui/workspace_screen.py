@@ -178,7 +178,7 @@ class WorkspaceScreen(MultiplexerScreen):
             return
         if agent.restart_needed:
             self.notify(f"Pane {pane.number} is now under {role}. {agent.restart_needed} "
-                        f"(ctrl+p: restart pane {pane.number}).", severity="warning", timeout=10)
+                        f"({self.palette_hint}: restart pane {pane.number}).", severity="warning", timeout=10)
         else:
             self.notify(f"Pane {pane.number} is now under {role}; its CLI was told (list_changed).")
 

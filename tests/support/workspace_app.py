@@ -75,7 +75,7 @@ async def palette(pilot: Pilot[None], *steps: tuple[str, str]) -> None:
     reads ``expected``, and choose it (a step may open a sub-palette for the next one)."""
     from textual.command import CommandList, CommandPalette
 
-    await pilot.press("ctrl+p")
+    await pilot.press("ctrl+b", "colon")  # prefix then ':' (ctrl+p belongs to the pane's program)
     for typed, expected in steps:
         await wait_until(lambda: isinstance(pilot.app.screen, CommandPalette), message="the palette")
         palette_screen = pilot.app.screen

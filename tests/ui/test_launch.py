@@ -93,6 +93,7 @@ def test_the_config_file_names_panes_layout_prefix_and_servers(registry: Adapter
     write_config(f"""
         layout = "columns"
         prefix = "ctrl+a"
+        palette_key = "f2"
         ask_timeout = 30
 
         [[panes]]
@@ -110,12 +111,13 @@ def test_the_config_file_names_panes_layout_prefix_and_servers(registry: Adapter
         env = {{ TZ = "${{TZ:-UTC}}" }}
     """)
     result = launch(registry=registry)
-    assert (result.layout, result.prefix, result.ask_timeout) == ("columns", "ctrl+a", 30)
+    assert (result.layout, result.prefix, result.palette_key, result.ask_timeout) == ("columns", "ctrl+a", "f2", 30)
     assert [(plan.adapter.name, plan.setup.role, plan.setup.title) for plan in result.plans] == [
         ("shell", "ops", "deploys"), ("shell", "reviewer", None)]
     assert result.plans[0].setup.cwd == tmp_path and "configured in" in result.plans[0].reason
     assert result.servers["time"].env == {"TZ": "${TZ:-UTC}"}  # the gateway expands it
     assert launch("--layout", "rows", registry=registry).layout == "rows"  # the command line wins
+    assert launch("--palette-key", "ctrl+p", registry=registry).palette_key == "ctrl+p"
 
 
 @pytest.mark.parametrize(("text", "message"), [

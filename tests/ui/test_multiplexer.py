@@ -157,6 +157,39 @@ async def test_the_prefix_twice_sends_the_prefix_key_to_the_program() -> None:
         await wait_for_text(terminal, "^B")
 
 
+async def test_ctrl_p_reaches_the_program_and_the_prefix_then_colon_or_p_opens_the_palette() -> None:
+    from textual.command import CommandPalette
+
+    async with polter([bash_spec()]) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        await type_line(pilot, "echo one-$((40+2))")
+        await wait_for_text(terminal, "one-42\n$")
+        await pilot.press("ctrl+p", "enter")  # bash: the previous command, run again
+        await wait_until(lambda: screen_text(terminal).count("one-42") == 2, message=lambda: screen_text(terminal))
+        assert isinstance(app.screen, MultiplexerScreen)
+        for key in ("colon", "p"):
+            await pilot.press("ctrl+b", key)
+            await wait_until(lambda: isinstance(app.screen, CommandPalette), message="the palette")
+            await pilot.press("escape")
+            await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        assert screen_text(terminal).count("one-42") == 2  # nothing of that reached bash
+
+
+async def test_a_configured_palette_key_opens_the_palette_and_no_longer_reaches_the_program() -> None:
+    from textual.command import CommandPalette
+
+    async with polter([bash_spec()], palette_key="f2") as (app, pilot):
+        assert app.multiplexer.palette_hint == "f2"
+        await pilot.press("f2")
+        await wait_until(lambda: isinstance(app.screen, CommandPalette), message="the palette")
+        await pilot.press("escape")
+        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        await pilot.press("ctrl+p")  # not the palette key any more: an ordinary key for bash
+        assert isinstance(app.screen, MultiplexerScreen)
+    with pytest.raises(ConfigError, match="--palette-key: ctrl\\+b is already the prefix key"):
+        PolterApp([bash_spec()], palette_key="ctrl+b")
+
+
 async def test_zoom_fills_the_grid_with_one_pane_and_resizes_its_terminal() -> None:
     async with polter() as (app, pilot):
         one, two, *_ = panes(app)

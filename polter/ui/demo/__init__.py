@@ -23,7 +23,7 @@ __all__ = ["DEMO_HINT", "demo_launch", "simulator"]
 DEMO_HINT = (
     "Demo: in pane 1 (terraria-admin) type  make it rain  — the rain comes, the agent's uninvited hardmode is "
     "refused by the keyword gate. Then type  turn on hardmode  and answer the ask. Try the same words in "
-    "panes 2 and 3, and  polter tools  in pane 4. ctrl+p shows every command."
+    "panes 2 and 3, and  polter tools  in pane 4. ctrl+b then : shows every command."
 )
 
 AGENT = [sys.executable, "-m", "polter.ui.demo.agent"]

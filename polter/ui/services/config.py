@@ -3,6 +3,7 @@ session saved on exit for ``polter --restore``.
 
     layout = "grid"            # grid | columns | rows
     prefix = "ctrl+b"
+    # palette_key = "ctrl+p"   # a key that opens the command palette directly (default: prefix then : or p)
     ask_timeout = 120          # seconds an ask waits for you before it is denied
 
     [[panes]]
@@ -85,6 +86,9 @@ class AppConfig(BaseModel):
 
     layout: LayoutName = Field(default="grid", description="How panes are arranged.")
     prefix: str = Field(default="ctrl+b", min_length=1, description="The prefix key (a Textual key name).")
+    palette_key: str | None = Field(default=None, min_length=1,
+                                    description="A key that opens the command palette directly (it no longer "
+                                                "reaches the programs); default: none, prefix then : or p.")
     ask_timeout: float | None = Field(default=None, gt=0, description="Seconds an ask waits before it is denied.")
     panes: list[PaneSetup] = Field(default_factory=list, description="The panes; none means four default ones.")
     servers: dict[str, dict[str, Any]] = Field(default_factory=dict, description="More MCP servers (servers.toml format).")

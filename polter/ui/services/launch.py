@@ -47,6 +47,7 @@ class Launch:
     """Every adapter found (the palette's "new pane" offers the installed ones)."""
     layout: Literal["grid", "columns", "rows"] = "grid"
     prefix: str = "ctrl+b"
+    palette_key: str | None = None
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     ask_timeout: float | None = None
     backends: list[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = field(default_factory=list)
@@ -148,4 +149,5 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
     servers = {**load_servers(None, expand=False), **config.server_configs()}
     if os.environ.get("TSHOCK_URL") and TERRARIA not in servers:
         servers[TERRARIA] = terraria_server()
-    return Launch(plans, registry, layout=layout, prefix=prefix, servers=servers, ask_timeout=config.ask_timeout)
+    return Launch(plans, registry, layout=layout, prefix=prefix, palette_key=args.palette_key or config.palette_key,
+                  servers=servers, ask_timeout=config.ask_timeout)
