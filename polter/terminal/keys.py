@@ -16,6 +16,7 @@ from textual.keys import REPLACED_KEYS, key_to_character
 __all__ = [
     "MouseButton",
     "MouseKind",
+    "X10_TRACKING",
     "encode_focus",
     "encode_key",
     "encode_mouse",
@@ -177,6 +178,9 @@ _BUTTON_CODES: Final = {
     MouseButton.WHEEL_UP: 64, MouseButton.WHEEL_DOWN: 65, MouseButton.WHEEL_LEFT: 66, MouseButton.WHEEL_RIGHT: 67,
 }  # fmt: skip
 
+X10_TRACKING: Final = 9
+"""``CSI ? 9 h``: xterm's X10 compatibility mode, button presses only."""
+
 _X10_LIMIT: Final = 223
 """The legacy encoding puts ``32 + 1 + coordinate`` into one byte; xterm drops events beyond it."""
 
@@ -200,14 +204,19 @@ def encode_mouse(
         button: which button; ``NONE`` for motion with no button held.
         x: zero-based column inside the terminal.
         y: zero-based row inside the terminal.
-        tracking: the mode the program set: 0 (off), 1000 (buttons), 1002 (+ drag), 1003 (+ all motion).
+        tracking: the mode the program set: 0 (off), 9 (X10: presses only, without modifiers),
+            1000 (presses and releases), 1002 (+ drag), 1003 (+ all motion).
         sgr: the program set ``?1006``: ``CSI < b;x;y M/m``, else the legacy ``CSI M`` bytes.
         shift: modifiers held.
         alt: modifiers held.
         ctrl: modifiers held.
     """
-    if tracking not in (1000, 1002, 1003) or x < 0 or y < 0:
+    if tracking not in (X10_TRACKING, 1000, 1002, 1003) or x < 0 or y < 0:
         return None
+    if tracking == X10_TRACKING:
+        if kind != "press":
+            return None
+        shift = alt = ctrl = False  # as xterm: X10 reports carry no modifiers
     if kind == "motion":
         if tracking == 1000 or (tracking == 1002 and button == MouseButton.NONE):
             return None

@@ -195,9 +195,9 @@ class TerminalScreen(ControlSequences):
 
     @property
     def mouse_tracking(self) -> int:
-        """0, or the mouse mode in force: 1000 (clicks), 1002 (drags) or 1003 (all motion).
-        X10 mode (9) reports as 1000: both send button presses only."""
-        return 1000 if self._mouse == 9 else self._mouse
+        """0, or the mouse mode in force: 9 (X10: presses only, no modifiers), 1000 (presses and
+        releases), 1002 (+ drags) or 1003 (+ all motion)."""
+        return self._mouse
 
     @property
     def mouse_sgr(self) -> bool:

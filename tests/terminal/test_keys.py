@@ -7,7 +7,7 @@ import string
 import pytest
 from textual.keys import _character_to_key
 
-from polter.terminal.keys import MouseButton, encode_focus, encode_key, encode_mouse, encode_paste
+from polter.terminal.keys import X10_TRACKING, MouseButton, encode_focus, encode_key, encode_mouse, encode_paste
 
 
 @pytest.mark.parametrize("character", [c for c in string.printable if c not in "\t\n\r\x0b\x0c"])
@@ -180,6 +180,16 @@ def test_x10_mouse_encoding_offsets_by_32_and_cannot_name_the_released_button() 
     assert encode_mouse("press", MouseButton.WHEEL_UP, 0, 0, tracking=1000, sgr=False) == b"\x1b[M`!!"
     assert encode_mouse("press", MouseButton.LEFT, 300, 4, tracking=1000, sgr=False) is None  # beyond the byte
     assert encode_mouse("press", MouseButton.LEFT, 300, 4, tracking=1000, sgr=True) == b"\x1b[<0;301;5M"
+
+
+def test_x10_mode_reports_presses_only_and_without_modifiers() -> None:
+    assert encode_mouse("press", MouseButton.LEFT, 3, 4, tracking=X10_TRACKING, sgr=False) == b"\x1b[M $%"
+    assert encode_mouse("press", MouseButton.RIGHT, 3, 4, tracking=X10_TRACKING, sgr=False, ctrl=True,
+                        shift=True) == b"\x1b[M\"$%"
+    assert encode_mouse("press", MouseButton.WHEEL_UP, 0, 0, tracking=X10_TRACKING, sgr=True) == b"\x1b[<64;1;1M"
+    assert encode_mouse("release", MouseButton.LEFT, 3, 4, tracking=X10_TRACKING, sgr=False) is None
+    assert encode_mouse("motion", MouseButton.LEFT, 3, 4, tracking=X10_TRACKING, sgr=True) is None
+    assert encode_mouse("motion", MouseButton.NONE, 3, 4, tracking=X10_TRACKING, sgr=True) is None
 
 
 def test_motion_is_reported_per_tracking_mode() -> None:

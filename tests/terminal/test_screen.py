@@ -594,7 +594,7 @@ def test_no_reply_without_a_reply_callable() -> None:
         (b"\x1b[?1000h", b"\x1b[?1000l", "mouse_tracking", 1000),
         (b"\x1b[?1002h", b"\x1b[?1002l", "mouse_tracking", 1002),
         (b"\x1b[?1003h", b"\x1b[?1003l", "mouse_tracking", 1003),
-        (b"\x1b[?9h", b"\x1b[?9l", "mouse_tracking", 1000),
+        (b"\x1b[?9h", b"\x1b[?9l", "mouse_tracking", 9),
         (b"\x1b[?1006h", b"\x1b[?1006l", "mouse_sgr", True),
         (b"\x1b[?1004h", b"\x1b[?1004l", "focus_events", True),
         (b"\x1b[?2026h", b"\x1b[?2026l", "synchronized_output", True),

@@ -216,6 +216,12 @@ async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> N
         await pilot.click(terminal, offset=(10, 5))
         await pilot.press("enter")
         await wait_for_text(terminal, "^[[<0;11;6M^[[<0;11;6m")
+        await pilot.press("ctrl+c")
+        await type_line(pilot, r"printf '\e[?9h'; cat -v")  # X10: presses only
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.mouse_tracking == 9)
+        await pilot.click(terminal, offset=(10, 5), control=True)  # no modifiers in X10 reports
+        await pilot.press("x", "enter")
+        await wait_for_text(terminal, "^[[<0;11;6Mx\n")
 
 
 async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
