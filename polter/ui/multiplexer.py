@@ -11,7 +11,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.keys import format_key
 from textual.screen import Screen
-from textual.timer import Timer
 
 from polter.terminal.keys import encode_key
 from polter.terminal.launch import LaunchSpec
@@ -25,9 +24,6 @@ from polter.ui.prefix import PrefixScreen
 __all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name", "working_directory"]
 
 DEFAULT_PREFIX: Final = "ctrl+b"
-
-SCREEN_FPS: Final = int(os.environ["TEXTUAL_FPS"]) if os.environ.get("TEXTUAL_FPS", "").isdigit() else 120
-"""How often the screen may be composed (Textual's default is 60; ``TEXTUAL_FPS`` still wins)."""
 
 PREFIX_COMMANDS: Final[dict[str, str]] = {
     "left": "focus_direction('left')",
@@ -78,23 +74,9 @@ class MultiplexerScreen(Screen[None]):
         self.prefix = prefix
         self.grid = PaneGrid(specs, layout_mode=layout_mode, scrollback=scrollback)
         self._active: Pane | None = None
-        self._composer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield self.grid
-
-    @property
-    def _update_timer(self) -> Timer:
-        """Textual composes a screen on a 60 Hz timer, and after a slow frame its timer skips to
-        the slot after next: up to 33 ms between a pane's echo and the screen showing it. The panes
-        pace their own repaints (:mod:`polter.terminal.widget`), so this screen may compose at
-        :data:`SCREEN_FPS`, which halves that wait. (Overrides a private Textual property; a test
-        checks it still takes effect.)"""
-        if self._composer is None:
-            self._composer = self.set_interval(
-                1 / SCREEN_FPS, self._on_timer_update, name="screen_update", pause=True
-            )
-        return self._composer
 
     def on_mount(self) -> None:
         self.app.update_keymap({"polter.prefix": self.prefix})

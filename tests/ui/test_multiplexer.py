@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,7 +18,8 @@ from polter.terminal.pty import session_processes
 from polter.terminal.widget import TerminalView
 from polter.ui.app import PolterApp
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.multiplexer import SCREEN_FPS, MultiplexerScreen
+from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui import SCREEN_FPS
 from polter.ui.pane import Pane
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
@@ -379,11 +382,22 @@ def test_options_build_the_app_and_bad_values_are_named() -> None:
 
 
 
-async def test_the_screen_composes_at_polters_rate_not_textuals_default() -> None:
-    async with polter([bash_spec()]) as (app, pilot):
-        await type_line(pilot, "echo composed")
-        await wait_for_text(panes(app)[0].terminal, "composed\n")
-        screen = app.multiplexer
-        timers = [timer for timer in screen._timers if timer.name == "screen_update"]
-        assert [timer._interval for timer in timers] == [1 / SCREEN_FPS]
-        assert screen._Screen__update_timer is None  # type: ignore[attr-defined]  # Textual's own never started
+@pytest.mark.parametrize(("setting", "expected"), [(None, SCREEN_FPS), ("30", 30)])
+def test_the_app_composes_at_polters_rate_unless_the_user_set_one(setting: str | None, expected: int) -> None:
+    """In a fresh process as ``polter`` runs: the command line imports no Textual before ``polter.ui``
+    asks for its rate; the screen's timer uses it; the panes' programs do not inherit the setting."""
+    script = """
+import os, sys
+from polter.cli import build_parser
+build_parser()
+assert "textual" not in sys.modules, "the command line imported Textual before polter.ui"
+from polter.ui.app import PolterApp
+from textual import constants, screen
+print(constants.MAX_FPS, round(1 / screen.UPDATE_PERIOD), os.environ.get("TEXTUAL_FPS"))
+"""
+    env = {key: value for key, value in os.environ.items() if key != "TEXTUAL_FPS"}
+    if setting is not None:
+        env["TEXTUAL_FPS"] = setting
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(expected), str(expected), str(setting)]
