@@ -155,3 +155,15 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat").read_text() if Path(f"/proc/{pid}/stat").exists() else ""
     return ") Z " not in stat  # a zombie waits for its parent (maybe us) to reap it; it runs nothing
+
+
+async def test_closing_sends_sighup_first_so_a_program_can_clean_up_in_the_grace_period(tmp_path: Path) -> None:
+    """The order matters: an editor saves its swap file, an agent CLI writes its session on SIGHUP.
+    The program below takes 0.2 s to clean up after SIGHUP, well inside the grace period."""
+    record = tmp_path / "record"
+    script = f"trap 'sleep 0.2; echo hup-handled > {record}; exit 0' HUP; echo rea''dy; while :; do sleep 0.05; done"
+    child = Child(LaunchSpec(argv=(BASH, "--norc", "--noprofile", "-c", script)))
+    await child.wait_for("ready")
+    await child.process.aclose(grace=5)
+    assert record.read_text() == "hup-handled\n"
+    assert child.exit_codes == [0], "ended by its own exit after SIGHUP, not by SIGKILL"

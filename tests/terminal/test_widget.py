@@ -133,6 +133,34 @@ async def test_scrollback_by_keys_and_wheel_then_back_to_live_on_typing() -> Non
         await wait_until(lambda: "$ x" in rendered(terminal))
 
 
+async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel() -> None:
+    async with one_pane(size=(60, 12)) as (terminal, pilot):
+        await type_line(pilot, "seq 1 12000")
+        await wait_for_text(terminal, "12000\n$")
+        screen = terminal.screen_model
+        assert screen is not None and screen.history_size == 10_000 == terminal.scrollback
+        # Lines 0 ("$ seq 1 12000") to 12001 (the prompt) were written; the live rows and the 10,000
+        # lines before them are kept, so the oldest kept line is the number 12002 - rows - 10,000.
+        rows = terminal.size.height
+        oldest = 12_002 - rows - 10_000
+        terminal.enter_scroll_mode()
+        await pilot.press("home")
+        assert terminal.history_offset == 10_000
+        await wait_until(lambda: rendered(terminal).startswith(f"{oldest}\n{oldest + 1}\n"),
+                         message=lambda: rendered(terminal))
+        await wheel(pilot, terminal, up=False)
+        await wait_until(lambda: rendered(terminal).startswith(f"{oldest + 3}\n"), message=lambda: rendered(terminal))
+        await wheel(pilot, terminal, up=True)
+        await wheel(pilot, terminal, up=True)  # at the top: stays there
+        assert terminal.history_offset == 10_000
+        await pilot.press("pagedown", "down")  # a page keeps one line of context
+        assert terminal.history_offset == 10_000 - (rows - 1) - 1
+        await wait_until(lambda: rendered(terminal).startswith(f"{oldest + rows}\n"), message=lambda: rendered(terminal))
+        await pilot.press("end")
+        assert terminal.history_offset == 0
+        await wait_until(lambda: "12000\n$" in rendered(terminal))
+
+
 async def test_scroll_mode_keys() -> None:
     async with one_pane(size=(60, 12)) as (terminal, pilot):
         await type_line(pilot, "seq 1 100")
