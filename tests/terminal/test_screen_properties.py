@@ -134,15 +134,30 @@ def ops(lines: int, *, regions: bool) -> st.SearchStrategy[bytes]:
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), columns=st.integers(2, 14), lines=st.integers(2, 7), regions=st.booleans())
 @example(data=None, columns=2, lines=2, regions=False).via("CI: moving back from the pending wrap")
-def test_same_text_and_cursor_as_pyte(data: st.DataObject | None, columns: int, lines: int, regions: bool) -> None:
-    stream = b"XXXXXXXX\x1b[4h\x1b[DX\x1b[P" if data is None else data.draw(ops(lines, regions=regions))
+@example(data=b"XXX\x08", columns=3, lines=2, regions=False).via("CI: backspace at the pending wrap")
+def test_same_text_and_cursor_as_pyte(data: st.DataObject | bytes | None, columns: int, lines: int,
+                                      regions: bool) -> None:
+    if isinstance(data, bytes):
+        stream = data
+    else:
+        stream = b"XXXXXXXX\x1b[4h\x1b[DX\x1b[P" if data is None else data.draw(ops(lines, regions=regions))
     check_same_as_pyte(stream, columns, lines)
+
+
+class PendingWrapAsTmux(pyte.Screen):  # type: ignore[misc]
+    """pyte.Screen, except that BS and CUB from the pending wrap (the cursor just past the last
+    column) count from there, as tmux 3.3a does (``test_moving_back_from_the_pending_wrap_...`` in
+    test_screen.py); pyte first steps back onto the last column, landing one cell short."""
+
+    def cursor_back(self, count: int | None = None) -> None:
+        self.cursor.x -= count or 1
+        self.ensure_hbounds()
 
 
 def check_same_as_pyte(data: bytes, columns: int, lines: int) -> None:
     ours = TerminalScreen(columns, lines)
     ours.feed(data)
-    theirs = pyte.Screen(columns, lines)
+    theirs = PendingWrapAsTmux(columns, lines)
     pyte.ByteStream(theirs).feed(data)
     assert ours.display() == theirs.display
     assert (ours.cursor.x, ours.cursor.y) == (min(theirs.cursor.x, columns - 1), theirs.cursor.y)
