@@ -29,5 +29,11 @@ test-fast: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python screenshots/generate.py
 
+# Every benchmark in benchmarks/, one after another; each prints its figures and a JSON line last
+# (BENCHMARKS="benchmarks/terminal.py" runs a chosen few).
+BENCHMARKS ?= $(sort $(wildcard benchmarks/*.py))
+bench: $(STAMP)
+	@set -e; for script in $(BENCHMARKS); do echo "== $$script"; $(BIN)/python $$script; done
+
 clean:
 	rm -rf $(VENV) .cache
