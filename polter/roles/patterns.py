@@ -11,7 +11,7 @@ Three pattern kinds:
 ``*`` is the only wildcard. In the server part it never crosses the ``/``.
 
 Gate keywords are matched here too: normalised (NFKC, casefolded), found anywhere in the human's
-recent input, an ASCII-initial keyword only at the start of a word.
+recent input, an ASCII keyword only as whole words (give or take an English ending).
 """
 
 from __future__ import annotations
@@ -138,14 +138,37 @@ def normalise_text(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold())
 
 
+_ENDINGS = "(?:s|es|d|ed|ing|ment|ments|al)?"
+"""English endings an ASCII keyword may take: "ban" → "bans", "banned"; "delete" → "deleting"."""
+
+
+def _keyword_word(word: str) -> str:
+    """The regex for one word of a keyword: whole, give or take an English ending ("shutting down")."""
+    last = word[-1:]
+    if not (last.isascii() and last.isalnum()):
+        return re.escape(word)  # Chinese, say: matches anywhere
+    if last.isdigit():
+        return re.escape(word) + "(?![a-z0-9])"
+    if last == "e":  # "delete" → "deleting", "remove" → "removal": the e may go
+        stem = f"(?:{re.escape(word)}|{re.escape(word[:-1])}(?=ing|al))"
+    else:  # "ban" → "banned", "ship" → "shipping": the last consonant may double
+        stem = f"{re.escape(word)}(?:{re.escape(last)}(?=ed|ing))?"
+    return stem + _ENDINGS + "(?![a-z0-9])"
+
+
 def keyword_regex(keywords: Sequence[str]) -> re.Pattern[str]:
-    """A regex that finds any keyword. A keyword that starts with an ASCII letter or digit must start a
-    word ("ban" matches "banned" and "请ban他", not "urban"); others (Chinese, say) match anywhere."""
+    """A regex that finds any keyword.
+
+    A keyword that starts with an ASCII letter or digit must start a word, and each of its words that
+    ends with one must end a word, give or take an English ending: "ban" matches "banned", "bans" and
+    "请ban他", not "urban", "banner" or "piggy bank". Other keywords (Chinese, say) match anywhere.
+    """
     parts = []
     for keyword in keywords:
-        normal = normalise_text(keyword.strip())
-        body = r"\s+".join(re.escape(word) for word in normal.split(" "))
-        parts.append(("(?<![a-z0-9])" if normal[:1].isascii() and normal[:1].isalnum() else "") + body)
+        words = normalise_text(keyword.strip()).split(" ")
+        body = r"\s+".join(_keyword_word(word) for word in words)
+        first = words[0][:1]
+        parts.append(("(?<![a-z0-9])" if first.isascii() and first.isalnum() else "") + body)
     return re.compile("|".join(parts))
 
 

@@ -194,8 +194,14 @@ class TestGates:
         verdict = self.compiled.decide(call("terraria/player_ban", recent_input=["hello", said]))
         assert verdict.decision == "ask"
 
-    def test_keywords_are_whole_words_at_their_start(self) -> None:
-        assert self.compiled.decide(call("terraria/player_ban", recent_input=["urban planning"])).decision == "deny"
+    @pytest.mark.parametrize("said", ["urban planning", "unban bob", "a banner", "my piggy bank", "bandage", "bane"])
+    def test_keywords_are_whole_words(self, said: str) -> None:
+        assert self.compiled.decide(call("terraria/player_ban", recent_input=[said])).decision == "deny"
+
+    @pytest.mark.parametrize("said", ["bans", "banning bob", "shutting down", "ban players"])
+    def test_keywords_take_english_endings(self, said: str) -> None:
+        gated = "terraria/server_stop" if "down" in said else "terraria/player_ban"
+        assert self.compiled.decide(call(gated, recent_input=[said])).decision != "deny"
 
     def test_spaces_inside_a_keyword_match_any_whitespace(self) -> None:
         assert self.compiled.decide(call("terraria/server_stop", recent_input=["Shut\tdown now"])).decision == "allow"
