@@ -117,6 +117,10 @@ def test_terraria_admin_allows_all_46_tools_but_gates_and_asks_the_dangerous_one
     # Someone else's gate words do not open a gate.
     assert admin.decide(terraria("world_hardmode", recent_input=["ban griefer42"])).decision == "deny"
     assert admin.decide(terraria("player_ban", recent_input=["unban griefer42"])).decision == "deny"
+    # Nor does the game's own vocabulary (a player asking for items, the rain).
+    everyday = ["give me a banner and a bandage", "put it in my piggy bank", "make it rain", "给我一把剑"]
+    for tool in TERRARIA_GATED:
+        assert admin.decide(terraria(tool, recent_input=everyday)).decision == "deny", tool
 
 
 def test_coder_allows_everything_and_asks_before_destructive_tools(library: RoleLibrary) -> None:
