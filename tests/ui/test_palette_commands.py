@@ -112,3 +112,34 @@ async def test_phases_other_panes_new_restart_close_and_reload_from_the_palette(
         one.terminal.focus()
         await palette(pilot, ("role late for pane 1", "Role late for pane 1"))
         await wait_until(lambda: badges(one)["role"] == "late", message="pane 1 under the new role")
+
+
+async def test_a_role_switch_from_the_palette_tells_the_panes_mcp_sessions(monkeypatch: Any) -> None:
+    """What a hot CLI hears: ``notifications/tools/list_changed`` on its session, and the new surface."""
+    import httpx2
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with workspace_app(monkeypatch, shell_plans("reader"), servers={"fixture": fixture_server()}) as (
+            app, pilot):
+        [pane] = panes(app)
+        agent = pane.agent
+        heard: list[Any] = []
+
+        async def on_message(message: Any) -> None:
+            heard.append(message)
+
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {agent.token}"},
+                                  timeout=httpx2.Timeout(30, read=None))
+        async with http, Client(streamable_http_client(f"{screen(app).workspace.url}/mcp/fixture", http_client=http),
+                                mode="legacy", message_handler=on_message) as client:  # type: ignore[arg-type]
+            before = {tool.name for tool in (await client.list_tools()).tools}
+            pane.terminal.focus()
+            await palette(pilot, ("role open for pane 1", "Role open for pane 1"))
+            await wait_until(lambda: any(isinstance(m, types.ToolListChangedNotification) for m in heard),
+                             message="list_changed on the pane's session")
+            after = {tool.name for tool in (await client.list_tools()).tools}
+        assert before < after and "write_note" in after - before
+        assert any("its CLI was told (list_changed)" in note.message for note in app._notifications)
+        assert "restart" not in badges(pane)
