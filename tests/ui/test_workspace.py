@@ -126,6 +126,7 @@ async def test_a_command_runs_instead_of_the_cli_with_the_panes_environment(shar
 async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_again(tmp_path: Path) -> None:
     async with workspace(tmp_path) as (space, inbox):
         agent, _spec = await space.open(plan("reader"))
+        await space.set_role(agent, "open")  # switched since it opened: the gateway must get it back as is
         url = space.url
         gateway = space.supervisor.current
         assert gateway is not None
@@ -136,6 +137,8 @@ async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_ag
                          message="the gateway to come back")
         assert space.url == url and space.supervisor.starts == 2
         assert (await whoami(agent, url))["pane"] == agent.id  # the same token works with the new gateway
+        assert (await whoami(agent, url))["role"] == "open"
+        assert gateway.process.pid != space.supervisor.current.process.pid
         assert agent.restart_needed is None
 
 

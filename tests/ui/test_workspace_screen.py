@@ -197,16 +197,32 @@ def _cwd(pane: Any) -> Path | None:
 
 
 async def test_a_dead_gateway_is_restarted_and_the_panes_keep_working(monkeypatch: Any) -> None:
-    async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
-        [pane] = panes(app)
+    async with workspace_app(monkeypatch, shell_plans("open", "asker"), servers={"fixture": fixture_server()}) as (
+            app, pilot):
+        one, two = panes(app)
+        agent = two.agent
+        assert agent is not None
+
+        async def write() -> Any:
+            async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+                return await client.call_tool("write_note", {"text": "never"})
+
+        waiting = asyncio.create_task(write())  # an ask is open when the gateway dies
+        await wait_until(lambda: isinstance(app.screen, AskScreen), message="the ask modal")
         gateway = screen(app).workspace.supervisor.current
         assert gateway is not None
         os.kill(gateway.process.pid, signal.SIGKILL)
         await wait_until(lambda: any("The gateway is back" in n.message for n in app._notifications), timeout=60,
                          message="the gateway to come back")
         assert any("killed by SIGKILL" in n.message for n in app._notifications)
-        text = await run_in(pilot, pane, "polter tools", "role open")  # the same token, the same URL
-        assert "AuthError" not in text
+        await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the dead gateway's ask to go")
+        await wait_until(lambda: "asks" not in badges(two), message="no pending ask in the header")
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(waiting, 30)  # its connection died with the gateway
+        assert screen(app).workspace.supervisor.current.process.pid != gateway.process.pid
+        for pane, role in ((one, "open"), (two, "asker")):  # the same tokens and URL, the same roles
+            text = await run_in(pilot, pane, "clear; polter tools", f"role {role}")
+            assert "AuthError" not in text
 
 
 def decision_of(text: str, tool: str) -> str:
