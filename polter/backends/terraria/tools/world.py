@@ -27,8 +27,9 @@ EVENT_REPLIES = {
 HARDMODE_UNKNOWN = (
     "world_hardmode needs the world's current hardmode state, and this server does not report it: vanilla "
     "TShock's REST API has no hardmode field and /hardmode only toggles, so calling it blind could switch the "
-    "world the wrong way (turning hardmode on is irreversible). Install the Polter companion plugin (it adds "
-    "/polter/v1/world; see docs/terraria.md), or have an admin run /hardmode in-game. Nothing was changed.")
+    "world the wrong way (turning hardmode on is irreversible). It needs a TShock plugin serving /polter/v1/world "
+    "(Polter documents that route in docs/terraria.md but does not ship the plugin); until then an admin can run "
+    "/hardmode in-game. Nothing was changed.")
 
 
 def register(server: TerrariaServer, backend: Backend) -> None:
