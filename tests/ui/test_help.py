@@ -47,3 +47,11 @@ async def test_the_help_screen_shows_them_and_closes_with_escape() -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
+
+
+def test_a_configured_palette_key_is_listed_and_ctrl_p_is_no_exception_by_default() -> None:
+    assert "`:` `p` | command palette" in help_markdown("ctrl+b")
+    assert "ctrl+p" not in help_markdown("ctrl+b")  # it goes to the program, like every other key
+    text = help_markdown("ctrl+b", palette_key="f2")
+    assert "except the **prefix key** (`^b`) and the palette key `f2`." in text
+    assert "| `f2` | command palette" in text
