@@ -12,6 +12,7 @@ import pytest
 from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+from textual.strip import Strip
 from textual.widgets import Static
 
 from polter.terminal import widget as widget_module
@@ -250,6 +251,37 @@ async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> N
         await pilot.click(terminal, offset=(10, 5), control=True)  # no modifiers in X10 reports
         await pilot.press("x", "enter")
         await wait_for_text(terminal, "^[[<0;11;6Mx\n")
+
+
+async def test_arrows_follow_the_programs_cursor_key_mode() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "cat -v")
+        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
+        await pilot.press("up", "home", "enter")
+        await wait_for_text(terminal, "^[[A^[[H\n")
+        await pilot.press("ctrl+c")
+        await type_line(pilot, r"printf '\e[?1h'; cat -v")  # DECCKM: application cursor keys
+        await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.application_cursor_keys)
+        await pilot.press("up", "home", "ctrl+up", "enter")
+        await wait_for_text(terminal, "^[OA^[OH^[[1;5A\n")  # modified arrows keep the CSI form, as in xterm
+
+
+async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
+    async with one_pane() as (terminal, pilot):
+        await wait_until(lambda: terminal._frame_handle is None and "$" in rendered(terminal))
+        await pilot.pause()  # the prompt's frame is composed
+        painted: list[int] = []
+        render_line = terminal.render_line
+
+        def recording_render_line(y: int) -> Strip:
+            painted.append(y)
+            return render_line(y)
+
+        terminal.render_line = recording_render_line  # type: ignore[method-assign]
+        terminal._on_output(b"\x1b7\x1b[10;5Hchanged\x1b8")  # as if the program wrote it: row 9, cursor kept
+        await wait_until(lambda: "changed" in rendered(terminal), message=lambda: rendered(terminal))
+        assert terminal.screen_model is not None
+        assert set(painted) <= {9, terminal.screen_model.cursor.y} and 9 in painted, painted
 
 
 async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
