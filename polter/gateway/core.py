@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import mcp_types as types
 from mcp import MCPError
+from mcp.shared.dispatcher import ProgressFnT
 
 from polter import __version__
 from polter.errors import UpstreamError
@@ -305,8 +306,8 @@ class Gateway:
         return Authorization(False, outcome.answer or "deny", verdict.rule,
                              f"{verdict.reason} Then {outcome.reason}.")
 
-    async def call_tool(self, pane: Pane, server: str, name: str,
-                        arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call_tool(self, pane: Pane, server: str, name: str, arguments: dict[str, Any] | None,
+                        progress: ProgressFnT | None = None) -> types.CallToolResult:
         started = time.perf_counter()
         upstream = self.pool.get(server)
         assert upstream is not None
@@ -318,7 +319,7 @@ class Gateway:
             result = refusal(f"{server}/{name}", auth)
         else:
             try:
-                result = await upstream.call_tool(name, arguments)
+                result = await upstream.call_tool(name, arguments, progress)
             except UpstreamError as exc:
                 auth = Authorization(False, "error", auth.rule, f"allowed, but the upstream failed: {exc}")
                 result = failure(f"{server}/{name}", str(exc))

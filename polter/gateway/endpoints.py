@@ -10,6 +10,7 @@ clients with sessions and a GET stream, 2026-07-28 clients with ``subscriptions/
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from contextvars import ContextVar
@@ -21,7 +22,8 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from polter import __version__
 from polter.gateway.core import Gateway
@@ -31,6 +33,8 @@ from polter.gateway.upstreams import Upstream
 from polter.roles.engine import FLOOR_SERVER
 
 __all__ = ["PANE_SCOPE_KEY", "POLICY_DENIED", "Endpoint", "build_endpoints", "current_pane"]
+
+logger = logging.getLogger(__name__)
 
 PANE_SCOPE_KEY = "polter.pane"
 """Where the ASGI auth layer leaves the authenticated pane in the request scope."""
@@ -129,9 +133,10 @@ def _pane() -> Pane:
 class Endpoint:
     """One ``/mcp/<name>`` endpoint: its server and the session managers that serve it over HTTP.
 
-    Answers are plain JSON (no SSE stream per request: a third less CPU per call); 2025-era sessions
-    still get their GET stream for ``list_changed``. Only 2026-era ``subscriptions/listen``, whose
-    answer *is* a stream, goes to a second manager that answers with SSE.
+    2025-era sessions are answered in plain JSON (no SSE stream per request: a third less CPU per call);
+    they get ``list_changed`` and progress on their GET stream. 2026-era requests go to a second manager
+    that answers in JSON too unless the handler has something to stream first (progress, or a
+    ``subscriptions/listen`` whose answer *is* a stream), which it then sends as SSE.
     """
 
     def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
@@ -146,7 +151,7 @@ class Endpoint:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         for key, value in scope["headers"]:
-            if key == b"mcp-method" and value == b"subscriptions/listen":
+            if key == b"mcp-protocol-version" and value.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
                 await self.streams.handle_request(scope, receive, send)
                 return
         await self.manager.handle_request(scope, receive, send)
@@ -160,7 +165,7 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         return types.ListToolsResult(tools=await gateway.list_tools(_pane(), name))
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await gateway.call_tool(_pane(), name, params.name, params.arguments)
+        return await gateway.call_tool(_pane(), name, params.name, params.arguments, progress=_progress_relay(ctx))
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
         await upstream.wait_running()
@@ -194,6 +199,28 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     )
     server.middleware = [PaneMiddleware(gateway, name, cache_listings=True)]
     return server
+
+
+def _progress_relay(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
+    """Where the upstream's progress for this call goes, if the caller asked for progress.
+
+    A 2026-era request's progress rides its own response stream. A 2025-era session's requests are
+    answered in plain JSON, so its progress goes, with the caller's token, on the session's GET stream
+    (the client matches it to the call by the token)."""
+    token = (ctx.meta or {}).get("progress_token")
+    if token is None or isinstance(token, bool) or not isinstance(token, str | int):
+        return None
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return ctx.session.report_progress
+    session = ctx.session
+
+    async def relay(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            await session.send_progress_notification(token, progress, total, message)
+        except Exception:  # a client gone away must not fail the call
+            logger.debug("progress for a closed session dropped", exc_info=True)
+
+    return relay
 
 
 async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, arguments: dict[str, Any] | None) -> None:

@@ -25,6 +25,7 @@ import httpx2
 import mcp_types as types
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 
 from polter.errors import UpstreamError
 from polter.gateway.models import UpstreamInfo
@@ -133,14 +134,15 @@ class Upstream:
             self._served_stale = True
         return self.state == "running"
 
-    async def request(self, request: Any, result_type: type[Any]) -> Any:
-        """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`."""
+    async def request(self, request: Any, result_type: type[Any], progress: ProgressFnT | None = None) -> Any:
+        """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`.
+        ``progress`` receives the upstream's progress notifications for it."""
         if not await self.wait_running():
             raise UpstreamError(self._down_message())
         session = self._session
         assert session is not None
         try:
-            return await session.send_request(request, result_type)
+            return await session.send_request(request, result_type, progress_callback=progress)
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._mark_broken(f"the connection closed during a request ({exc.error.message})")
@@ -151,10 +153,11 @@ class Upstream:
             self._mark_broken(f"{type(exc).__name__}: {exc}")
             raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None,
+                        progress: ProgressFnT | None = None) -> types.CallToolResult:
         return await self.request(
             types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
-            types.CallToolResult,
+            types.CallToolResult, progress,
         )
 
     def _down_message(self) -> str:

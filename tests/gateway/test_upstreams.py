@@ -6,6 +6,10 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
 
 from support.gateway import fixture_server, start_gateway, time_server
 from support.waiting import wait_until
@@ -62,3 +66,38 @@ async def test_each_upstream_runs_once_for_all_panes(tmp_path: Path) -> None:
             await one.call_tool("write_note", {"text": "shared"})
             assert (await two.call_tool("read_notes", {})).content[0].text == "shared"
             assert (await one.call_tool("pid", {})).content[0].text == (await two.call_tool("pid", {})).content[0].text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_upstream_progress_reaches_the_calling_pane_only(tmp_path: Path, mode: str) -> None:
+    async with start_gateway(tmp_path) as harness:
+        caller, bystander = await harness.pane("open"), await harness.pane("open")
+        heard: list[tuple[float, float | None, str | None]] = []
+        late: list[Any] = []  # a 2025-era client may get a progress note after the result (other stream)
+        other: list[Any] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            heard.append((progress, total, message))
+
+        async with harness.client("fixture", caller.token, mode=mode, on_message=late.append) as client, \
+                harness.client("fixture", bystander.token, mode=mode, on_message=other.append) as watcher:
+            await watcher.list_tools()
+            await wait_until(lambda: harness.gateway.channels.count(caller.pane.id) == (mode == "legacy"),
+                             message="the caller's session is known")
+            result = await client.call_tool("slow", {"seconds": 0, "steps": 3}, progress_callback=on_progress)
+            assert result.content[0].text == "slept 0.0"
+
+            def progress_notes() -> list[types.ProgressNotification]:
+                return [m for m in late if isinstance(m, types.ProgressNotification)]
+
+            # The client hands each note to the call's callback (or, once the call is over, to the handler).
+            await wait_until(lambda: {p for p, _, _ in heard} | {m.params.progress for m in progress_notes()}
+                             == {1, 2, 3}, message="three progress steps")
+            assert {m.params.message for m in progress_notes()} | {m for _, _, m in heard} == {
+                "step 1 of 3", "step 2 of 3", "step 3 of 3"}
+            # Without a progress token nothing is sent.
+            before = len(progress_notes())
+            await client.call_tool("slow", {"seconds": 0, "steps": 2})
+            await watcher.call_tool("read_notes", {})
+            assert len(progress_notes()) == before
+        assert not [m for m in other if isinstance(m, types.ProgressNotification)]

@@ -46,8 +46,10 @@ def pid() -> int:
     return os.getpid()
 
 
-@server.tool(annotations=READ_ONLY, description="Wait, then answer.")
-async def slow(seconds: float) -> str:
+@server.tool(annotations=READ_ONLY, description="Report STEPS progress steps (if asked for progress), wait, then answer.")
+async def slow(seconds: float, ctx: Context, steps: int = 0) -> str:
+    for step in range(1, steps + 1):
+        await ctx.report_progress(step, steps, f"step {step} of {steps}")
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
 
