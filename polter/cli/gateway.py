@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "gateway.json (url, pid, admin token; mode 0600) into the state dir for `polter panes` & co.",
     )
     parser.add_argument("--servers", type=Path, metavar="FILE",
-                        help="the servers file (default: servers.toml in Polter's config dir, if present)")
+                        help="the servers file (default: servers.toml in Polter's config dir, if present); "
+                             "changes to it are applied while the gateway runs")
     parser.add_argument("--roles-dir", type=Path, action="append", default=[], metavar="DIR",
                         help="an extra role folder, overriding the bundled, user and project roles (repeatable)")
     parser.add_argument("--state-dir", type=Path, metavar="DIR",
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from polter.gateway.app import default_roles_dirs
     from polter.gateway.config import GatewayConfig
     from polter.gateway.serve import serve_forever
-    from polter.gateway.servers import load_servers
+    from polter.gateway.servers import default_servers_path, load_servers
     from polter.paths import state_dir
 
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     config = GatewayConfig(
         state_dir=args.state_dir or state_dir(),
         servers=load_servers(args.servers, required=args.servers is not None),
+        servers_file=args.servers or default_servers_path(),
         roles_dirs=[*default_roles_dirs(), *args.roles_dir],
         port=args.port,
         audit_arguments=args.audit_arguments,

@@ -31,6 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     found.add_argument("--json", action="store_true")
     found.set_defaults(handler=_import)
 
+    reload = commands.add_parser(
+        "reload", help="make the running gateway apply the servers file now (it also does when the file changes)",
+        description="Start new servers, stop removed ones and restart changed ones in the running gateway. "
+                    "A file with problems changes nothing (exit 1).")
+    reload.add_argument("--json", action="store_true")
+    reload.set_defaults(handler=_reload)
+    add_state_dir(reload)
+
     for sub in (listing, check, found):
         sub.add_argument("--servers", type=Path, metavar="FILE",
                          help="the servers file (default: servers.toml in Polter's config dir)")
@@ -117,3 +125,22 @@ def _import(args: argparse.Namespace) -> int:
     elif found and not args.json:
         print(f"\nnothing written; run again with --write to add them to {path}")
     return 0
+
+
+def _reload(args: argparse.Namespace) -> int:
+    from polter.cli._admin import with_admin
+
+    report = with_admin(args, lambda client: client.reload_servers())
+    if args.json:
+        print_json(report.model_dump(mode="json"))
+    else:
+        for problem in report.problems:
+            print(f"problem: {problem}")
+        if not report.applied:
+            print(f"{report.file}: nothing changed; fix the problems above")
+        else:
+            changes = [f"{verb}: {', '.join(names)}" for verb, names in (
+                ("added", report.added), ("removed", report.removed), ("restarted", report.reconfigured),
+                ("unchanged", report.unchanged)) if names]
+            print(f"{report.file}: " + ("; ".join(changes) if changes else "no servers"))
+    return 0 if report.applied else 1

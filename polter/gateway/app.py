@@ -1,7 +1,7 @@
 """``create_gateway(config) -> Starlette``: the whole gateway as one ASGI app.
 
-The app's lifespan starts, in order, the audit writer, every endpoint's MCP session manager, the
-upstream pool and the role-file watcher, and stops them in reverse. Nothing is global: two gateways
+The app's lifespan starts, in order, the audit writer, every endpoint's MCP session managers, the
+upstream pool and the role-file and servers-file watchers, and stops them in reverse. Nothing is global: two gateways
 can run in one process (the tests do).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 from collections.abc import AsyncIterator
@@ -23,8 +24,9 @@ from starlette.routing import Route
 from polter.gateway.config import GatewayConfig
 from polter.gateway.control import control_routes, hook_route
 from polter.gateway.core import Gateway
-from polter.gateway.endpoints import build_endpoints
+from polter.gateway.endpoints import EndpointSet
 from polter.gateway.panes import new_token
+from polter.gateway.reload import reload_servers, watch_servers
 from polter.roles.library import RoleLibrary
 from polter.gateway.security import GatewayAuth, loopback_security
 
@@ -47,7 +49,7 @@ def load_roles(dirs: list[Path] | None) -> RoleLibrary:
 class _McpRouter:
     """``/mcp/{server}``: dispatch to that endpoint's session manager (a dict lookup, no regex per server)."""
 
-    def __init__(self, endpoints: dict[str, Any]) -> None:
+    def __init__(self, endpoints: EndpointSet) -> None:
         self.endpoints = endpoints
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -68,20 +70,22 @@ def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
     gateway = Gateway(config, roles if roles is not None else load_roles(config.roles_dirs))
     admin_token = admin_token or new_token()
     security = loopback_security()
-    endpoints = build_endpoints(gateway, security)
+    endpoints = EndpointSet(gateway, security)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             gateway.audit.start()
             stack.push_async_callback(gateway.audit.aclose)
-            for endpoint in endpoints.values():
-                for manager in endpoint.managers:
-                    await stack.enter_async_context(manager.run())
+            await stack.enter_async_context(endpoints.run())
             await stack.enter_async_context(gateway.pool.run())
             if config.watch_roles:
                 watcher = asyncio.create_task(_watch_roles(gateway), name="polter-roles-watcher")
                 stack.callback(watcher.cancel)
+            if config.watch_servers and config.servers_file is not None:
+                servers_watcher = asyncio.create_task(watch_servers(gateway, endpoints, config.servers_file),
+                                                      name="polter-servers-watcher")
+                stack.callback(servers_watcher.cancel)
             stack.callback(gateway.events.close)
             gateway.ready.set()
             yield
@@ -89,7 +93,7 @@ def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
     routes = [
         Route("/mcp/{server}", _McpRouter(endpoints)),
         hook_route(gateway),
-        *control_routes(gateway),
+        *control_routes(gateway, functools.partial(reload_servers, gateway, endpoints)),
     ]
     app = Starlette(
         routes=routes,

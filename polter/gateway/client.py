@@ -35,6 +35,7 @@ from polter.gateway.models import (
     PaneInfo,
     Phase,
     RolesStatus,
+    ServersReload,
 )
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 
@@ -132,6 +133,9 @@ class GatewayClient:
 
     async def reload_roles(self) -> RolesStatus:
         return await self._request("POST", "/control/roles/reload", RolesStatus)
+
+    async def reload_servers(self) -> ServersReload:
+        return await self._request("POST", "/control/servers/reload", ServersReload)
 
     async def audit(self, *, pane_id: str | None = None, after: int = 0, limit: int | None = None) -> list[AuditRow]:
         params: dict[str, Any] = {"after": after}

@@ -18,6 +18,8 @@ class GatewayConfig(BaseModel):
 
     state_dir: Path = Field(description="gateway.json, the audit log and upstream logs go here.")
     servers: dict[str, ServerConfig] = Field(default_factory=dict, description="The managed upstream servers.")
+    servers_file: Path | None = Field(default=None, description="Where ``servers`` came from: reloads read it again.")
+    watch_servers: bool = Field(default=True, description="Reload the servers file when it changes.")
     roles_dirs: list[Path] | None = Field(
         default=None, description="Role folders, later overriding earlier; None means Polter's usual three."
     )

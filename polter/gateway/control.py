@@ -16,6 +16,7 @@ Control routes, all JSON in and out (models in :mod:`polter.gateway.models`)::
     POST   /control/asks/{id}               AskReply -> AskInfo
     GET    /control/roles                   RolesStatus
     POST   /control/roles/reload            RolesStatus
+    POST   /control/servers/reload          ServersReload (re-read the servers file; 409 without one)
     GET    /control/audit?pane=&after=&limit=  [AuditRow]
     GET    /control/events                  text/event-stream of GatewayEvent (a listener is a controller)
 """
@@ -43,6 +44,7 @@ from polter.gateway.models import (
     PaneRegistration,
     PhaseChange,
     RoleChange,
+    ServersReload,
     SkillInventory,
 )
 from polter.gateway.panes import PaneConflict
@@ -187,7 +189,15 @@ def _sse(event: GatewayEvent) -> bytes:
     return f"event: {event.type}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n".encode()
 
 
-def control_routes(gateway: Gateway) -> list[Route]:
+def control_routes(gateway: Gateway, reload_servers: Callable[[], Awaitable[ServersReload]] | None = None) -> list[Route]:
+    async def _reload_servers(gateway: Gateway, request: Request) -> Response:
+        if reload_servers is None:
+            return _error(409, "this gateway cannot reload its servers")
+        try:
+            return _json(await reload_servers())
+        except LookupError as exc:
+            return _error(409, str(exc))
+
     def route(path: str, function: Callable[[Gateway, Request], Awaitable[Response]], method: str) -> Route:
         return Route(f"/control{path}", _handler(function, gateway), methods=[method])
 
@@ -206,6 +216,7 @@ def control_routes(gateway: Gateway) -> list[Route]:
         route("/asks/{ask}", _answer, "POST"),
         route("/roles", _roles, "GET"),
         route("/roles/reload", _reload_roles, "POST"),
+        route("/servers/reload", _reload_servers, "POST"),
         route("/audit", _audit, "GET"),
         Route("/control/events", _handler(_events, gateway), methods=["GET"]),
     ]

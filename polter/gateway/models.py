@@ -36,6 +36,7 @@ __all__ = [
     "RolesStatus",
     "ServerCapability",
     "SkillCapability",
+    "ServersReload",
     "SkillInventory",
     "ToolCapability",
     "UpstreamInfo",
@@ -220,6 +221,18 @@ class RolesStatus(_Model):
     roles: list[RoleSummary] = Field(default_factory=list, description="The roles of ``names``, described.")
 
 
+class ServersReload(_Model):
+    """What re-reading the servers file did. A file with problems changes nothing (``applied`` false)."""
+
+    file: str
+    applied: bool
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    reconfigured: list[str] = Field(default_factory=list, description="Restarted with their new entry.")
+    unchanged: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list, description="As file:line: field: message.")
+
+
 class GatewayStatus(_Model):
     version: str
     pid: int
@@ -234,7 +247,7 @@ class GatewayStatus(_Model):
 class GatewayEvent(_Model):
     """One event on ``/control/events``. ``data`` is the JSON of the model named by ``type``."""
 
-    type: Literal["hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles"]
+    type: Literal["hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers"]
     data: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -116,6 +116,7 @@ class Policy:
             logger.exception("listing %s for pane %s failed; listing everything", server, pane.id)
             return True
 
-    def forget(self, pane_id: str) -> None:
-        for key in [key for key in self._listings if key[0] == pane_id]:
+    def forget(self, pane_id: str | None = None, *, server: str | None = None) -> None:
+        """Drop cached listings of a pane, or of a server (removed from the servers file)."""
+        for key in [key for key in self._listings if key[0] == pane_id or key[1] == server]:
             del self._listings[key]

@@ -166,6 +166,11 @@ class Upstream:
             return f"upstream {self.name!r} is stopped{detail}"
         return f"upstream {self.name!r} is not running{detail}; Polter restarts it automatically, try again shortly"
 
+    def reconfigure(self, config: ServerConfig) -> None:
+        """Serve from ``config`` from now on: the running connection (if any) is closed and made anew."""
+        self.config = config
+        self._mark_broken("its entry in the servers file changed")  # one still connecting checks when it is up
+
     def _mark_broken(self, why: str) -> None:
         if self._broken is not None and not self._broken.is_set():
             self.error = why
@@ -197,8 +202,9 @@ class Upstream:
     async def _serve_once(self, previous: str | None) -> None:
         """One connection's life. Clients are told the tools changed only if they did (or if someone was
         served an incomplete listing meanwhile)."""
+        config = self.config
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(self._transport(stack))
+            read, write = await stack.enter_async_context(self._transport(config, stack))
             watched = _EndWatch(read)
             session = ClientSession(watched, write, message_handler=self._on_message)
             await stack.enter_async_context(session)
@@ -211,6 +217,8 @@ class Upstream:
                 await self._refresh("prompts", notify=False)
                 await self._refresh("resources", notify=False)
             self._broken = asyncio.Event()
+            if config is not self.config:
+                raise UpstreamError("its entry in the servers file changed while it started")
             self.state, self.error = "running", None
             self._running.set()
             logger.info("upstream %s running (%d tools)", self.name, len(self.tools))
@@ -231,8 +239,7 @@ class Upstream:
                 self.error = "the server exited"
             raise UpstreamError(self.error)
 
-    def _transport(self, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
-        config = self.config
+    def _transport(self, config: ServerConfig, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
         if isinstance(config, StdioServer):
             self._log_dir.mkdir(parents=True, exist_ok=True)
             errlog: TextIO = stack.enter_context(open(self._log_dir / f"{self.name}.log", "a", encoding="utf-8"))
@@ -314,11 +321,16 @@ def _describe(exc: BaseException) -> str:
 
 
 class UpstreamPool:
-    """All upstreams, started together and supervised independently."""
+    """All upstreams, started together and supervised independently; servers can be added, reconfigured
+    and removed while the pool runs (a servers-file reload)."""
 
     def __init__(self, servers: dict[str, ServerConfig], *, log_dir: Path, on_change: ChangeCallback) -> None:
-        self.upstreams = {name: Upstream(name, config, log_dir=log_dir, on_change=on_change)
-                          for name, config in servers.items()}
+        self._log_dir, self._on_change = log_dir, on_change
+        self.upstreams: dict[str, Upstream] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._running = False
+        for name, config in servers.items():
+            self.add(name, config)
 
     def get(self, name: str) -> Upstream | None:
         return self.upstreams.get(name)
@@ -330,15 +342,39 @@ class UpstreamPool:
     def infos(self) -> list[UpstreamInfo]:
         return [upstream.info() for upstream in self.upstreams.values()]
 
+    def add(self, name: str, config: ServerConfig) -> Upstream:
+        upstream = Upstream(name, config, log_dir=self._log_dir, on_change=self._on_change)
+        self.upstreams[name] = upstream
+        if self._running:
+            self._start(upstream)
+        return upstream
+
+    async def remove(self, name: str) -> None:
+        """Stop an upstream and forget it; its calls in flight end with an error."""
+        upstream = self.upstreams.pop(name, None)
+        task = self._tasks.pop(name, None)
+        if upstream is not None:
+            upstream.state = "stopped"
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _start(self, upstream: Upstream) -> None:
+        self._tasks[upstream.name] = asyncio.create_task(upstream.supervise(), name=f"upstream:{upstream.name}")
+
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[UpstreamPool]:
-        tasks = [asyncio.create_task(upstream.supervise(), name=f"upstream:{name}")
-                 for name, upstream in self.upstreams.items()]
+        self._running = True
+        for upstream in self.upstreams.values():
+            self._start(upstream)
         try:
             yield self
         finally:
-            for task in tasks:
-                task.cancel()
+            self._running = False
+            tasks = list(self._tasks.values())
+            self._tasks.clear()
             for upstream in self.upstreams.values():
                 upstream.state = "stopped"
+            for task in tasks:
+                task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -11,11 +11,12 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time as time_module
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.gateway import fixture_server, write_roles
+from support.gateway import fixture_server, time_server, write_roles
 
 from polter.gateway.audit import digest_arguments, read_rows
 from polter.gateway.client import GatewayClient, pane_client
@@ -26,7 +27,7 @@ POLTER = [sys.executable, "-m", "polter"]
 class GatewayProcess:
     def __init__(self, tmp_path: Path, *extra: str, stdin: int | None = None) -> None:
         self.state_dir = tmp_path / "state"
-        servers = tmp_path / "servers.toml"
+        self.servers = servers = tmp_path / "servers.toml"
         fixture = fixture_server()
         servers.write_text(f'[servers.fixture]\ncommand = {json.dumps(fixture.command)}\n'
                            f'args = {json.dumps(fixture.args)}\n', encoding="utf-8")
@@ -128,6 +129,34 @@ def test_the_admin_and_pane_commands_against_a_real_gateway(gateway_process: Gat
     assert gateway_process.run("panes", "remove", pane).returncode == 0
     gone = gateway_process.run("tools", token=token)
     assert gone.returncode != 0
+
+
+@pytest.mark.e2e
+def test_polter_servers_reload_and_the_watcher_apply_the_servers_file(gateway_process: GatewayProcess) -> None:
+    original = gateway_process.servers.read_text(encoding="utf-8")
+    gateway_process.servers.write_text(original + "[servers.time\n", encoding="utf-8")
+    broken = gateway_process.run("servers", "reload")
+    assert broken.returncode == 1 and f"{gateway_process.servers}:" in broken.stdout and "nothing changed" in broken.stdout
+
+    time = time_server()
+    gateway_process.servers.write_text(original + f"[servers.time]\ncommand = {json.dumps(time.command)}\n"
+                                                  f"args = {json.dumps(time.args)}\n", encoding="utf-8")
+    reloaded = gateway_process.run("servers", "reload", "--json")  # the watcher may have been first
+    assert reloaded.returncode == 0, reloaded.stdout + reloaded.stderr
+    report = json.loads(reloaded.stdout)
+    assert report["applied"] and "time" in report["added"] + report["unchanged"] and "fixture" in report["unchanged"]
+
+    def running() -> dict[str, object]:
+        listed = json.loads(gateway_process.run("servers", "list", "--json", "--servers",
+                                                str(gateway_process.servers)).stdout)
+        return {name: (entry["running"] or {}).get("state") for name, entry in listed.items()}
+
+    deadline = time_module.monotonic() + 60
+    while running() != {"fixture": "running", "time": "running"}:
+        assert time_module.monotonic() < deadline, running()
+    token = json.loads(gateway_process.run("panes", "register", "--role", "open", "--json").stdout)["token"]
+    called = gateway_process.run("call", "time/get_current_time", '{"timezone": "UTC"}', token=token)
+    assert called.returncode == 0 and "UTC" in called.stdout
 
 
 @pytest.mark.e2e
