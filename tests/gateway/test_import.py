@@ -75,6 +75,14 @@ def test_import_shows_what_it_found_and_writes_nothing_without_write(user: tuple
     assert "name is taken" in skipped[("time", "gemini-cli")]
     assert ("time", "codex") not in skipped, "an identical duplicate is not a conflict"
     assert not servers_file.exists()
+    # The table a human reads says where each server came from, and still writes nothing.
+    servers_file.write_text("# mine\n", encoding="utf-8")
+    assert main(["servers", "import", "--home", str(home), "--project", str(project), "--servers",
+                 str(servers_file)]) == 0
+    table = capsys.readouterr().out
+    assert all(name in table for name in found) and "codex" in table and "gemini-cli" in table
+    assert "nothing written; run again with --write" in table
+    assert servers_file.read_text(encoding="utf-8") == "# mine\n"
 
 
 def test_import_write_appends_new_servers_and_keeps_the_file(user: tuple[Path, Path], tmp_path: Path,

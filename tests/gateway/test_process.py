@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -80,6 +81,21 @@ def test_polter_gateway_publishes_a_private_state_file_and_cleans_up(gateway_pro
     gateway_process.process.send_signal(signal.SIGTERM)
     assert gateway_process.process.wait(timeout=30) == 0
     assert not state.exists(), "a clean exit removes gateway.json"
+
+
+def test_port_given_is_the_port_served_and_a_taken_one_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "first").mkdir()
+    gateway = GatewayProcess(tmp_path / "first", "--port", str(port))
+    try:
+        assert gateway.url == f"http://127.0.0.1:{port}"
+        second = subprocess.run([*POLTER, "gateway", "--port", str(port), "--state-dir", str(tmp_path / "second")],
+                                capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in second.stderr, second.stderr
+    finally:
+        gateway.stop()
 
 
 def test_with_stop_with_stdin_the_gateway_ends_when_its_starter_does(tmp_path: Path) -> None:
