@@ -29,6 +29,8 @@ from polter.gateway.state import STATE_FILE, write_state
 
 __all__ = ["Served", "bind_loopback", "running", "serve_forever"]
 
+KEEP_ALIVE_SECONDS = 30
+
 
 @dataclass(frozen=True)
 class Served:
@@ -67,8 +69,10 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
     url = _url(sock)
     app.state.gateway.url = url
     ready = app.state.gateway.ready
+    # An idle keep-alive connection is kept well past the clients' own expiry (httpx: 5 s, the same as
+    # uvicorn's default): with equal timeouts a request sent on a connection the server is closing fails.
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=3, ws="none")
+                            timeout_graceful_shutdown=3, timeout_keep_alive=KEEP_ALIVE_SECONDS, ws="none")
     server = uvicorn.Server(config)
     # uvicorn's own handlers re-raise the signal after shutdown, killing the process before our cleanup.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
