@@ -26,7 +26,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import ProgressFnT
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from polter import __version__
 from polter.gateway.core import Gateway
@@ -136,10 +136,10 @@ def _pane() -> Pane:
 class Endpoint:
     """One ``/mcp/<name>`` endpoint: its server and the session managers that serve it over HTTP.
 
-    2025-era sessions are answered in plain JSON (no SSE stream per request: a third less CPU per call);
-    they get ``list_changed`` and progress on their GET stream. 2026-era requests go to a second manager
-    that answers in JSON too unless the handler has something to stream first (progress, or a
-    ``subscriptions/listen`` whose answer *is* a stream), which it then sends as SSE.
+    Answers are plain JSON (no SSE stream per request: a third less CPU per call); 2025-era sessions get
+    ``list_changed`` and progress on their GET stream. Only a 2026-era request that may stream goes to a
+    second manager, which answers with SSE once there is something to stream: ``subscriptions/listen``
+    (whose answer *is* a stream) and a ``tools/call`` that asks for progress.
     """
 
     def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
@@ -148,16 +148,43 @@ class Endpoint:
         self.manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=True)
         self.streams = StreamableHTTPSessionManager(app=server, security_settings=security, stateless=True)
 
-    @property
-    def managers(self) -> tuple[StreamableHTTPSessionManager, StreamableHTTPSessionManager]:
-        return self.manager, self.streams
-
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        method = None
         for key, value in scope["headers"]:
-            if key == b"mcp-protocol-version" and value.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+            if key == b"mcp-method":  # sent by 2026-era clients only
+                method = value
+        if method == b"subscriptions/listen":
+            await self.streams.handle_request(scope, receive, send)
+            return
+        if method == b"tools/call" and scope["method"] == "POST":
+            body, receive = await _buffered(receive)
+            if b'"progressToken"' in body:
                 await self.streams.handle_request(scope, receive, send)
                 return
         await self.manager.handle_request(scope, receive, send)
+
+
+async def _buffered(receive: Any) -> tuple[bytes, Any]:
+    """Read a request's whole body, and a ``receive`` that hands it on as if unread."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", _replaying(message, receive)
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks), _replaying({"type": "http.request", "body": b"".join(chunks), "more_body": False},
+                                        receive)
+
+
+def _replaying(first: dict[str, Any], receive: Any) -> Any:
+    pending = [first]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    return replay
 
 
 def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
