@@ -309,6 +309,8 @@ class EndpointSet:
         self.endpoints: dict[str, Endpoint] = {}
         self._serving: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
         self._running = False
+        self.changing = asyncio.Lock()
+        """Held while the set of servers changes (a servers-file reload)."""
         for name in [FLOOR_SERVER, *gateway.pool.names]:
             self.endpoints[name] = self._build(name)
 

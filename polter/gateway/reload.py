@@ -32,6 +32,11 @@ async def reload_servers(gateway: Gateway, endpoints: EndpointSet) -> ServersRel
     path = gateway.config.servers_file
     if path is None:
         raise NoServersFile("this gateway was started without a servers file; there is nothing to reload")
+    async with endpoints.changing:  # the watcher and a reload command may come at once
+        return await _reload(gateway, endpoints, path)
+
+
+async def _reload(gateway: Gateway, endpoints: EndpointSet, path: Path) -> ServersReload:
     found, problems = await asyncio.to_thread(check_servers, path)  # a missing file is a problem, not "no servers"
     if problems:
         report = ServersReload(file=str(path), applied=False, unchanged=gateway.pool.names,

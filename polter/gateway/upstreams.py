@@ -343,6 +343,8 @@ class UpstreamPool:
         return [upstream.info() for upstream in self.upstreams.values()]
 
     def add(self, name: str, config: ServerConfig) -> Upstream:
+        if name in self.upstreams:
+            raise ValueError(f"upstream {name!r} already exists")
         upstream = Upstream(name, config, log_dir=self._log_dir, on_change=self._on_change)
         self.upstreams[name] = upstream
         if self._running:

@@ -4,6 +4,7 @@ endpoint; a broken file changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -31,8 +32,11 @@ async def test_reload_adds_restarts_and_removes_servers_and_a_broken_file_change
             first_pid = (await fixture.call_tool("pid", {})).content[0].text
 
             _write(servers_file, fixture=FIXTURE, time=TIME)
-            report = await harness.admin.reload_servers()
+            # Two reloads at once (the watcher and a command): one adds, the other finds it there.
+            report, again = await asyncio.gather(harness.admin.reload_servers(), harness.admin.reload_servers())
             assert report.applied and report.added == ["time"] and report.unchanged == ["fixture"]
+            assert again.applied and not again.added and again.unchanged == ["fixture", "time"]
+            assert [task.get_name() for task in asyncio.all_tasks()].count("upstream:time") == 1
             async with harness.client("time", pane.token) as time_client:
                 answer = await time_client.call_tool("get_current_time", {"timezone": "UTC"})
                 assert not answer.is_error and "UTC" in answer.content[0].text
