@@ -157,7 +157,10 @@ def load_plugin(path: Path, source: Source = "user") -> list[Adapter]:
     if hasattr(module, "adapter"):
         objects = [module.adapter]
     elif hasattr(module, "adapters"):
-        objects = list(module.adapters)
+        try:
+            objects = list(module.adapters)
+        except TypeError as exc:
+            raise AdapterLoadError(f"`adapters` must be a sequence of adapters ({exc})", path=path) from exc
     else:
         raise AdapterLoadError("defines neither `adapter` nor `adapters` (Adapter instances or subclasses)", path=path)
     return [_as_adapter(obj, str(path)) for obj in objects]

@@ -50,6 +50,11 @@ def test_a_broken_plugin_is_reported_with_its_path_and_reason_and_the_others_loa
         write_plugin(user, "abstract.py", "from polter.adapters import Adapter, AdapterInfo\n"
                      "class Half(Adapter):\n    pass\nadapter = Half\n"): "does not implement prepare",
         write_plugin(user, "bad_info.py", GOOD_PLUGIN.format(cls="Bad", name="Bad Name", display="x")): "import failed",
+        write_plugin(user, "no_info.py", "from polter.adapters import Adapter\n"
+                     "class NoInfo(Adapter):\n    def prepare(self, pane): ...\nadapter = NoInfo\n"): "has no `info`",
+        write_plugin(user, "not_a_list.py", "adapters = 5\n"): "`adapters` must be a sequence",
+        write_plugin(user, "one_bad.py", GOOD_PLUGIN.format(cls="Fine", name="fine-cli", display="Fine")
+                     + "adapters = [adapter, object()]\ndel adapter\n"): "not object",
     }
     write_plugin(user, "good.py", GOOD_PLUGIN.format(cls="Good", name="good-cli", display="Good CLI"))
     write_plugin(user / "packaged", "__init__.py", GOOD_PLUGIN.format(cls="Pkg", name="pkg-cli", display="Pkg"))
