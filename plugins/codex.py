@@ -51,6 +51,8 @@ REPLACED_KEYS = ("mcp_servers", "hooks")
 CARRIED_OVER = ("auth.json", "sessions", "history.jsonl")
 """The user's login and session history, linked into the pane's CODEX_HOME (so `codex resume` still works)."""
 TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+BYPASSING_FEATURES = ("apps", "plugins")
+"""Codex features that add MCP servers besides the pane's: switched off in every pane."""
 
 
 def _toml_key(name: str) -> str:
@@ -78,7 +80,10 @@ class Codex(Adapter):
             "namespace) are governed by Codex's sandbox and approval policy, not by the role.",
             "Hooks run with --dangerously-bypass-hook-trust, so a trusted project's own .codex hooks also run "
             "unreviewed; a trusted project's .codex/config.toml MCP servers are switched off by name.",
-            "/etc/codex/config.toml and requirements.toml (admin layers) still apply.",
+            "Codex's apps (ChatGPT connectors, its built-in codex_apps MCP server) and plugins are switched off in a "
+            "pane, since both bring MCP servers past the gateway.",
+            "/etc/codex/config.toml and requirements.toml (admin layers) still apply, so an MCP server an admin "
+            "defines there may load besides the gateway's.",
         ),
     )
 
@@ -163,6 +168,9 @@ class Codex(Adapter):
                 }
             ]
         }
+        # Apps (ChatGPT connectors, served by Codex's built-in codex_apps MCP server) and plugins (which bring
+        # their own MCP servers) would reach past the gateway.
+        config["features"] = {**(config.get("features") or {}), **{name: False for name in BYPASSING_FEATURES}}
         skills_config = dict(config.get("skills") or {})
         kept = [entry for entry in skills_config.get("config") or [] if entry.get("name") not in hidden_names]
         skills_config["config"] = kept + [{"name": name, "enabled": False} for name in hidden_names]

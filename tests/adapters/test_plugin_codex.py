@@ -32,7 +32,7 @@ def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: C
     (home / ".codex").mkdir()
     (home / ".codex" / "config.toml").write_text(
         'model = "gpt-9"\n[mcp_servers.github]\ncommand = "gh-mcp"\n[hooks]\nStop = []\n'
-        '[projects."/src/x"]\ntrust_level = "trusted"\n'
+        '[projects."/src/x"]\ntrust_level = "trusted"\n[features]\napps = true\nshell_snapshot = true\n'
     )
     pane = make_pane()
     config = config_of(pane, codex)
@@ -42,6 +42,8 @@ def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: C
         for name in ("time", "everything", "polter")
     }
     assert config["model"] == "gpt-9" and config["projects"] == {"/src/x": {"trust_level": "trusted"}}
+    # Apps (the built-in codex_apps MCP server) and plugins would add servers past the gateway.
+    assert config["features"] == {"apps": False, "plugins": False, "shell_snapshot": True}
     prepared = codex.prepare(pane)
     assert prepared.launch.env["CODEX_HOME"] == str(pane.file("codex"))
     assert prepared.launch.argv[1:] == ("--dangerously-bypass-hook-trust",)

@@ -69,3 +69,17 @@ def test_opencode_connects_to_every_endpoint_and_switches_the_users_servers_off(
         agent = inspect(cli, pane, home, "debug", "agent", "build")
         rules = re.findall(r'"permission": "skill",\s*"pattern": "([^"]+)",\s*"action": "(\w+)"', agent)
         assert ("secret-skill", "deny") in rules, agent[-2000:]
+
+
+def test_codex_has_only_the_gateway_servers_and_no_apps_or_plugins(tmp_path: Path, home: Path, project: Path) -> None:
+    """Codex's apps (its built-in codex_apps MCP server) and plugins are off in the pane's CODEX_HOME, and its MCP
+    servers are the gateway's alone, as Codex itself reports them."""
+    cli = real_cli("codex")
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('[mcp_servers.mine]\nurl = "http://127.0.0.1:9/mine"\n[features]\napps = true\n')
+    pane = make_pane("http://127.0.0.1:9", tmp_path, home, project).model_copy(update={"test_mode": None})
+    rows = [line.split() for line in inspect(cli, pane, home, "features", "list").splitlines()]
+    features = {row[0]: row[-1] for row in rows if len(row) >= 3}  # name, stage (maybe two words), value
+    assert (features["apps"], features["plugins"]) == ("false", "false"), features
+    servers = json.loads(inspect(cli, pane, home, "mcp", "list", "--json"))
+    assert sorted(server["name"] for server in servers) == ["polter", "time"], servers
