@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,19 @@ def write_skill(root: Path, name: str, description: str = "a test skill") -> Pat
     skill_md = folder / "SKILL.md"
     skill_md.write_text(f"---\nname: {name}\ndescription: {description}\n---\n\nDo the {name} thing.\n")
     return skill_md
+
+
+def files_containing(secret: str, *roots: Path) -> list[Path]:
+    """Regular files under ``roots`` (symlinks not followed) whose bytes contain ``secret``."""
+    needle = secret.encode()
+    found = []
+    for root in roots:
+        for folder, _dirs, names in os.walk(root):
+            for name in names:
+                path = Path(folder) / name
+                if not path.is_symlink() and path.is_file() and needle in path.read_bytes():
+                    found.append(path)
+    return found
 
 
 @pytest.fixture(scope="session")

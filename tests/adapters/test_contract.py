@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from polter.adapters import (
     Adapter,
     AdapterInfo,
+    AdapterRegistry,
     Detection,
     HookAnswer,
     LaunchSpec,
@@ -21,10 +22,11 @@ from polter.adapters import (
     PaneFile,
     PreparedPane,
     RuntimeDir,
+    TestMode,
     write_pane_files,
 )
 
-from .conftest import TOKEN
+from .conftest import TOKEN, files_containing
 
 
 class Minimal(Adapter):
@@ -122,3 +124,27 @@ def test_pane_files_are_private_and_removed_with_the_pane(tmp_path: Path) -> Non
         assert not list((path / "cli").glob(".config.json.*")), "no temporary file is left behind"
     assert not runtime.exists()
     assert login.exists(), "removing the pane never follows a link into the user's files"
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "shell"])
+@pytest.mark.parametrize("test_mode", [False, True])
+def test_no_bundled_adapter_writes_the_token_anywhere(name: str, test_mode: bool, bundled: AdapterRegistry,
+                                                      make_pane: Callable[..., Pane], home: Path, project: Path) -> None:
+    """The token reaches the CLI only as $POLTER_TOKEN: not in a runtime file, an argument, another variable,
+    the user's home or the project; every file goes into the private runtime dir, which the pane's end removes."""
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text('model = "m"\n')  # a user config the adapter carries over
+    pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:9") if test_mode else None)
+    prepared = bundled.get(name).prepare(pane)
+    with RuntimeDir(pane.runtime_dir):
+        written = write_pane_files(pane.runtime_dir, prepared.files)
+        assert all(pane.runtime_dir in path.parents for path in written)
+        assert stat.S_IMODE(pane.runtime_dir.stat().st_mode) == 0o700
+        for path in written:
+            if not path.is_symlink():
+                assert TOKEN not in path.read_text(), path
+                assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+        assert not [arg for arg in prepared.launch.argv if TOKEN in arg]
+        assert {key for key, value in prepared.launch.env.items() if TOKEN in value} == {"POLTER_TOKEN"}
+        assert not files_containing(TOKEN, home, project)
+    assert not pane.runtime_dir.exists()
