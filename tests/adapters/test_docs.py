@@ -3,21 +3,67 @@ the contract."""
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AgentState, HookAnswer, Pane, discover, load_plugin, write_pane_files
+from polter.adapters import AgentState, HookAnswer, Pane, discover, load_plugin, user_plugins_dir, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
 
 
-def tutorial_adapter_source() -> str:
-    section = DOC.read_text().split("### 7. The whole adapter", 1)[1]
+def tutorial_code(step: str) -> str:
+    """The first Python block of a tutorial step (``### 7. The whole adapter``)."""
+    section = DOC.read_text().split(f"### {step}", 1)[1]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+
+
+def tutorial_adapter_source() -> str:
+    return tutorial_code("7. The whole adapter")
+
+
+def replace_functions(source: str, replacements: str) -> str:
+    """``source`` with each top-level function that ``replacements`` defines swapped for that definition."""
+    new = {node.name: ast.get_source_segment(replacements, node) for node in ast.parse(replacements).body
+           if isinstance(node, ast.FunctionDef)}
+    lines = source.splitlines(keepends=True)
+    for node in sorted(ast.parse(source).body, key=lambda node: node.lineno, reverse=True):
+        if isinstance(node, ast.FunctionDef) and node.name in new:
+            lines[node.lineno - 1 : node.end_lineno] = [new.pop(node.name) + "\n"]
+    assert not new, f"the tutorial replaces functions the scaffold's test lacks: {sorted(new)}"
+    return "".join(lines)
+
+
+def polter(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def test_the_tutorial_followed_step_by_step(tmp_path: Path) -> None:
+    """Step 1 (scaffold), step 7 (the adapter), step 8 (its test), pytest, then `polter adapters` with acme installed."""
+    assert polter("adapters", "new", "acme").returncode == 0
+    folder = user_plugins_dir() / "acme"
+    (folder / "__init__.py").write_text(tutorial_adapter_source())
+    test_file = folder / "test_acme.py"
+    test_file.write_text(replace_functions(test_file.read_text(), tutorial_code("8. Fit the test to acme")))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", str(folder)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0 and "5 passed" in run.stdout, run.stdout + run.stderr
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "acme").write_text("#!/bin/sh\necho 'acme 1.4.2'\n")
+    (bin_dir / "acme").chmod(0o755)
+    listed = polter("adapters", env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert listed.returncode == 0, listed.stderr
+    assert ["acme", "Acme", "1.4.2", "cold", "cold", "user"] in [line.split() for line in listed.stdout.splitlines()]
 
 
 class Screen:
