@@ -30,3 +30,13 @@ def test_a_polter_error_becomes_one_line_and_its_exit_code(
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     assert cli.main([]) == 2
     assert capsys.readouterr().err == "polter: roles/x.toml:3: tools.allow: must be a list\n"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_empty_audit_says_so_but_json_output_stays_json(
+    as_json: bool, capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    assert cli.main(["audit", "--state-dir", str(tmp_path), *(["--json"] if as_json else [])]) == 0
+    out, err = capsys.readouterr()
+    note, other = (err, out) if as_json else (out, err)
+    assert note.startswith("no audit log at ") and other == ""

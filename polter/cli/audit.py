@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from polter.cli._admin import add_json, add_state_dir, print_table
@@ -29,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
     path = (args.state_dir or state_dir()) / AUDIT_FILE
     rows = read_rows(path, pane=args.pane, limit=args.limit, newest=True)
     if not rows and not args.follow:
-        print(f"no audit rows in {path}" if path.exists() else f"no audit log at {path} yet")
+        # With --json, stdout carries JSON lines only: an empty log is no lines, and the note goes to stderr.
+        print(f"no audit rows in {path}" if path.exists() else f"no audit log at {path} yet",
+              file=sys.stderr if args.json else sys.stdout)
         return 0
     _print(rows, args.json, header=True)
     last = rows[-1].id if rows else 0
