@@ -71,9 +71,9 @@ class ClaudeCode(Adapter):
         resume=True,
         tested_versions=("2.1.332",),
         limitations=(
-            "A tool the role stops listing (a role change) stays in the tool list Claude Code 2.1.332 sends the "
-            "model until the pane restarts, although Claude Code refuses to call it; tools the role adds "
-            "appear on the next turn.",
+            "Tools the role adds appear on the next turn. A tool the role takes away is withdrawn at once: Claude "
+            "Code 2.1.332 tells the model it is no longer offered and refuses a call to it, but keeps its definition "
+            "in the conversation's tool list until a new conversation (/clear) or a restart.",
             "Built-in tools (Bash, Edit, WebFetch, ...) are governed by Claude Code's own permission rules, "
             "not by the role; a Bash command can still start any program the user can.",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "

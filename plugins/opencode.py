@@ -4,7 +4,8 @@ skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that
 before MCP tools and skills (its ``tool.execute.before`` throws to veto).
 
 Proven against opencode 1.18.33 (``opencode run`` against a fake Anthropic API through the provider
-package opencode bundles, ``opencode mcp list``, ``opencode debug agent``).
+package opencode bundles, ``opencode serve`` for role switches (it re-lists on MCP ``tools/list_changed``),
+``opencode mcp list``, ``opencode debug agent``).
 """
 
 from __future__ import annotations
@@ -101,18 +102,19 @@ class Opencode(Adapter):
         display_name="opencode",
         command="opencode",
         description="The open source coding agent (sst/opencode), 1.x config format.",
-        mcp_liveness=Liveness.COLD,
+        mcp_liveness=Liveness.HOT,
         skills_liveness=Liveness.COLD,
         skill_veto=True,
         tool_veto=True,
         resume=True,
         tested_versions=("1.18.33",),
         limitations=(
-            "Proven in `opencode run` only (its TUI is not driven by the tests); in `opencode run` 1.18.33 listed "
+            "Proven with `opencode run` and with `opencode serve` (the server its TUI runs inside) driven by "
+            "`opencode run --attach`; the TUI itself is not driven by the tests. In `opencode run` 1.18.33 listed "
             "only its built-in skill to the model, so hiding project skills is checked in its resolved agent "
             "config (`opencode debug agent`), not in a model request.",
-            "Whether opencode refreshes tools on MCP tools/list_changed is not verified, so role changes are "
-            "reported as cold (the gateway and the veto plugin still decide every call).",
+            "Skills the role denies are set to deny when the pane starts; a role change while it runs leaves "
+            "that list stale until restart, but the veto plugin refuses a skill the role now denies.",
             "The veto runs as an opencode plugin; `opencode --pure` (no external plugins) drops it, and then only "
             "the gateway refuses denied MCP calls and skill use is unchecked. With a plugin configured, opencode "
             "installs @opencode-ai/plugin into its config dirs (the user's and a project's .opencode) from npm "

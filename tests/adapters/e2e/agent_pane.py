@@ -16,7 +16,7 @@ from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
 
-__all__ = ["AgentPane", "run_once"]
+__all__ = ["AgentPane", "run_once", "with_home"]
 
 
 OFFLINE = {
@@ -26,7 +26,7 @@ OFFLINE = {
 """Tests reach only 127.0.0.1: every other destination goes to a dead proxy."""
 
 
-def _with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec:
+def with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec:
     """The launch spec with a throwaway HOME (the CLIs write into it), the test's CLIs on PATH, and no way out
     to the internet."""
     path = os.pathsep.join([*(str(d) for d in path_dirs), os.environ.get("PATH", "/usr/bin:/bin")])
@@ -40,7 +40,7 @@ def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path,
     """Run the CLI non-interactively (``-p`` / ``exec``) with the pane's config and environment; return its
     output. ``launch_args=False`` drops the adapter's own arguments (for a CLI's inspection subcommands)."""
     prepared = adapter.prepare(pane)
-    spec = _with_home(prepared.launch, home, path_dirs)
+    spec = with_home(prepared.launch, home, path_dirs)
     with RuntimeDir(pane.runtime_dir):
         write_pane_files(pane.runtime_dir, prepared.files)
         argv = [spec.argv[0], *(before_args or []), *(spec.argv[1:] if launch_args else ()), *extra_args]
@@ -72,7 +72,7 @@ class AgentPane:
         self.prepared = self.adapter.prepare(self.pane)
         self._runtime.__enter__()
         write_pane_files(self.pane.runtime_dir, self.prepared.files)
-        spec = _with_home(self.prepared.launch, self.home, self.path_dirs)
+        spec = with_home(self.prepared.launch, self.home, self.path_dirs)
         self._process = PtyProcess.spawn(spec, columns=self.columns, lines=self.lines,
                                          on_output=self._on_output, on_exit=lambda _code: self._changed.set())
         return self

@@ -18,7 +18,7 @@ _SECTIONS = [
 
 def offered_skills(request: ModelRequest) -> set[str]:
     """The skills the CLI listed to the model in this request (empty when it listed none)."""
-    flat = "\n".join(_strings(request.body))
+    flat = "\n".join(strings(request.body))
     names: set[str] = set()
     for section, item in _SECTIONS:
         for match in re.finditer(section, flat, re.S):
@@ -26,11 +26,12 @@ def offered_skills(request: ModelRequest) -> set[str]:
     return names
 
 
-def _strings(value: object) -> list[str]:
+def strings(value: object) -> list[str]:
+    """Every string inside a parsed JSON body."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
+        return [s for item in value.values() for s in strings(item)]
     if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
+        return [s for item in value for s in strings(item)]
     return []

@@ -3,7 +3,7 @@ reaches every endpoint with the pane's token and no MCP server the project confi
 denied skill, and, when its veto hook cannot get a verdict, refuses the call before it reaches the server
 (the execution layer fails closed).
 
-Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``) keep this quick; the TUIs run in
+Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``, ``qwen -p``, ``opencode run``) keep this quick; the TUIs run in
 ``test_gateway_e2e.py``.
 """
 
@@ -19,7 +19,7 @@ from support.fake_models import FakeModelServer, Rule
 from support.tiny_mcp import TinyMcp
 
 from .agent_pane import run_once
-from .conftest import real_cli, write_test_skills
+from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .offers import offered_skills
 
 pytestmark = pytest.mark.e2e
@@ -29,8 +29,11 @@ NON_INTERACTIVE = {
     "claude-code": ([], ["-p", "please echo hi"]),
     "codex": (["exec"], ["--skip-git-repo-check", "please echo hi"]),
     "gemini-cli": ([], ["-p", "please echo hi"]),
+    "qwen-code": ([], ["-p", "please echo hi"]),
+    "opencode": ([], ["run", "please echo hi"]),
 }
-TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo"}
+TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo",
+              "qwen-code": "mcp__time__echo", "opencode": "time_echo"}
 
 
 def configure_project_server(project: Path, url: str) -> None:
@@ -38,15 +41,19 @@ def configure_project_server(project: Path, url: str) -> None:
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"leak": {"type": "http", "url": url}}}))
     (project / ".codex").mkdir()
     (project / ".codex" / "config.toml").write_text(f'[mcp_servers.leak]\nurl = "{url}"\n')
-    (project / ".gemini").mkdir(exist_ok=True)
-    (project / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"leak": {"httpUrl": url}}}))
+    for folder in (".gemini", ".qwen"):
+        (project / folder).mkdir(exist_ok=True)
+        (project / folder / "settings.json").write_text(json.dumps({"mcpServers": {"leak": {"httpUrl": url}}}))
+    (project / "opencode.json").write_text(json.dumps({"mcp": {"leak": {"type": "remote", "url": url}}}))
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
+@pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode"])
 def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: Path, project: Path) -> None:
     cli = real_cli(name)
     write_test_skills(project)
-    rules = [Rule(when="please echo", call=r"mcp_+time_+echo", arguments={"text": "hi"})]
+    if name == "opencode":
+        seed_opencode_plugin_sdk(home, project)
+    rules = [Rule(when="please echo", call=r"(mcp_+)?time_+echo", arguments={"text": "hi"})]
     with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter", "leak"]) as mcp:
         configure_project_server(project, f"{mcp.url}/mcp/leak")
         pane = Pane(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
@@ -61,8 +68,8 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         assert all(auth == f"Bearer {TOKEN}" for _method, _path, auth in mcp.seen)
         assert "/mcp/leak" not in {path for _method, path, _auth in mcp.seen}, "the project's own server stays out"
 
-        first = model.wait_for(lambda request: request.prompt.endswith("please echo hi"))
-        assert {TOOL_NAMES[name], TOOL_NAMES[name].replace("time", "polter")} <= set(first.tools)
+        first = model.wait_for(lambda request: "please echo hi" in request.prompt and bool(request.tools))
+        assert {TOOL_NAMES[name], TOOL_NAMES[name].replace("time", "polter")} <= set(first.tools), first.tools
         assert first.reply == f'call {TOOL_NAMES[name]} {{"text": "hi"}}'
         assert not [tool for tool in first.tools if "leak" in tool]
 
@@ -71,8 +78,9 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         assert "Polter: the gateway answered HTTP 404" in (result_request.tool_result or "")
         assert mcp.calls == [], "a refused call must not reach the server"
 
-        # The denied skill is not offered; the allowed one is (Codex lists .agents skills, the others theirs).
+        # The denied skill is not offered; the allowed one is (Codex lists .agents skills, the others theirs;
+        # opencode run 1.18.33 lists only its built-in skill).
         skills = offered_skills(first)
-        assert "ok-skill" in skills and "secret-skill" not in skills, skills
+        assert "secret-skill" not in skills and ("ok-skill" in skills) is (name != "opencode"), skills
         assert prepared.hidden_skills == ("secret-skill",)
     assert not pane.runtime_dir.exists(), "the pane's runtime dir is removed when it ends"

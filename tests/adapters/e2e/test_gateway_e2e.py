@@ -9,8 +9,9 @@ Each CLI runs against a fake model API (scripted to call tools) and `polter gate
 - a call the role denies is refused by the hook (before the gateway's tools/call) and, with the hook
   out of the way, by the gateway itself;
 - a denied skill is not offered, and one denied after start is refused by the hook where the CLI has one;
-- a role switch reaches a hot CLI (Claude Code, Gemini CLI) without a restart; Codex (cold) keeps its
-  old list, but its calls are decided by the new role.
+- a role switch reaches a hot CLI (Claude Code, Gemini CLI, opencode) without a restart, in both directions
+  (a tool the new role allows is offered, one it denies is no longer offered or is refused); Codex and
+  Qwen Code (cold) keep their old list, but their calls are decided by the new role.
 
 Non-interactive runs (`-p`, `exec`) prove the single-turn points (Qwen Code against the fake's OpenAI
 Chat Completions); Claude Code, Codex and Gemini CLI also run as TUIs in a PTY pane for the role switch.
@@ -19,16 +20,21 @@ Chat Completions); Claude Code, Codex and Gemini CLI also run as TUIs in a PTY p
 from __future__ import annotations
 
 import asyncio
+import re
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from polter.adapters import Pane, TestMode
+from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
-from .agent_pane import AgentPane, run_once
-from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
+from . import offers
+from ..conftest import files_containing
+from .agent_pane import AgentPane, run_once, with_home
+from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
 
@@ -170,6 +176,11 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
         assert "Polter refused time/get_current_time" in (refused.tool_result or "")
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny"), ("call", "deny")]
 
+    # The token stayed in the CLI's environment: the CLI wrote it into no file of the user's or the project's,
+    # and the pane's runtime dir (where any literal copy would have to live) is gone.
+    assert not files_containing(token, home, project)
+    assert not pane.runtime_dir.exists()
+
 
 @pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex", "qwen-code"])
 async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
@@ -178,11 +189,13 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
 
     1. e2e-worker → e2e-converter adds `time/convert_time`: a hot CLI re-lists on the gateway's
        list_changed and offers it on the next turn, without a restart; Codex (cold) does not.
-    2. → e2e-reader removes the `everything` tools: Gemini CLI stops offering them. Claude Code 2.1.332
-       drops them too, but keeps them in the tool list it sends the model, so the model still calls
-       `everything/echo` and Claude refuses it itself ("No such tool available"). Codex and Qwen Code
-       (cold) keep their list; the call is refused by the hook, which asks the gateway under the new role.
+    2. → e2e-reader removes the `everything` tools and `time/convert_time`: Gemini CLI stops offering them.
+       Claude Code 2.1.332 keeps the conversation's tool definitions: it tells the model that the tool it
+       added during the conversation is gone, and refuses the model's call to `everything/echo` itself
+       ("No such tool available", before the hook). Codex and Qwen Code (cold) keep their list; the call is
+       refused by the hook, which asks the gateway under the new role.
     3. A skill listed since the start and denied by e2e-reader is refused by the hook (Codex has no skill tool).
+    4. Claude Code only: after `/clear` the new conversation is offered neither removed tool.
     """
     cli, naming = real_cli(name), CLIS[name]
     removes_hot = name == "gemini-cli"
@@ -205,6 +218,9 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
         async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
             await agent.wait_for(naming.ready, timeout=120)
+            for server in ("time", "everything"):  # the TUI connects its MCP servers in the background
+                await asyncio.to_thread(gateway.wait_for_audit, pane_id,
+                                        lambda row, server=server: row["layer"] == "listing" and row["server"] == server)
             await agent.wait_until_quiet(1.0)
             assert cli.adapter.state(agent.screen) == "idle", agent.text()
 
@@ -224,9 +240,13 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
             removed = await answer(model, "please echo hi")
             if removes_hot:
                 assert echo not in removed.tools and not removed.reply.startswith("call")
-            elif adds_hot:  # Claude Code: the model still sees the tool, but Claude dropped it and refuses the call
-                assert echo in removed.tools, "Claude Code 2.1.332 keeps removed tools in the model's list"
-                await result_containing(model, "No such tool available: " + echo, after=removed)
+            elif adds_hot:  # Claude Code 2.1.332 keeps the conversation's tool definitions, but refuses calls
+                assert echo in removed.tools and convert in removed.tools
+                # The tool added during the conversation (deferred) is announced as gone; the one offered up
+                # front is not, and Claude Code refuses the model's call to it itself.
+                assert withdrawn_tools(removed) == {convert}, withdrawn_tools(removed)
+                refused = await result_containing(model, "No such tool available: " + echo, after=removed)
+                assert "does not offer this tool" in (refused.tool_result or "")
                 assert hook_rows(gateway.audit(pane_id), "echo") == [], "refused before the hook"
             else:  # Codex, Qwen Code: cold, the tool is still there; the hook asks the gateway, which says no
                 assert echo in removed.tools, "a cold CLI keeps the list it started with"
@@ -241,8 +261,26 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
                 assert "ok-skill" in (refused.tool_result or "")
                 assert [(row["layer"], row["decision"]) for row in gateway.audit(pane_id) if row["name"] == "ok-skill"] == [
                     ("hook", "deny")]
+            if name == "claude-code":  # a new conversation is offered only what the role allows now
+                await agent.wait_until_quiet(1.5)
+                await agent.type("/clear")
+                await agent.wait_until_quiet(1.5)
+                await agent.type("hello once more")
+                fresh = await answer(model, "hello once more")
+                assert echo not in fresh.tools and convert not in fresh.tools, fresh.tools
+                assert naming.tool("time", "get_current_time") in fresh.tools, fresh.tools
+                assert not withdrawn_tools(fresh)
             await agent.wait_until_quiet(1.5)
             assert cli.adapter.state(agent.screen) == "idle", agent.text()
+
+
+WITHDRAWN = re.compile(r"The following (?:deferred )?tools are (?:no longer available|not offered right now)[^:]*:(.*?)(?:\n\n|$)", re.S)
+
+
+def withdrawn_tools(request: ModelRequest) -> set[str]:
+    """Tools Claude Code told the model in this request's conversation that it no longer has."""
+    text = "\n".join(offers.strings(request.body))
+    return {name for match in WITHDRAWN.finditer(text) for name in re.findall(r"mcp__[\w-]+", match.group(1))}
 
 
 async def answer(model: FakeModelServer, prompt: str) -> ModelRequest:
@@ -254,3 +292,89 @@ async def result_containing(model: FakeModelServer, text: str, after: ModelReque
     start = model.requests.index(after) + 1
     return await asyncio.to_thread(
         model.wait_for, lambda request: request.tool_result is not None and text in request.tool_result, 90, start=start)
+
+
+def test_opencode_role_switches_reach_its_running_server(gateway: PolterGateway, tmp_path: Path, home: Path,
+                                                        project: Path) -> None:
+    """opencode's TUI talks to the server it runs inside; `opencode serve` is that server on its own, and
+    `opencode run --attach` sends it one turn at a time, so the same process sees both role switches: the
+    tool the role adds is offered, the ones it removes are not, and a skill it now denies is vetoed."""
+    cli, naming = real_cli("opencode"), CLIS["opencode"]
+    seed_opencode_plugin_sdk(home, project)
+    pane_id, token = gateway.register("e2e-worker")
+    echo, convert = naming.tool("everything", "echo"), naming.tool("time", "convert_time")
+    write_test_skills(project)
+    rules = [*rules_for(naming), Rule(when="use the ok skill", call="skill", arguments={"name": "ok-skill"})]
+    with FakeModelServer(rules) as model:
+        pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
+        with OpencodeServer(cli, pane, home) as server:
+            before = server.turn(model, "hello there")
+            assert echo in before.tools and convert not in before.tools, before.tools
+
+            gateway.set_role(pane_id, "e2e-converter")
+            gateway.wait_for_audit(pane_id, lambda row: row["layer"] == "listing" and row["role"] == "e2e-converter")
+            added = server.turn(model, "hello again")
+            assert convert in added.tools and echo in added.tools, added.tools
+
+            gateway.set_role(pane_id, "e2e-reader")
+            gateway.wait_for_audit(pane_id, lambda row: row["layer"] == "listing" and row["role"] == "e2e-reader")
+            removed = server.turn(model, "please echo hi")
+            assert echo not in removed.tools and convert not in removed.tools, removed.tools
+            assert naming.tool("time", "get_current_time") in removed.tools
+            assert not removed.reply.startswith("call"), "nothing to call: the tool is gone"
+
+            # A skill allowed at start and denied by e2e-reader: the veto plugin asks the gateway, which says no.
+            asked = server.turn(model, "use the ok skill")
+            assert asked.reply.startswith("call skill"), asked.reply
+            refused = model.wait_for(lambda request: request.tool_result is not None and "Polter:" in request.tool_result,
+                                     start=model.requests.index(asked) + 1)
+            assert "ok-skill" in (refused.tool_result or "")
+            assert [(row["layer"], row["decision"]) for row in gateway.audit(pane_id) if row["name"] == "ok-skill"] == [
+                ("hook", "deny")]
+
+
+class OpencodeServer:
+    """`opencode serve` with the pane's configuration; ``turn`` runs `opencode run --attach` against it."""
+
+    def __init__(self, cli: RealCli, pane: Pane, home: Path) -> None:
+        self.cli, self.pane, self.home = cli, pane, home
+        self.url = ""
+        self.turns = 0
+
+    def __enter__(self) -> OpencodeServer:
+        prepared = self.cli.adapter.prepare(self.pane)
+        self.spec = with_home(prepared.launch, self.home, [self.cli.bin_dir])
+        self.runtime = RuntimeDir(self.pane.runtime_dir)
+        self.runtime.create()
+        write_pane_files(self.pane.runtime_dir, prepared.files)
+        self.process = subprocess.Popen([self.spec.argv[0], "serve", "--port", "0", "--hostname", "127.0.0.1"],
+                                        env=self.spec.environment(), cwd=self.spec.cwd, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        assert self.process.stdout is not None
+        for line in self.process.stdout:  # "opencode server listening on http://127.0.0.1:PORT"
+            found = re.search(r"http://127\.0\.0\.1:\d+", line)
+            if found:
+                self.url = found.group(0)
+                break
+        assert self.url, "opencode serve did not say where it listens"
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # its log never fills the pipe
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.runtime.remove()
+
+    def turn(self, model: FakeModelServer, prompt: str) -> ModelRequest:
+        start = len(model.requests)
+        argv = [self.spec.argv[0], "run", "--attach", self.url, "--format", "json"]
+        argv += ["--continue"] if self.turns else []
+        result = subprocess.run([*argv, prompt], env=self.spec.environment(), cwd=self.spec.cwd,
+                                capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        self.turns += 1
+        return model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
