@@ -3,6 +3,7 @@ synchronized output. One pane in a bare Textual app; the multiplexer has its own
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,6 +18,7 @@ from textual.widgets import Static
 
 from polter.terminal import widget as widget_module
 from polter.terminal.launch import LaunchSpec
+from polter.terminal.screen import TerminalScreen
 from polter.terminal.widget import TerminalView, TypingClock
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.waiting import wait_until
@@ -282,6 +284,27 @@ async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
         await wait_until(lambda: "changed" in rendered(terminal), message=lambda: rendered(terminal))
         assert terminal.screen_model is not None
         assert set(painted) <= {9, terminal.screen_model.cursor.y} and 9 in painted, painted
+
+
+async def test_frames_are_paced_and_a_flooding_pane_draws_at_the_busy_rate() -> None:
+    async with one_pane() as (terminal, pilot):
+        await type_line(pilot, "yes flooding")
+        await wait_until(lambda: terminal._busy)
+        loop = asyncio.get_running_loop()
+        frames: list[tuple[float, bool]] = []  # (when, busy before it)
+        repaint = terminal._repaint
+
+        def recording_repaint(screen: TerminalScreen) -> None:
+            frames.append((loop.time(), terminal._busy))
+            repaint(screen)
+
+        terminal._repaint = recording_repaint  # type: ignore[method-assign]
+        await wait_until(lambda: len(frames) >= 12)
+        terminal.send(b"\x03")
+        gaps = [(later - earlier, busy) for (earlier, _), (later, busy) in zip(frames, frames[1:])]
+        slack = 0.002  # timer granularity
+        assert all(gap >= 1 / widget_module.FRAME_RATE - slack for gap, _ in gaps), gaps
+        assert all(gap >= 1 / widget_module.BUSY_FRAME_RATE - slack for gap, busy in gaps if busy), gaps
 
 
 async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
