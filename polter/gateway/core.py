@@ -328,6 +328,10 @@ class Gateway:
                     True, "allow", auth.rule, f"allowed; the upstream answered with error {exc.error.code}: "
                     f"{exc.error.message}"), started, arguments)
                 raise
+            except asyncio.CancelledError:  # the caller cancelled; the SDK tells the upstream
+                self.audit.submit(self._row(pane, "call", server, name, Authorization(
+                    True, "allow", auth.rule, "allowed; the caller cancelled the call"), started, arguments))
+                raise
         await self._audit(pane, "call", server, name, auth, started, arguments)
         return self.with_notice(pane, result)
 

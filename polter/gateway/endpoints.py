@@ -137,9 +137,10 @@ class Endpoint:
     """One ``/mcp/<name>`` endpoint: its server and the session managers that serve it over HTTP.
 
     Answers are plain JSON (no SSE stream per request: a third less CPU per call); 2025-era sessions get
-    ``list_changed`` and progress on their GET stream. Only a 2026-era request that may stream goes to a
-    second manager, which answers with SSE once there is something to stream: ``subscriptions/listen``
-    (whose answer *is* a stream) and a ``tools/call`` that asks for progress.
+    ``list_changed`` and progress on their GET stream, and cancel with ``notifications/cancelled``. A
+    2026-era ``subscriptions/listen`` or ``tools/call`` goes to a second manager, which still answers in
+    JSON unless there is something to stream first (the listen's events, a call's progress), and which
+    cancels a call whose client hangs up (how 2026-era clients cancel).
     """
 
     def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
@@ -149,42 +150,18 @@ class Endpoint:
         self.streams = StreamableHTTPSessionManager(app=server, security_settings=security, stateless=True)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        method = None
         for key, value in scope["headers"]:
             if key == b"mcp-method":  # sent by 2026-era clients only
-                method = value
-        if method == b"subscriptions/listen":
-            await self.streams.handle_request(scope, receive, send)
-            return
-        if method == b"tools/call" and scope["method"] == "POST":
-            body, receive = await _buffered(receive)
-            if b'"progressToken"' in body:
-                await self.streams.handle_request(scope, receive, send)
-                return
+                if value in _STREAMING_METHODS:
+                    await self.streams.handle_request(scope, receive, send)
+                    return
+                break
         await self.manager.handle_request(scope, receive, send)
 
 
-async def _buffered(receive: Any) -> tuple[bytes, Any]:
-    """Read a request's whole body, and a ``receive`` that hands it on as if unread."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"", _replaying(message, receive)
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks), _replaying({"type": "http.request", "body": b"".join(chunks), "more_body": False},
-                                        receive)
-
-
-def _replaying(first: dict[str, Any], receive: Any) -> Any:
-    pending = [first]
-
-    async def replay() -> Any:
-        return pending.pop() if pending else await receive()
-
-    return replay
+_STREAMING_METHODS = frozenset({b"subscriptions/listen", b"tools/call"})
+"""2026-era requests served by the manager that can stream: a listen's answer is a stream, and a tool call
+may send progress, and is cancelled when its client hangs up (the plain-JSON path notices neither)."""
 
 
 def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:

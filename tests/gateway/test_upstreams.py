@@ -14,6 +14,7 @@ import pytest
 from support.gateway import fixture_server, start_gateway, time_server
 from support.waiting import wait_until
 
+from polter.gateway.audit import read_rows
 from polter.gateway.servers import StdioServer
 
 
@@ -101,3 +102,26 @@ async def test_upstream_progress_reaches_the_calling_pane_only(tmp_path: Path, m
             await watcher.call_tool("read_notes", {})
             assert len(progress_notes()) == before
         assert not [m for m in other if isinstance(m, types.ProgressNotification)]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_call_the_client_cancels_is_cancelled_upstream_and_audited(tmp_path: Path, mode: str) -> None:
+    async with start_gateway(tmp_path) as harness:
+        pane = await harness.pane("open")
+        async with harness.client("fixture", pane.token, mode=mode) as client:
+            await wait_until(lambda: harness.gateway.pool.get("fixture").state == "running", message="running")
+            call = asyncio.create_task(client.call_tool("slow", {"seconds": 60}))
+            await wait_until(lambda: _has_child_request(harness), message="slow call in flight upstream")
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+
+            async def notes() -> str:
+                return (await client.call_tool("read_notes", {})).content[0].text
+
+            deadline = asyncio.get_running_loop().time() + 15
+            while "slow 60.0 cancelled" not in await notes():
+                assert asyncio.get_running_loop().time() < deadline, "the upstream never heard of the cancel"
+            assert not _has_child_request(harness)
+        await wait_until(lambda: any(row.reason == "allowed; the caller cancelled the call" for row in read_rows(
+            harness.gateway.audit.path, pane=pane.pane.id)), message="the cancelled call's audit row")

@@ -50,7 +50,11 @@ def pid() -> int:
 async def slow(seconds: float, ctx: Context, steps: int = 0) -> str:
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step} of {steps}")
-    await asyncio.sleep(seconds)
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        notes.append(f"slow {seconds} cancelled")  # what the tests read to see a cancellation arrive
+        raise
     return f"slept {seconds}"
 
 
