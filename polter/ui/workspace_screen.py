@@ -177,8 +177,8 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"Pane {pane.number} keeps its role {agent.role}: {exc}", severity="error")
             return
         if agent.restart_needed:
-            self.notify(f"Pane {pane.number} is now under {role}. {agent.restart_needed} "
-                        f"({self.palette_hint}: restart pane {pane.number}).", severity="warning", timeout=10)
+            self.notify(f"Pane {pane.number} is now under {role}. {agent.restart_needed} Restart pane "
+                        f"{pane.number} from the command palette ({self.palette_hint}).", severity="warning", timeout=10)
         else:
             self.notify(f"Pane {pane.number} is now under {role}; its CLI was told (list_changed).")
 

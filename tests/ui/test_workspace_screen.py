@@ -72,6 +72,7 @@ async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_rest
         await palette(pilot, ("pane 2: role reader", "Pane 2: role reader"))
         await wait_until(lambda: badges(cold).get("restart") == "restart to apply", message="restart to apply")
         assert cold.agent is not None and cold.agent.restart_needed
+        assert any("Restart pane 2 from the command palette (^b :)." in str(note.message) for note in app._notifications)
         process = cold.terminal.process
         await palette(pilot, ("restart pane 2 to apply", "to apply its role"))
         from polter.ui.confirm import ConfirmScreen
