@@ -3,9 +3,9 @@ config layer), every other MCP server the user or the project configures switche
 skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that runs ``polter hook opencode``
 before MCP tools and skills (its ``tool.execute.before`` throws to veto).
 
-Proven against opencode 1.18.33 (``opencode run`` against a fake Anthropic API through the provider
-package opencode bundles, ``opencode serve`` for role switches (it re-lists on MCP ``tools/list_changed``),
-``opencode mcp list``, ``opencode debug agent``).
+Proven against opencode 1.18.33: its TUI in a PTY pane and ``opencode run``, against a fake Anthropic API
+through the provider package opencode bundles (it re-lists on MCP ``tools/list_changed``), and
+``opencode mcp list``, ``opencode debug agent``.
 """
 
 from __future__ import annotations
@@ -109,10 +109,7 @@ class Opencode(Adapter):
         resume=True,
         tested_versions=("1.18.33",),
         limitations=(
-            "Proven with `opencode run` and with `opencode serve` (the server its TUI runs inside) driven by "
-            "`opencode run --attach`; the TUI itself is not driven by the tests. In `opencode run` 1.18.33 listed "
-            "only its built-in skill to the model, so hiding project skills is checked in its resolved agent "
-            "config (`opencode debug agent`), not in a model request.",
+            "In `opencode run` (not the TUI Polter starts), 1.18.33 lists only its built-in skill to the model.",
             "Skills the role denies are set to deny when the pane starts; a role change while it runs leaves "
             "that list stale until restart, but the veto plugin refuses a skill the role now denies.",
             "The veto runs as an opencode plugin; `opencode --pure` (no external plugins) drops it, and then only "

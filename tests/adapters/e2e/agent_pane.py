@@ -16,7 +16,7 @@ from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
 
-__all__ = ["AgentPane", "run_once", "with_home"]
+__all__ = ["AgentPane", "run_once"]
 
 
 OFFLINE = {

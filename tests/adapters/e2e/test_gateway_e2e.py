@@ -1,5 +1,5 @@
-"""The real Claude Code, Codex, Gemini CLI (and Qwen Code) behind the real gateway, configured only by their
-adapters.
+"""The real Claude Code, Codex, Gemini CLI, Qwen Code and opencode behind the real gateway, configured only by
+their adapters.
 
 Each CLI runs against a fake model API (scripted to call tools) and `polter gateway` over real upstreams
 (`time`: mcp-server-time, `everything`: @modelcontextprotocol/server-everything). Shown for each:
@@ -13,28 +13,26 @@ Each CLI runs against a fake model API (scripted to call tools) and `polter gate
   (a tool the new role allows is offered, one it denies is no longer offered or is refused); Codex and
   Qwen Code (cold) keep their old list, but their calls are decided by the new role.
 
-Non-interactive runs (`-p`, `exec`) prove the single-turn points (Qwen Code against the fake's OpenAI
-Chat Completions); Claude Code, Codex and Gemini CLI also run as TUIs in a PTY pane for the role switch.
+Non-interactive runs (`-p`, `exec`, `run`) prove the single-turn points (Qwen Code against the fake's OpenAI
+Chat Completions); every CLI also runs as a TUI in a PTY pane for the role switches.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import Pane, TestMode
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
 from . import offers
 from ..conftest import files_containing
-from .agent_pane import AgentPane, run_once, with_home
-from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk, write_test_skills
+from .agent_pane import AgentPane, run_once
+from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
 
@@ -90,13 +88,13 @@ CLIS = {
     "codex": Naming("mcp__{server}__{tool}", ["exec"], ["--skip-git-repo-check"], "Ask Codex to do anything"),
     "gemini-cli": Naming("mcp_{server}_{tool}", [], ["-p"], "Type your message"),
     "qwen-code": Naming("mcp__{server}__{tool}", [], ["-p"], "Type your message"),
-    "opencode": Naming("{server}_{tool}", [], ["run"], ""),
+    "opencode": Naming("{server}_{tool}", [], ["run"], "Ask anything"),
 }
 LISTS_PROJECT_SKILLS = {"claude-code", "codex", "gemini-cli", "qwen-code"}
-"""opencode 1.18.33 lists only its built-in skill to the model in `opencode run` here; its skill denies are
-checked in its resolved agent config (test_config_checked.py)."""
+"""In `opencode run`, opencode 1.18.33 lists only its built-in skill to the model; its TUI lists the project's
+too (test_role_switches_in_the_tui)."""
 SKILL_CALLS = {"claude-code": ("Skill", {"skill": "ok-skill"}), "gemini-cli": ("activate_skill", {"name": "ok-skill"}),
-               "qwen-code": ("skill", {"skill": "ok-skill"})}
+               "qwen-code": ("skill", {"skill": "ok-skill"}), "opencode": ("skill", {"name": "ok-skill"})}
 """How the model uses a skill in the CLIs that have a skill tool."""
 
 
@@ -182,14 +180,15 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
     assert not pane.runtime_dir.exists()
 
 
-@pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex", "qwen-code"])
+@pytest.mark.parametrize("name", ["claude-code", "gemini-cli", "codex", "qwen-code", "opencode"])
 async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
                                         project: Path) -> None:
     """The TUI in a real PTY pane, its role switched twice while it runs.
 
     1. e2e-worker → e2e-converter adds `time/convert_time`: a hot CLI re-lists on the gateway's
        list_changed and offers it on the next turn, without a restart; Codex (cold) does not.
-    2. → e2e-reader removes the `everything` tools and `time/convert_time`: Gemini CLI stops offering them.
+    2. → e2e-reader removes the `everything` tools and `time/convert_time`: Gemini CLI and opencode stop
+       offering them.
        Claude Code 2.1.332 keeps the conversation's tool definitions: it tells the model that the tool it
        added during the conversation is gone, and refuses the model's call to `everything/echo` itself
        ("No such tool available", before the hook). Codex and Qwen Code (cold) keep their list; the call is
@@ -198,9 +197,12 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
     4. Claude Code only: after `/clear` the new conversation is offered neither removed tool.
     """
     cli, naming = real_cli(name), CLIS[name]
-    removes_hot = name == "gemini-cli"
+    removes_hot = name in ("gemini-cli", "opencode")
     adds_hot = cli.adapter.info.mcp_liveness.value == "hot"
+    reads_state = name != "opencode"  # the opencode adapter has no state reader
     write_test_skills(project)
+    if name == "opencode":
+        seed_opencode_plugin_sdk(home, project)
     pane_id, token = gateway.register("e2e-worker")
     rules = rules_for(naming)
     if name in SKILL_CALLS:
@@ -222,7 +224,7 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
                 await asyncio.to_thread(gateway.wait_for_audit, pane_id,
                                         lambda row, server=server: row["layer"] == "listing" and row["server"] == server)
             await agent.wait_until_quiet(1.0)
-            assert cli.adapter.state(agent.screen) == "idle", agent.text()
+            assert cli.adapter.state(agent.screen) == ("idle" if reads_state else None), agent.text()
 
             await agent.type("hello there")
             before = await answer(model, "hello there")
@@ -271,7 +273,7 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
                 assert naming.tool("time", "get_current_time") in fresh.tools, fresh.tools
                 assert not withdrawn_tools(fresh)
             await agent.wait_until_quiet(1.5)
-            assert cli.adapter.state(agent.screen) == "idle", agent.text()
+            assert cli.adapter.state(agent.screen) == ("idle" if reads_state else None), agent.text()
 
 
 WITHDRAWN = re.compile(r"The following (?:deferred )?tools are (?:no longer available|not offered right now)[^:]*:(.*?)(?:\n\n|$)", re.S)
@@ -284,7 +286,8 @@ def withdrawn_tools(request: ModelRequest) -> set[str]:
 
 
 async def answer(model: FakeModelServer, prompt: str) -> ModelRequest:
-    return await asyncio.to_thread(model.wait_for, lambda request: request.prompt.endswith(prompt), 90)
+    """The agent's request for the human's ``prompt`` (not a side request, such as opencode's title, without tools)."""
+    return await asyncio.to_thread(model.wait_for, lambda request: request.prompt.endswith(prompt) and bool(request.tools), 90)
 
 
 async def result_containing(model: FakeModelServer, text: str, after: ModelRequest) -> ModelRequest:
@@ -292,89 +295,3 @@ async def result_containing(model: FakeModelServer, text: str, after: ModelReque
     start = model.requests.index(after) + 1
     return await asyncio.to_thread(
         model.wait_for, lambda request: request.tool_result is not None and text in request.tool_result, 90, start=start)
-
-
-def test_opencode_role_switches_reach_its_running_server(gateway: PolterGateway, tmp_path: Path, home: Path,
-                                                        project: Path) -> None:
-    """opencode's TUI talks to the server it runs inside; `opencode serve` is that server on its own, and
-    `opencode run --attach` sends it one turn at a time, so the same process sees both role switches: the
-    tool the role adds is offered, the ones it removes are not, and a skill it now denies is vetoed."""
-    cli, naming = real_cli("opencode"), CLIS["opencode"]
-    seed_opencode_plugin_sdk(home, project)
-    pane_id, token = gateway.register("e2e-worker")
-    echo, convert = naming.tool("everything", "echo"), naming.tool("time", "convert_time")
-    write_test_skills(project)
-    rules = [*rules_for(naming), Rule(when="use the ok skill", call="skill", arguments={"name": "ok-skill"})]
-    with FakeModelServer(rules) as model:
-        pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
-        with OpencodeServer(cli, pane, home) as server:
-            before = server.turn(model, "hello there")
-            assert echo in before.tools and convert not in before.tools, before.tools
-
-            gateway.set_role(pane_id, "e2e-converter")
-            gateway.wait_for_audit(pane_id, lambda row: row["layer"] == "listing" and row["role"] == "e2e-converter")
-            added = server.turn(model, "hello again")
-            assert convert in added.tools and echo in added.tools, added.tools
-
-            gateway.set_role(pane_id, "e2e-reader")
-            gateway.wait_for_audit(pane_id, lambda row: row["layer"] == "listing" and row["role"] == "e2e-reader")
-            removed = server.turn(model, "please echo hi")
-            assert echo not in removed.tools and convert not in removed.tools, removed.tools
-            assert naming.tool("time", "get_current_time") in removed.tools
-            assert not removed.reply.startswith("call"), "nothing to call: the tool is gone"
-
-            # A skill allowed at start and denied by e2e-reader: the veto plugin asks the gateway, which says no.
-            asked = server.turn(model, "use the ok skill")
-            assert asked.reply.startswith("call skill"), asked.reply
-            refused = model.wait_for(lambda request: request.tool_result is not None and "Polter:" in request.tool_result,
-                                     start=model.requests.index(asked) + 1)
-            assert "ok-skill" in (refused.tool_result or "")
-            assert [(row["layer"], row["decision"]) for row in gateway.audit(pane_id) if row["name"] == "ok-skill"] == [
-                ("hook", "deny")]
-
-
-class OpencodeServer:
-    """`opencode serve` with the pane's configuration; ``turn`` runs `opencode run --attach` against it."""
-
-    def __init__(self, cli: RealCli, pane: Pane, home: Path) -> None:
-        self.cli, self.pane, self.home = cli, pane, home
-        self.url = ""
-        self.turns = 0
-
-    def __enter__(self) -> OpencodeServer:
-        prepared = self.cli.adapter.prepare(self.pane)
-        self.spec = with_home(prepared.launch, self.home, [self.cli.bin_dir])
-        self.runtime = RuntimeDir(self.pane.runtime_dir)
-        self.runtime.create()
-        write_pane_files(self.pane.runtime_dir, prepared.files)
-        self.process = subprocess.Popen([self.spec.argv[0], "serve", "--port", "0", "--hostname", "127.0.0.1"],
-                                        env=self.spec.environment(), cwd=self.spec.cwd, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
-        assert self.process.stdout is not None
-        for line in self.process.stdout:  # "opencode server listening on http://127.0.0.1:PORT"
-            found = re.search(r"http://127\.0\.0\.1:\d+", line)
-            if found:
-                self.url = found.group(0)
-                break
-        assert self.url, "opencode serve did not say where it listens"
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()  # its log never fills the pipe
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.runtime.remove()
-
-    def turn(self, model: FakeModelServer, prompt: str) -> ModelRequest:
-        start = len(model.requests)
-        argv = [self.spec.argv[0], "run", "--attach", self.url, "--format", "json"]
-        argv += ["--continue"] if self.turns else []
-        result = subprocess.run([*argv, prompt], env=self.spec.environment(), cwd=self.spec.cwd,
-                                capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-        self.turns += 1
-        return model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
