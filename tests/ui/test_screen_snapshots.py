@@ -145,6 +145,13 @@ def test_the_confirmation(snap_compare: Any) -> None:
     assert snap_compare(Over(screen), terminal_size=(90, 20))
 
 
+def test_the_prefix_hint_bar(snap_compare: Any) -> None:
+    from polter.ui.multiplexer import PREFIX_HINTS
+    from polter.ui.prefix import PrefixScreen
+
+    assert snap_compare(Over(PrefixScreen("^b", PREFIX_HINTS)), terminal_size=(110, 8))
+
+
 def test_the_audit_screen_filters(tmp_path: Path) -> None:
     screen = AuditScreen(workspace_with_rows(tmp_path))
     shown = [r for r in screen.workspace.audit_rows if screen.matches(r)]
