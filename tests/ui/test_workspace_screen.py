@@ -264,3 +264,32 @@ async def test_a_role_file_that_breaks_keeps_its_last_good_version_and_the_ui_sa
         said = "\n".join(n.message for n in app._notifications)
         assert "role mine: its file is invalid; the last good version stays in force" in said
         assert f"{mine}:1: invalid TOML" in said and "mine" in screen(app).workspace.roles.names
+
+
+async def test_words_typed_while_the_gateway_restarts_still_count(monkeypatch: Any) -> None:
+    async with workspace_app(monkeypatch, shell_plans("gated"), servers={"fixture": fixture_server()}) as (app, pilot):
+        [pane] = panes(app)
+        agent = pane.agent
+        assert agent is not None
+        supervisor = screen(app).workspace.supervisor
+        may_restart = asyncio.Event()
+        restart = supervisor._restart
+
+        async def held_restart() -> Any:  # the gateway stays down until the test has typed
+            await may_restart.wait()
+            return await restart()
+
+        monkeypatch.setattr(supervisor, "_restart", held_restart)
+        gateway = supervisor.current
+        assert gateway is not None
+        os.kill(gateway.process.pid, signal.SIGKILL)
+        await wait_until(lambda: supervisor.current is None, timeout=30, message="the gateway to be down")
+        await run_in(pilot, pane, "echo wipe", "wipe")  # the human's word, while there is no gateway
+        await pilot.pause()
+        assert app.is_running
+        may_restart.set()
+        await wait_until(lambda: any("The gateway is back" in n.message for n in app._notifications), timeout=60,
+                         message="the gateway to come back")
+        async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+            result = await client.call_tool("delete_all", {})
+        assert not result.is_error, result  # the gate opened on the word typed while the gateway was down

@@ -56,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows kept in memory for the audit screen (the gateway's SQLite log keeps everything)."""
+HELD_LINES: Final = 100
+"""Typed lines kept for a restarting gateway (the newest; a gate looks at recent input only)."""
 
 
 class Workspace:
@@ -139,6 +141,9 @@ class Workspace:
         self._numbers = 0
         self._tasks: set[asyncio.Task[object]] = set()
         self._url: str | None = None
+        self._down = True
+        self._held_lines: deque[tuple[AgentPane, str]] = deque(maxlen=HELD_LINES)
+        """Lines typed while the gateway was down: they go to it once the panes are registered again."""
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -211,9 +216,15 @@ class Workspace:
         self.server_names = [server.name for server in status.servers]
         self.roles = status.roles
         await self._catch_up(gateway.client)
+        self._down = False
+        while self._held_lines:
+            agent, text = self._held_lines.popleft()
+            if not agent.closed:
+                await self._send_line(gateway.client, agent, text)
         self._broadcast(Workspace.GatewayUp, gateway.url, restarted)
 
     def _gateway_down(self, reason: str) -> None:
+        self._down = True
         self._broadcast(Workspace.GatewayDown, reason)
 
     async def _catch_up(self, client: GatewayClient) -> None:
@@ -328,8 +339,19 @@ class Workspace:
         self._broadcast(Workspace.PaneChanged, agent)
 
     def submit_line(self, agent: AgentPane, text: str) -> None:
-        """A line the human typed into the pane: the gateway's evidence for gates and phases."""
-        self._spawn(self.client.input(agent.id, text), f"passing a typed line of {agent.id} to the gateway")
+        """A line the human typed into the pane: the gateway's evidence for gates and phases. While the
+        gateway restarts, the line waits for it (the human's words count all the same)."""
+        if self._down:
+            self._held_lines.append((agent, text))
+            return
+        self._spawn(self._send_line(self.client, agent, text), f"passing a typed line of {agent.id} to the gateway")
+
+    @staticmethod
+    async def _send_line(client: GatewayClient, agent: AgentPane, text: str) -> None:
+        try:
+            await client.input(agent.id, text)
+        except GatewayError as exc:
+            logger.warning("a line typed in %s did not reach the gateway: %s", agent.id, exc)
 
     async def capabilities(self, agent: AgentPane) -> Capabilities:
         return await self.client.capabilities(agent.id)
