@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import mcp_types as types
@@ -125,3 +126,33 @@ async def test_a_call_the_client_cancels_is_cancelled_upstream_and_audited(tmp_p
             assert not _has_child_request(harness)
         await wait_until(lambda: any(row.reason == "allowed; the caller cancelled the call" for row in read_rows(
             harness.gateway.audit.path, pane=pane.pane.id)), message="the cancelled call's audit row")
+
+
+async def test_a_failing_upstream_is_retried_with_exponential_backoff(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from polter.gateway import upstreams
+
+    waits: list[float] = []
+    done = asyncio.Event()
+
+    async def no_wait(seconds: float) -> None:  # the supervisor's only sleep is its backoff
+        waits.append(seconds)
+        if len(waits) == 10:
+            done.set()
+        await asyncio.sleep(0)
+
+    # The upstreams module's own view of asyncio, with a sleep that records instead of waiting.
+    monkeypatch.setattr(upstreams, "asyncio", SimpleNamespace(**{**vars(asyncio), "sleep": no_wait}))
+
+    async def changed(server: str, kind: str) -> None:
+        pass
+
+    upstream = upstreams.Upstream("broken", StdioServer(command="/nonexistent/polter-test-server"),
+                                  log_dir=tmp_path, on_change=changed)
+    supervisor = asyncio.ensure_future(upstream.supervise())
+    try:
+        await asyncio.wait_for(done.wait(), 30)
+    finally:
+        supervisor.cancel()
+    assert waits[:10] == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+    assert upstream.state == "restarting" and upstream.restarts >= 10 and "command not found" in upstream.error
