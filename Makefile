@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 ARGS   ?=
 PYTEST_ARGS ?=
 
-.PHONY: run test test-fast screenshots bench clean
+.PHONY: run test test-fast screenshots bench clean system-tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/polter $(ARGS)
 
+# less, vi and tmux, which tests and benchmarks drive for real (installed from Debian's packages if missing).
+system-tools:
+	@sh tests/support/system-tools.sh
+
 # The whole suite, end-to-end tests included (they install what they need into .cache/).
-test: $(STAMP)
+test: $(STAMP) system-tools
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
 
 # The fast inner loop: everything but the tests marked e2e.
@@ -32,7 +36,7 @@ screenshots: $(STAMP)
 # Every benchmark in benchmarks/, one after another; each prints its figures and a JSON line last
 # (BENCHMARKS="benchmarks/terminal.py" runs a chosen few).
 BENCHMARKS ?= $(sort $(wildcard benchmarks/*.py))
-bench: $(STAMP)
+bench: $(STAMP) system-tools
 	@set -e; for script in $(BENCHMARKS); do echo "== $$script"; $(BIN)/python $$script; done
 
 clean:

@@ -67,7 +67,7 @@ def rendered(terminal: TerminalView) -> str:
     return "\n".join(strip.crop(region.x, region.right).text.rstrip() for strip in strips)
 
 
-@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
 async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(tmp_path: Path) -> None:
     numbers = tmp_path / "numbers.txt"
     numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
@@ -87,7 +87,7 @@ async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(tm
         assert f"line {page + 1}" not in screen_text(terminal)
 
 
-@pytest.mark.skipif(shutil.which("vi") is None, reason="vi is not installed")
+@pytest.mark.skipif(shutil.which("vi") is None, reason="vi is not installed (make system-tools installs it)")
 async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
     target = tmp_path / "note.txt"
     async with one_pane(LaunchSpec(argv=bash_spec().argv, env={"PS1": "$ ", "HOME": str(tmp_path)}, cwd=tmp_path)) as (
@@ -104,7 +104,7 @@ async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
         await wait_for_text(terminal, "$ vi -u NONE -N note.txt\n")  # the shell's screen is back
 
 
-@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed")
+@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
 async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path) -> None:
     numbers = tmp_path / "numbers.txt"
     numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
