@@ -109,7 +109,6 @@ class Opencode(Adapter):
         resume=True,
         tested_versions=("1.18.33",),
         limitations=(
-            "In `opencode run` (not the TUI Polter starts), 1.18.33 lists only its built-in skill to the model.",
             "Skills the role denies are set to deny when the pane starts; a role change while it runs leaves "
             "that list stale until restart, but the veto plugin refuses a skill the role now denies.",
             "The veto runs as an opencode plugin; `opencode --pure` (no external plugins) drops it, and then only "
