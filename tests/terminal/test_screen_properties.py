@@ -135,6 +135,7 @@ def ops(lines: int, *, regions: bool) -> st.SearchStrategy[bytes]:
 @given(data=st.data(), columns=st.integers(2, 14), lines=st.integers(2, 7), regions=st.booleans())
 @example(data=None, columns=2, lines=2, regions=False).via("CI: moving back from the pending wrap")
 @example(data=b"XXX\x08", columns=3, lines=2, regions=False).via("CI: backspace at the pending wrap")
+@example(data=b"\x1b7XX\x1b8\x1b[@\x1b[P", columns=2, lines=2, regions=False).via("CI: ICH pushes a cell off")
 def test_same_text_and_cursor_as_pyte(data: st.DataObject | bytes | None, columns: int, lines: int,
                                       regions: bool) -> None:
     if isinstance(data, bytes):
@@ -145,13 +146,24 @@ def test_same_text_and_cursor_as_pyte(data: st.DataObject | bytes | None, column
 
 
 class PendingWrapAsTmux(pyte.Screen):  # type: ignore[misc]
-    """pyte.Screen, except that BS and CUB from the pending wrap (the cursor just past the last
-    column) count from there, as tmux 3.3a does (``test_moving_back_from_the_pending_wrap_...`` in
-    test_screen.py); pyte first steps back onto the last column, landing one cell short."""
+    """pyte.Screen with two of its bugs fixed, so that it can serve as the reference:
+
+    - BS and CUB from the pending wrap (the cursor just past the last column) count from there, as
+      tmux 3.3a does (``test_moving_back_from_the_pending_wrap_...`` in test_screen.py); pyte first
+      steps back onto the last column, landing one cell short.
+    - ICH pushes the last cell off the line; pyte keeps it in a cell past the last column, and a
+      later DCH pulls it back onto the screen (found by hypothesis: ``XX``, ICH, DCH on 2 columns).
+    """
 
     def cursor_back(self, count: int | None = None) -> None:
         self.cursor.x -= count or 1
         self.ensure_hbounds()
+
+    def insert_characters(self, count: int | None = None) -> None:
+        super().insert_characters(count)
+        line = self.buffer[self.cursor.y]
+        for x in [x for x in line if x >= self.columns]:
+            del line[x]
 
 
 def check_same_as_pyte(data: bytes, columns: int, lines: int) -> None:
