@@ -181,8 +181,7 @@ SHOTS: dict[str, tuple[Callable[[], PolterApp], Callable[[PolterApp, Pilot[None]
         lambda: PolterApp([
             shell("bash"),
             shell("bash"),
-            LaunchSpec(argv=("sh", "-c", r"printf '412 passed, \033[1;31m2 failed\033[0m in 38.1s\n'; exit 1"),
-                       cwd=ROOT, title="make test"),
+            LaunchSpec(argv=("ls", "--color=always", "roles", "no-such-role.toml"), cwd=ROOT, title="ls roles"),
             shell("bash"),
         ]),
         four_panes,
