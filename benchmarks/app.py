@@ -20,7 +20,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
+
+until = partial(wait_until, timeout=120)
 
 ROUNDS = 3
 CALLS = 15
@@ -29,14 +35,6 @@ BASH = shutil.which("bash") or "/bin/bash"
 ROLES = {
     "clock": '[servers]\ndefault = "allow"\n[tools]\ndefault = "allow"\nask = ["time/convert_time"]\n',
 }
-
-
-async def until(condition: Callable[[], object], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SystemExit("timed out")
-        await asyncio.sleep(0.005)
 
 
 def prompts(app: object) -> bool:

@@ -28,8 +28,10 @@ import json
 import os
 import shutil
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import polter.ui  # noqa: F401  # before Textual: the app's frame rate (TEXTUAL_FPS) is set when Textual is imported
@@ -41,6 +43,11 @@ from polter.terminal.pty import PtyProcess
 from polter.terminal.widget import TerminalView
 from polter.ui.app import PolterApp
 from polter.ui.multiplexer import MultiplexerScreen
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
+
+_until = partial(wait_until, timeout=30)
 
 SIZE = (200, 60)
 TARGET_P99_MS = 50.0
@@ -55,14 +62,6 @@ BASH = shutil.which("bash") or "/bin/bash"
 
 def _bash() -> LaunchSpec:
     return LaunchSpec(argv=(BASH, "--norc", "--noprofile"), env={"PS1": "$ "}, title="bash")
-
-
-async def _until(condition: Callable[[], object], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the benchmark's app did not reach the expected state")
-        await asyncio.sleep(0.005)
 
 
 class EchoProbe:

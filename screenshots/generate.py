@@ -14,8 +14,8 @@ import dataclasses
 import os
 import shutil
 import sys
-import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,11 @@ from polter.terminal.widget import TerminalView
 from polter.ui.app import PolterApp
 from polter.ui.multiplexer import MultiplexerScreen
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
+
+until = partial(wait_until, timeout=60)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SIZE = (160, 46)
@@ -35,14 +40,6 @@ PROMPT = r"\[\e[1;36m\]~/polter\[\e[0m\] \[\e[1;32m\]$\[\e[0m\] "
 def shell(title: str) -> LaunchSpec:
     bash = shutil.which("bash") or "/bin/bash"
     return LaunchSpec(argv=(bash, "--norc", "--noprofile"), env={"PS1": PROMPT}, cwd=ROOT, title=title)
-
-
-async def until(condition: Callable[[], object], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the screen never showed what the screenshot needs")
-        await asyncio.sleep(0.02)
 
 
 def shows(terminal: TerminalView, text: str) -> bool:
