@@ -232,6 +232,11 @@ class ServersReload(_Model):
     unchanged: list[str] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list, description="As file:line: field: message.")
 
+    def changes(self) -> list[str]:
+        """What changed, a line per kind: ``added time, github`` (empty when nothing did)."""
+        return [f"{verb} {', '.join(names)}" for verb, names in (
+            ("added", self.added), ("removed", self.removed), ("restarted", self.reconfigured)) if names]
+
 
 class GatewayStatus(_Model):
     version: str

@@ -17,7 +17,7 @@ from pathlib import Path
 from polter.gateway.core import Gateway
 from polter.gateway.endpoints import EndpointSet
 from polter.gateway.models import ServersReload
-from polter.gateway.servers import check_servers
+from polter.gateway.servers import check_servers, watch_file
 
 __all__ = ["NoServersFile", "reload_servers", "watch_servers"]
 
@@ -63,30 +63,19 @@ async def _reload(gateway: Gateway, endpoints: EndpointSet, path: Path) -> Serve
     for name in report.added:
         gateway.pool.add(name, wanted[name])
         await endpoints.add(name)
-    for line in _lines(report):
+    for line in report.changes():
         logger.info("servers: %s", line)
     gateway.events.publish("servers", report)
     return report
 
 
-def _lines(report: ServersReload) -> list[str]:
-    return [f"{verb} {', '.join(names)}" for verb, names in (
-        ("added", report.added), ("removed", report.removed), ("restarted", report.reconfigured)) if names]
-
-
 async def watch_servers(gateway: Gateway, endpoints: EndpointSet, path: Path) -> None:
-    """Reload whenever the servers file is written (its folder is watched: editors replace files)."""
-    from watchfiles import awatch
-
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
+    """Reload whenever the servers file is written."""
     try:
-        async for changes in awatch(folder, debounce=200, recursive=False):
-            if any(Path(changed) == path for _, changed in changes):
-                report = await reload_servers(gateway, endpoints)
-                for problem in report.problems:
-                    logger.warning("servers file not applied: %s", problem)
+        async for _written in watch_file(path):
+            report = await reload_servers(gateway, endpoints)
+            for problem in report.problems:
+                logger.warning("servers file not applied: %s", problem)
     except asyncio.CancelledError:
         raise
     except Exception:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +39,7 @@ __all__ = [
     "expand_vars",
     "load_servers",
     "toml_line",
+    "watch_file",
 ]
 
 SERVERS_FILE = "servers.toml"
@@ -205,3 +207,16 @@ def load_servers(path: Path | None, *, required: bool = False, expand: bool = Tr
                                 f"`polter servers check`)", path=first.path, line=first.line, field=first.field)
         raise first
     return {name: server for name, server in servers.items() if server.enabled}
+
+
+async def watch_file(path: Path) -> AsyncIterator[None]:
+    """Yield whenever ``path`` is written. Its folder is watched, not the file: editors replace files."""
+    from watchfiles import awatch
+
+    path = path.absolute()
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    async for changes in awatch(folder, debounce=200, recursive=False):
+        if any(Path(changed) == path for _, changed in changes):
+            yield

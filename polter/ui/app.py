@@ -68,7 +68,8 @@ class PolterApp(App[None], inherit_bindings=False):
         from polter.ui.workspace_screen import WorkspaceScreen
 
         _check_pane_count(len(launch.plans))
-        self.workspace = Workspace(servers=launch.servers, ask_timeout=launch.ask_timeout, backends=launch.backends)
+        self.workspace = Workspace(servers=launch.servers, servers_file=launch.servers_file,
+                                   ask_timeout=launch.ask_timeout, backends=launch.backends)
         self.multiplexer = WorkspaceScreen(self.workspace, launch.plans, registry=launch.registry,
                                            layout_mode=layout_mode, prefix=prefix, scrollback=scrollback,
                                            hint=launch.hint)

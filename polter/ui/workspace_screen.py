@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from polter.adapters import AdapterRegistry
 from polter.errors import PolterError
-from polter.gateway.models import AskInfo, Phase, RolesStatus
+from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
@@ -34,7 +34,7 @@ from polter.ui.services.config import PaneSetup, SavedSession, save_session
 from polter.ui.services.panes import PanePlan
 from polter.ui.services.workspace import Workspace
 
-__all__ = ["STATE_INTERVAL", "WorkspaceScreen"]
+__all__ = ["STATE_INTERVAL", "WorkspaceScreen", "servers_report"]
 
 STATE_INTERVAL: Final = 0.5
 """Seconds between readings of each agent's state from its screen."""
@@ -276,6 +276,12 @@ class WorkspaceScreen(MultiplexerScreen):
         if event.status.problems:
             self.notify(_roles_report(event.status), title="Roles", severity="warning", timeout=15)
 
+    @on(Workspace.ServersChanged)
+    def _servers_changed(self, event: Workspace.ServersChanged) -> None:
+        broken = bool(event.report.problems)
+        self.notify(servers_report(event.report), title="Servers file not applied" if broken else "Servers",
+                    severity="error" if broken else "information", timeout=15 if broken else 10)
+
     @on(Workspace.AskRequested)
     def _ask_requested(self, event: Workspace.AskRequested) -> None:
         item = self.asks.add(event.ask, event.future)
@@ -364,6 +370,16 @@ class WorkspaceScreen(MultiplexerScreen):
 
 def _call(ask: AskInfo) -> str:
     return f"{ask.server}/{ask.name}" if ask.server else ask.name
+
+
+def servers_report(report: ServersReload) -> str:
+    """What a changed servers file did, or why it changed nothing, for a notification."""
+    if report.problems:
+        return "\n".join([*report.problems, "Nothing changed: the servers keep running as they were."])
+    text = "; ".join(report.changes()) + "."
+    if report.added:
+        text += "\nRestart a pane to give its CLI the new servers (CLIs read their MCP config when they start)."
+    return text
 
 
 def _roles_report(status: RolesStatus) -> str:

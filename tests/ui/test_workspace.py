@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+import tomli_w
 from support.gateway import fixture_server, time_server, write_roles
 from support.waiting import wait_until
 
@@ -28,6 +29,7 @@ from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.ui.services.config import PaneSetup
 from polter.ui.services.panes import AgentPane, PanePlan
 from polter.ui.services.workspace import Workspace
+from polter.ui.workspace_screen import servers_report
 
 
 class Inbox:
@@ -216,6 +218,46 @@ async def test_phases_and_typed_lines(shared: Shared, tmp_path: Path) -> None:
     await wait_until(lambda: agent.phase == "research", message="a typed line to start a new research phase")
 
 
+async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: Path) -> None:
+    """The gateway serves the user's servers file plus the app's own servers: a server added to the file
+    while the app runs gets its endpoint, a broken file is reported (file:line: field) and changes
+    nothing, a removed one goes, and the app's own server stays throughout."""
+    user_file = tmp_path / "servers.toml"
+    fixture = tomli_w.dumps({"servers": {"fixture": fixture_server().model_dump(exclude_defaults=True)}})
+    user_file.write_text(fixture, encoding="utf-8")
+    inbox = Inbox()
+    space = Workspace(servers={"managed": fixture_server()}, servers_file=user_file, state_dir=tmp_path / "state",
+                      roles_dirs=[write_roles(tmp_path / "roles")])
+    space.subscribe(inbox)  # type: ignore[arg-type]
+    await space.start()
+    try:
+        assert sorted(space.server_names) == ["fixture", "managed"]
+        agent, _spec = await space.open(plan("open"))
+
+        user_file.write_text(fixture + '\n[servers.extra]\ncommand = "%s"\nargs = ["%s"]\n'
+                             % (sys.executable, fixture_server().args[0]), encoding="utf-8")
+        await wait_until(lambda: "extra" in space.server_names, message="extra added while the app runs")
+        added = inbox.of(Workspace.ServersChanged)[-1].report
+        assert added.added == ["extra"] and "Restart a pane" in servers_report(added)
+        async with pane_client("extra", url=space.url, token=agent.token) as client:
+            assert (await client.list_tools()).tools
+
+        user_file.write_text(fixture + '\n[servers.extra]\ncommand = ""\n', encoding="utf-8")
+        await wait_until(lambda: any(m.report.problems for m in inbox.of(Workspace.ServersChanged)),
+                         message="the broken file to be reported")
+        broken = inbox.of(Workspace.ServersChanged)[-1].report
+        line = len(fixture.splitlines()) + 3
+        assert broken.problems[0].startswith(f"{user_file}:{line}: servers.extra.command: ")
+        assert "keep running" in servers_report(broken)
+        assert sorted(server.name for server in (await space.client.status()).servers) == ["extra", "fixture", "managed"]
+
+        user_file.write_text(fixture, encoding="utf-8")
+        await wait_until(lambda: "extra" not in space.server_names, message="extra removed while the app runs")
+        assert sorted(space.server_names) == ["fixture", "managed"]
+    finally:
+        await space.aclose()
+
+
 async def test_a_gateway_that_cannot_start_says_why(tmp_path: Path) -> None:
     broken = tmp_path / "servers-bad"
     space = Workspace(servers={"fixture": fixture_server()}, state_dir=tmp_path / "state",
@@ -238,6 +280,7 @@ async def test_a_gateway_never_outlives_its_app_even_when_the_app_is_killed(tmp_
 import asyncio, sys
 from pathlib import Path
 from polter.ui.services.workspace import Workspace
+from polter.ui.workspace_screen import servers_report
 
 async def main():
     space = Workspace(state_dir=Path({str(tmp_path / "state")!r}))

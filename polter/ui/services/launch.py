@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from polter.adapters import Adapter, AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
-from polter.gateway.servers import ServerConfig, StdioServer, load_servers
+from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
 from polter.ui.services.config import (
     DEFAULT_ROLES,
     AppConfig,
@@ -49,6 +49,9 @@ class Launch:
     prefix: str = "ctrl+b"
     palette_key: str | None = None
     servers: dict[str, ServerConfig] = field(default_factory=dict)
+    """The app's own servers (the config file's and Terraria's); they win over the servers file's."""
+    servers_file: Path | None = None
+    """The user's servers file, followed while the app runs."""
     ask_timeout: float | None = None
     backends: list[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = field(default_factory=list)
     """Servers that live as long as the app (the demo's simulator): each yields the upstreams it adds."""
@@ -146,8 +149,10 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
         if not 1 <= count <= 16:
             raise ConfigError(f"must be between 1 and 16, not {count}", field="--panes")
         plans = plan_panes([PaneSetup() for _ in range(count)], registry, source="", where=lambda index: {})
-    servers = {**load_servers(None, expand=False), **config.server_configs()}
-    if os.environ.get("TSHOCK_URL") and TERRARIA not in servers:
+    servers_file = default_servers_path()
+    in_file = load_servers(servers_file)  # a bad servers file stops Polter here, with file:line: field
+    servers = config.server_configs()
+    if os.environ.get("TSHOCK_URL") and TERRARIA not in {**in_file, **servers}:
         servers[TERRARIA] = terraria_server()
     return Launch(plans, registry, layout=layout, prefix=prefix, palette_key=args.palette_key or config.palette_key,
-                  servers=servers, ask_timeout=config.ask_timeout)
+                  servers=servers, servers_file=servers_file, ask_timeout=config.ask_timeout)

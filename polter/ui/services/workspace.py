@@ -9,6 +9,11 @@ typed line, answer an ask) and hears back only through messages posted to the me
 subscribed: the screen is handed the workspace, never the other way round. An ask arrives as
 :class:`Workspace.AskRequested` carrying a future; whoever shows it resolves the future with the
 human's answer and the workspace sends it to the gateway (Toad's pattern).
+
+The gateway serves a servers file the workspace writes into its run dir: the user's servers file
+(followed while the app runs) plus the app's own servers (the config file's, the backends'). When the
+user's file changes, the workspace writes that file again and the gateway's watcher applies it; a
+broken file changes nothing and is reported as :class:`Workspace.ServersChanged` with its problems.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from polter.adapters import Pane, PreparedPane, RuntimeDir, write_pane_files
-from polter.errors import ControlError, GatewayError
+from polter.errors import ConfigError, ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
     AskAnswer,
@@ -43,14 +48,17 @@ from polter.gateway.models import (
     PaneInfo,
     Phase,
     RolesStatus,
+    ServersReload,
 )
-from polter.gateway.servers import ServerConfig
+from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
 from polter.terminal.launch import LaunchSpec
 from polter.ui.services.panes import AgentPane, PanePlan, denied_skills
 from polter.ui.services.supervisor import GatewayProcess, GatewaySupervisor
 
 __all__ = ["AUDIT_KEPT", "Workspace"]
+
+SERVERS_FILE: Final = "servers.toml"
 
 logger = logging.getLogger(__name__)
 
@@ -112,10 +120,18 @@ class Workspace:
             super().__init__()
             self.status = status
 
+    class ServersChanged(Message):
+        """The gateway applied a changed servers file, or the user's file has problems and changed nothing."""
+
+        def __init__(self, report: ServersReload) -> None:
+            super().__init__()
+            self.report = report
+
     def __init__(
         self,
         *,
         servers: dict[str, ServerConfig] | None = None,
+        servers_file: Path | None = None,
         ask_timeout: float | None = None,
         state_dir: Path | None = None,
         roles_dirs: Iterable[Path] = (),
@@ -123,11 +139,15 @@ class Workspace:
     ) -> None:
         self.state_dir = state_dir or default_state_dir()
         self.servers = dict(servers or {})
+        """The app's own servers; they win over the user's file's."""
+        self.servers_file = servers_file
+        """The user's servers file (none or missing: no servers from it)."""
+        self.file_servers: dict[str, ServerConfig] = {}
         self.backends = list(backends)
         self._stack = contextlib.AsyncExitStack()
         self.run_dir = self.state_dir / "run" / str(os.getpid())
         self.supervisor = GatewaySupervisor(
-            state_dir=self.state_dir, servers_file=self.run_dir / "servers.toml", roles_dirs=list(roles_dirs),
+            state_dir=self.state_dir, servers_file=self.run_dir / SERVERS_FILE, roles_dirs=list(roles_dirs),
             ask_timeout=ask_timeout, on_up=self._gateway_up, on_event=self._on_event, on_down=self._gateway_down,
         )
         self.panes: dict[str, AgentPane] = {}
@@ -174,8 +194,12 @@ class Workspace:
         """Start the backends and the gateway (raises :class:`GatewayError` saying why it could not)."""
         for backend in self.backends:
             self.servers |= await self._stack.enter_async_context(backend())
+        if self.servers_file is not None:
+            self.file_servers = await asyncio.to_thread(load_servers, self.servers_file, expand=False)
         await asyncio.to_thread(self._prepare_run_dir)
         await self.supervisor.start()
+        if self.servers_file is not None:
+            self._spawn(self._follow_servers_file(self.servers_file), "following the servers file")
 
     def _prepare_run_dir(self) -> None:
         """This app's private dir (pane runtime dirs, the servers file); stale ones of dead apps go."""
@@ -185,10 +209,31 @@ class Workspace:
             if other.name.isdigit() and other != self.run_dir and not _alive(int(other.name)):
                 shutil.rmtree(other, ignore_errors=True)
         RuntimeDir(self.run_dir).create()
-        servers = {name: config.model_dump(exclude_defaults=True) for name, config in self.servers.items()}
-        path = self.run_dir / "servers.toml"
-        path.write_text(tomli_w.dumps({"servers": servers}), encoding="utf-8")
-        path.chmod(0o600)
+        self._write_servers()
+
+    def _write_servers(self) -> None:
+        """The gateway's servers file: the user's servers and the app's (replaced whole: the gateway watches it)."""
+        servers = {name: config.model_dump(exclude_defaults=True)
+                   for name, config in {**self.file_servers, **self.servers}.items()}
+        temporary = self.run_dir / f"{SERVERS_FILE}.tmp"
+        temporary.write_text(tomli_w.dumps({"servers": servers}), encoding="utf-8")
+        temporary.chmod(0o600)
+        temporary.replace(self.run_dir / SERVERS_FILE)
+
+    async def _follow_servers_file(self, path: Path) -> None:
+        """Take each version of the user's file into the gateway's, unless it has problems."""
+        try:
+            async for _written in watch_file(path):
+                found, problems = await asyncio.to_thread(_read_servers, path)
+                if problems:
+                    self._broadcast(Workspace.ServersChanged, ServersReload(
+                        file=str(path), applied=False, unchanged=self.server_names,
+                        problems=[str(problem) for problem in problems]))
+                    continue
+                self.file_servers = found
+                await asyncio.to_thread(self._write_servers)
+        except Exception:
+            logger.exception("following %s stopped; restart Polter to apply its changes", path)
 
     async def aclose(self) -> None:
         """Close every pane's registration and runtime dir, then stop the gateway."""
@@ -391,6 +436,12 @@ class Workspace:
                         self._spawn(self._role_changed(agent), f"reading the new role of {agent.id}")
                     else:
                         self._broadcast(Workspace.PaneChanged, agent)
+            case "servers":
+                report = ServersReload.model_validate(event.data)
+                if report.applied:
+                    self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
+                if report.changes() or report.problems:
+                    self._broadcast(Workspace.ServersChanged, report)
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
                 self._broadcast(Workspace.RolesChanged, self.roles)
@@ -446,6 +497,16 @@ def _with_polter_on_path(env: dict[str, str]) -> dict[str, str]:
     if path.split(os.pathsep)[:1] == [str(here)]:
         return env
     return {**env, "PATH": os.pathsep.join([str(here), *filter(None, path.split(os.pathsep))])}
+
+
+def _read_servers(path: Path) -> tuple[dict[str, ServerConfig], list[ConfigError]]:
+    """The enabled servers of the user's file with ``${VAR}`` as written (the gateway expands them), and
+    its problems, checked with ``${VAR}`` expanded as the gateway will. No file: no servers, as at the start."""
+    if not path.exists():
+        return {}, []
+    problems = check_servers(path)[1]
+    found = {} if problems else check_servers(path, expand=False)[0]
+    return {name: config for name, config in found.items() if config.enabled}, problems
 
 
 def _alive(pid: int) -> bool:
