@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from polter.adapters import (
     scan_skills,
     split_by_decision,
     split_tool_name,
+    state_from_screen,
 )
 
 BUNDLED_SKILLS = (
@@ -234,24 +235,16 @@ class ClaudeCode(Adapter):
     # -- screen ------------------------------------------------------------------------------------------
 
     def state(self, screen: ScreenView) -> AgentState | None:
-        return read_state(screen.display())
+        return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
 
+# Claude Code's classic and fullscreen renderers: an approval dialog, a spinner or "esc to interrupt",
+# or the empty prompt box.
 _WAITING = re.compile(
     r"Do you want to |Waiting for permission|Esc to cancel|^\s*Tool use\s*$|^\s*(❯\s*)?\d\.\s+(Yes|No)\b", re.MULTILINE
 )
 _WORKING = re.compile(r"esc to interrupt|^\S\s\w[\w ]*…", re.MULTILINE)
 _IDLE = re.compile(r"\? for shortcuts|^─+\n❯.*\n─+$", re.MULTILINE)
-
-
-def read_state(lines: Sequence[str]) -> AgentState | None:
-    """Claude Code's classic and fullscreen renderers: an approval dialog, a spinner or "esc to interrupt",
-    or the empty prompt box."""
-    text = "\n".join(line.rstrip() for line in lines)
-    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
-        if pattern.search(text):
-            return state
-    return None
 
 
 adapter = ClaudeCode

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from polter.adapters import (
     scan_skills,
     split_by_decision,
     split_tool_name,
+    state_from_screen,
 )
 
 BUNDLED_SKILLS = ("imagegen", "openai-docs", "skill-creator", "skill-installer")
@@ -231,21 +232,13 @@ class Codex(Adapter):
     # -- screen ------------------------------------------------------------------------------------------
 
     def state(self, screen: ScreenView) -> AgentState | None:
-        return read_state(screen.display())
+        return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
 
+# Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt.
 _WAITING = re.compile(r"Allow the .* to run tool|Would you like to run|enter to submit \| esc to cancel|^\s*› 1\. ", re.MULTILINE)
 _WORKING = re.compile(r"\bWorking \(|esc to interrupt|^• (Calling|Running) ", re.MULTILINE)
 _IDLE = re.compile(r"^› |\? for shortcuts", re.MULTILINE)
-
-
-def read_state(lines: Sequence[str]) -> AgentState | None:
-    """Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt."""
-    text = "\n".join(line.rstrip() for line in lines)
-    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
-        if pattern.search(text):
-            return state
-    return None
 
 
 adapter = Codex

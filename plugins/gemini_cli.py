@@ -38,6 +38,7 @@ from polter.adapters import (
     scan_skills,
     split_by_decision,
     split_tool_name,
+    state_from_screen,
 )
 
 SKILL_TOOL = "activate_skill"
@@ -243,7 +244,7 @@ class GeminiCli(Adapter):
     # -- screen ------------------------------------------------------------------------------------------
 
     def state(self, screen: ScreenView) -> AgentState | None:
-        return read_state(screen.display())
+        return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
 
 class QwenCode(GeminiCli):
@@ -333,18 +334,10 @@ class QwenCode(GeminiCli):
         return permission_decision_reply(answer)
 
 
+# Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box.
 _WAITING = re.compile(r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once")
 _WORKING = re.compile(r"\(esc to cancel")
 _IDLE = re.compile(r"Type your message|\? for shortcuts|^▄+\n > .*\n▀+$", re.MULTILINE)
-
-
-def read_state(lines: Sequence[str]) -> AgentState | None:
-    """Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box."""
-    text = "\n".join(line.rstrip() for line in lines)
-    for state, pattern in ((AgentState.WAITING, _WAITING), (AgentState.WORKING, _WORKING), (AgentState.IDLE, _IDLE)):
-        if pattern.search(text):
-            return state
-    return None
 
 
 adapters = (GeminiCli, QwenCode)

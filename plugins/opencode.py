@@ -5,7 +5,8 @@ before MCP tools and skills (its ``tool.execute.before`` throws to veto).
 
 Proven against opencode 1.18.33: its TUI in a PTY pane and ``opencode run``, against a fake Anthropic API
 through the provider package opencode bundles (it re-lists on MCP ``tools/list_changed``), and
-``opencode mcp list``, ``opencode debug agent``.
+``opencode mcp list``, ``opencode debug agent``; its state read from the screens its TUI drew there
+(``tests/adapters/screens/opencode-1.18.33``).
 """
 
 from __future__ import annotations
@@ -21,17 +22,20 @@ from polter.adapters import (
     HOOK_TIMEOUT_SECONDS,
     Adapter,
     AdapterInfo,
+    AgentState,
     HookRequest,
     LaunchSpec,
     Liveness,
     Pane,
     PaneFile,
     PreparedPane,
+    ScreenView,
     Skill,
     mcp_tool_request,
     project_dirs,
     scan_skills,
     split_by_decision,
+    state_from_screen,
 )
 
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
@@ -229,6 +233,21 @@ class Opencode(Adapter):
         if isinstance(mcp, dict) and mcp.get("server") and mcp.get("tool"):
             return mcp_tool_request(tool_name, str(mcp["server"]), str(mcp["tool"]), payload)
         return HookRequest(kind="other", cli_tool=tool_name)
+
+    # -- screen ------------------------------------------------------------------------------------------
+
+    def state(self, screen: ScreenView) -> AgentState | None:
+        return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
+
+
+# opencode's TUI (1.18.33): a permission or question dialog, the "esc interrupt" footer, or the prompt box.
+_WAITING = re.compile(r"△ Permission required|select\s+enter (?:confirm|submit)")
+"""A permission dialog ("Allow once  Allow always  Reject", "⇆ select  enter confirm") or the question tool's
+("↑↓ select  enter submit  esc dismiss"); both replace the prompt box."""
+_WORKING = re.compile(r"esc (?:again to )?interrupt")
+"""The footer under the prompt box while a turn runs (a progress bar, then "esc interrupt")."""
+_IDLE = re.compile(r"^\s*╹▀+$", re.MULTILINE)
+"""The prompt box's bottom edge, with neither of the above."""
 
 
 adapter = Opencode

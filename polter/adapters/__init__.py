@@ -21,6 +21,7 @@ from polter.adapters._contract import (
     allow_every_skill,
     ci_markers,
     deny_message,
+    state_from_screen,
 )
 from polter.adapters._discovery import (
     ENTRY_POINT_GROUP,
@@ -85,6 +86,7 @@ __all__ = [
     "scan_skills",
     "split_by_decision",
     "split_tool_name",
+    "state_from_screen",
     "tool_input",
     "user_plugins_dir",
     "write_pane_files",

@@ -49,6 +49,7 @@ __all__ = [
     "SkillScope",
     "TestMode",
     "allow_every_skill",
+    "state_from_screen",
 ]
 
 FLOOR_SERVER = "polter"
@@ -360,6 +361,18 @@ def ci_markers(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     such CLIs unset these (``CI``, ``CONTINUOUS_INTEGRATION``, ``BUILD_NUMBER``, ``RUN_ID``, ``CI_*``)."""
     names = os.environ if environ is None else environ
     return tuple(sorted(name for name in names if name in CI_MARKERS or name.startswith("CI_")))
+
+
+def state_from_screen(lines: Sequence[str], *, waiting: re.Pattern[str], working: re.Pattern[str],
+                      idle: re.Pattern[str]) -> AgentState | None:
+    """The first state whose pattern the screen's text matches, asked in the order waiting, working, idle (a
+    dialog drawn over a running turn is waiting; a spinner under the prompt box is working). The text is the
+    rows, their trailing blanks stripped, joined by newlines (patterns may span rows with ``re.MULTILINE``)."""
+    text = "\n".join(line.rstrip() for line in lines)
+    for state, pattern in ((AgentState.WAITING, waiting), (AgentState.WORKING, working), (AgentState.IDLE, idle)):
+        if pattern.search(text):
+            return state
+    return None
 
 
 def deny_message(answer: HookAnswer) -> str:

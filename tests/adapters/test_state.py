@@ -2,9 +2,13 @@
 
 Each offset is a point in the recording where the screen shows one state: the empty prompt, a spinner
 while the fake model answers, the tool-approval dialog, and the idle screen just before the quit command.
+opencode's screens are saved as text (``screens/opencode-<version>/<columns>x<lines>/<state>-<what>.txt``,
+recorded in a PTY pane by ``e2e/test_opencode_state.py``); each file's name starts with the state it shows.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -41,8 +45,32 @@ def test_state_from_recorded_screens(bundled: AdapterRegistry, adapter: str, str
     assert bundled.get(adapter).state(screen) == expected, "\n".join(line.rstrip() for line in screen.display() if line.strip())
 
 
+class TextScreen:
+    def __init__(self, text: str) -> None:
+        self.rows = text.splitlines()
+
+    def display(self) -> list[str]:
+        return self.rows
+
+
+OPENCODE_SCREENS = sorted((Path(__file__).parent / "screens").glob("opencode-*/*/*.txt"))
+
+
+def test_opencode_screens_cover_every_state() -> None:
+    shown = {path.stem.split("-")[0] for path in OPENCODE_SCREENS}
+    assert shown == {"idle", "working", "waiting"}, OPENCODE_SCREENS
+
+
+@pytest.mark.parametrize("path", OPENCODE_SCREENS, ids=[f"{p.parent.parent.name}/{p.parent.name}/{p.stem}" for p in OPENCODE_SCREENS])
+def test_opencode_state_from_recorded_screens(bundled: AdapterRegistry, path: Path) -> None:
+    expected = {"idle": IDLE, "working": WORKING, "waiting": WAITING}[path.stem.split("-")[0]]
+    text = path.read_text(encoding="utf-8")
+    assert bundled.get("opencode").state(TextScreen(text)) == expected, text
+
+
 def test_an_unknown_screen_is_no_state(bundled: AdapterRegistry) -> None:
     screen = replay("codex-0.171.0-120x40", 256)  # the startup warning, before any UI
-    for name in ("claude-code", "codex", "gemini-cli"):
+    for name in ("claude-code", "codex", "gemini-cli", "opencode"):
         assert bundled.get(name).state(screen) is None
     assert bundled.get("shell").state(screen) is None
+    assert bundled.get("opencode").state(TextScreen("\n" * 39)) is None  # before opencode draws

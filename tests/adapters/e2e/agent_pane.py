@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import Adapter, Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.adapters import Adapter, AgentState, Pane, PreparedPane, RuntimeDir, write_pane_files
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
@@ -98,19 +99,27 @@ class AgentPane:
 
     async def wait_for(self, needle: str, timeout: float = 90.0) -> str:
         """Wait until ``needle`` is on the screen; the screen text."""
+        await self.wait_until(lambda: needle in self.text(), f"{needle!r} to appear", timeout)
+        return self.text()
+
+    async def wait_for_state(self, state: AgentState, timeout: float = 60.0) -> None:
+        """Wait until the adapter reads ``state`` from the screen."""
+        await self.wait_until(lambda: self.adapter.state(self.screen) == state, f"the state {state.value!r}", timeout)
+
+    async def wait_until(self, condition: Callable[[], bool], what: str, timeout: float) -> None:
+        """Wait until ``condition()`` holds, checking each time the CLI draws."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while needle not in self.text():
+        while not condition():
             if self._process is not None and not self._process.running:
-                raise AssertionError(f"the CLI exited ({self._process.returncode}) before showing {needle!r}:\n{self.text()}")
+                raise AssertionError(f"the CLI exited ({self._process.returncode}) before {what}:\n{self.text()}")
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
-                raise AssertionError(f"{needle!r} did not appear within {timeout}s; the screen:\n{self.text()}")
+                raise AssertionError(f"waited {timeout}s for {what}; the screen:\n{self.text()}")
             self._changed.clear()
             try:
                 await asyncio.wait_for(self._changed.wait(), remaining)
             except TimeoutError:
                 pass
-        return self.text()
 
     async def wait_until_quiet(self, quiet: float = 0.5, timeout: float = 30.0) -> None:
         """Wait until the CLI has drawn nothing for ``quiet`` seconds (it is waiting for us)."""
