@@ -57,6 +57,8 @@ logger = logging.getLogger(__name__)
 
 PREAPPROVAL_SECONDS = 120.0
 """How long an ask answered at the hook covers the identical gateway call that follows it."""
+GATE_GRACE_SECONDS = 1.0
+"""How long a call shut out by a keyword gate waits for a line the human may be submitting right now."""
 
 
 class PaneNotFound(KeyError):
@@ -306,13 +308,27 @@ class Gateway:
         return Authorization(False, outcome.answer or "deny", verdict.rule,
                              f"{verdict.reason} Then {outcome.reason}.")
 
+    async def decide_tool_call(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> Verdict:
+        """The decision on a call, where a keyword gate that stays shut waits briefly for the human's line.
+
+        The app writes the human's Enter to the CLI and then passes the line to the gateway, so a fast
+        agent can call before its words arrive; the grace lets that line count. It can only open what
+        the role's gate would open for those words: deny and ask rules are decided as always."""
+        verdict = self.policy.decide_tool(pane, server, name, tool)
+        deadline = time.monotonic() + GATE_GRACE_SECONDS
+        while (verdict.rule or "").startswith("gates[") and (left := deadline - time.monotonic()) > 0:
+            if not await pane.next_input(left):
+                break
+            verdict = self.policy.decide_tool(pane, server, name, tool)
+        return verdict
+
     async def call_tool(self, pane: Pane, server: str, name: str, arguments: dict[str, Any] | None,
                         progress: ProgressFnT | None = None) -> types.CallToolResult:
         started = time.perf_counter()
         upstream = self.pool.get(server)
         assert upstream is not None
         await upstream.wait_running()  # the decision needs the tool's annotations from its listing
-        verdict = self.policy.decide_tool(pane, server, name, upstream.tool(name))
+        verdict = await self.decide_tool_call(pane, server, name, upstream.tool(name))
         auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name, arguments=arguments,
                                     grant_key=(server, name))
         if not auth.allowed:
@@ -382,7 +398,7 @@ class Gateway:
                 if upstream is not None:
                     await upstream.wait_running()
                 tool = upstream.tool(name) if upstream is not None else None
-                verdict = self.policy.decide_tool(pane, server, name, tool)
+                verdict = await self.decide_tool_call(pane, server, name, tool)
                 auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name,
                                             arguments=request.arguments, grant_key=(server, name), preapprove=True)
         await self._audit(pane, "hook", server, name, auth, started, request.arguments, via=adapter)

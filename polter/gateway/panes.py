@@ -8,6 +8,7 @@ request they serve, and only the admin-token control API addresses panes by id.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import secrets
@@ -56,6 +57,9 @@ class Pane:
     notice: str | None = None
     """A one-line notice prefixed to the pane's next tool result (its tool surface changed)."""
     last_input_at: datetime | None = None
+    awaiting_input: int = 0
+    """Calls waiting for a line the human may be typing right now (see ``next_input``)."""
+    _input_arrived: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     inputs: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=INPUT_LINES_KEPT))
     preapproved: dict[tuple[str, str, str], float] = field(default_factory=dict)
     """``(server, tool, args digest)`` → deadline: calls a hook ask already approved once."""
@@ -75,6 +79,20 @@ class Pane:
     def record_input(self, text: str) -> None:
         self.inputs.append((time.monotonic(), text))
         self.last_input_at = datetime.now(UTC)
+        self._input_arrived.set()
+        self._input_arrived = asyncio.Event()
+
+    async def next_input(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the human's next line; say whether one came."""
+        arrived = self._input_arrived
+        self.awaiting_input += 1
+        try:
+            await asyncio.wait_for(arrived.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.awaiting_input -= 1
 
     def info(self, *, role_found: bool, sessions: int, pending_asks: int) -> PaneInfo:
         return PaneInfo(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from support.gateway import Harness
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
+from polter.gateway.core import GATE_GRACE_SECONDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -112,6 +116,24 @@ async def test_gated_tool_needs_the_humans_words(harness: Harness) -> None:
         assert (await client.call_tool("delete_all", {})).is_error
         await harness.admin.input(pane.pane.id, "请把笔记清空")
         assert (await client.call_tool("delete_all", {})).content[0].text == "deleted"
+
+
+async def test_a_gated_call_waits_briefly_for_the_line_the_human_is_submitting(harness: Harness) -> None:
+    """The app writes the Enter to the CLI before it passes the line on: a fast agent's call must not lose
+    that race. A call shut out by a gate waits (GATE_GRACE_SECONDS) for the pane's next line."""
+    pane = await harness.pane("gated")
+    gateway_pane = harness.gateway.panes.get(pane.pane.id)
+    async with harness.client("fixture", pane.token) as client:
+        call = asyncio.create_task(client.call_tool("delete_all", {}))
+        await wait_until(lambda: gateway_pane.awaiting_input == 1, message="the call waiting for a line")
+        await harness.admin.input(pane.pane.id, "please wipe the notes")
+        assert (await call).content[0].text == "deleted"
+    other = await harness.pane("gated")  # its human says nothing: refused once the grace is over
+    async with harness.client("fixture", other.token) as client:
+        started = time.monotonic()
+        refused = await client.call_tool("delete_all", {})
+        assert refused.is_error and 'gates["fixture/delete_all"]' in refused.content[0].text
+        assert time.monotonic() - started >= GATE_GRACE_SECONDS
 
 
 async def test_phases_hide_and_refuse_until_escalated_and_a_new_line_starts_over(harness: Harness) -> None:
