@@ -12,6 +12,7 @@ from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess, describe_exit, session_processes
 from support.panes import runs_in_foreground
+from support.processes import process_running
 from support.waiting import wait_until
 
 BASH = shutil.which("bash") or "/bin/bash"
@@ -143,18 +144,9 @@ async def test_closing_ends_every_process_of_the_session_even_one_ignoring_sighu
     members = session_processes(child.process.pid)
     await child.process.aclose(grace=0.5)
     for pid in members:
-        assert not _alive(pid), f"process {pid} survived the close"
+        assert not process_running(pid), f"process {pid} survived the close"
     assert session_processes(child.process.pid) == []
     assert child.exit_codes and not child.process.running
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat").read_text() if Path(f"/proc/{pid}/stat").exists() else ""
-    return ") Z " not in stat  # a zombie waits for its parent (maybe us) to reap it; it runs nothing
 
 
 async def test_closing_sends_sighup_first_so_a_program_can_clean_up_in_the_grace_period(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui import SCREEN_FPS
 from polter.ui.pane import Pane
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
+from support.processes import process_running
 from support.waiting import wait_until
 
 
@@ -336,7 +337,7 @@ async def test_quitting_with_running_programs_asks_and_ends_every_process() -> N
         await pilot.press("y")
         await wait_until(lambda: not app.is_running)
     for pid in members:
-        assert not _running(pid), f"process {pid} survived"
+        assert not process_running(pid), f"process {pid} survived"
 
 
 async def test_leaving_the_app_any_other_way_also_ends_every_process() -> None:
@@ -352,15 +353,7 @@ async def test_leaving_the_app_any_other_way_also_ends_every_process() -> None:
         assert len(members) == 2
         app.exit()
     for pid in members:
-        assert not _running(pid), f"process {pid} survived"
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
+        assert not process_running(pid), f"process {pid} survived"
 
 
 def test_options_build_the_app_and_bad_values_are_named() -> None:

@@ -20,6 +20,7 @@ import pytest
 import pytest_asyncio
 import tomli_w
 from support.gateway import fixture_server, time_server, write_roles
+from support.processes import process_running
 from support.waiting import wait_until
 
 from polter.adapters import Liveness, Skill, find_adapter
@@ -293,18 +294,10 @@ asyncio.run(main())
     app = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
     assert app.stdout is not None
     gateway_pid = int(await asyncio.wait_for(app.stdout.readline(), 60))
-    assert _alive(gateway_pid)
+    assert process_running(gateway_pid)
     app.kill()  # no cleanup runs in the app
     await app.wait()
-    await wait_until(lambda: not _alive(gateway_pid), timeout=30, message="the orphaned gateway to stop")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rfind(")") + 2] != "Z"
+    await wait_until(lambda: not process_running(gateway_pid), timeout=30, message="the orphaned gateway to stop")
 
 
 async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_does_not(shared: Shared,
