@@ -28,6 +28,7 @@ from polter.ui.multiplexer import MultiplexerScreen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
+from support.workspace_app import wait_until_settled  # noqa: E402
 
 until = partial(wait_until, timeout=60)
 
@@ -108,8 +109,7 @@ async def demo_story(app: PolterApp, pilot: Pilot[None]) -> list[Any]:
     await until(lambda: "\n".join(researcher.terminal.screen_model.display()).count("Polter refused") >= 2, timeout=60)
     await say(pilot, shell, "polter call terraria/world_rain")
     await until(lambda: shows(shell.terminal, "Polter refused"), timeout=60)
-    await until(lambda: all(pane.agent_state is not None and pane.agent_state.value == "idle"
-                            for pane in (admin, moderator, researcher, shell)), timeout=30)
+    await wait_until_settled([admin, moderator, researcher, shell])
     admin.terminal.focus()
     await pilot.pause()
     return [admin, moderator, researcher, shell]

@@ -215,6 +215,11 @@ class TerminalView(Widget, can_focus=True):
         return self._title or self.spec.title or self.spec.argv[0].rsplit("/", 1)[-1]
 
     @property
+    def frame_pending(self) -> bool:
+        """Whether output the screen model holds still waits for its frame (a picture taken now misses it)."""
+        return self._frame_handle is not None
+
+    @property
     def status_text(self) -> str:
         if self.spawn_error is not None:
             return "failed to start"

@@ -11,7 +11,7 @@ from support.panes import BASH, screen_text, wait_for_text
 from support.waiting import wait_until
 from textual.pilot import Pilot
 
-from polter.adapters import Adapter, discover
+from polter.adapters import Adapter, AgentState, discover
 from polter.gateway.servers import ServerConfig
 from polter.paths import config_dir
 from polter.ui.app import PolterApp
@@ -54,6 +54,18 @@ def screen(app: PolterApp) -> WorkspaceScreen:
 
 def panes(app: PolterApp) -> list[Pane]:
     return screen(app).grid.panes
+
+
+async def wait_until_settled(panes: list[Pane], *, timeout: float = 30) -> None:
+    """Until every pane's agent is idle by a fresh reading and its screen is painted: the header's
+    state is read only every half second, so a cached "idle" can predate the prompt's output."""
+
+    def settled(pane: Pane) -> bool:
+        pane.update_agent_state()
+        return pane.agent_state is AgentState.IDLE and not pane.terminal.frame_pending
+
+    await wait_until(lambda: all([settled(pane) for pane in panes]), timeout=timeout,
+                     message=lambda: f"every agent idle and painted: {[pane.agent_state for pane in panes]}")
 
 
 def badges(pane: Pane) -> dict[str, str]:

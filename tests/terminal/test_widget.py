@@ -270,7 +270,7 @@ async def test_arrows_follow_the_programs_cursor_key_mode() -> None:
 
 async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
     async with one_pane() as (terminal, pilot):
-        await wait_until(lambda: terminal._frame_handle is None and "$" in rendered(terminal))
+        await wait_until(lambda: not terminal.frame_pending and "$" in rendered(terminal))
         await pilot.pause()  # the prompt's frame is composed
         painted: list[int] = []
         render_line = terminal.render_line

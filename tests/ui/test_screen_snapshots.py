@@ -202,7 +202,7 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     from support.gateway import write_roles
     from support.panes import wait_for_text
     from support.waiting import wait_until
-    from support.workspace_app import shell_plans
+    from support.workspace_app import shell_plans, wait_until_settled
 
     from polter.adapters import discover
     from polter.paths import config_dir
@@ -219,9 +219,21 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
         panes = screen.grid.panes
         for pane in panes:
             await wait_for_text(pane.terminal, "$")
-        await wait_until(lambda: all(pane.agent_state is not None and pane.agent_state.value == "idle"
-                                     for pane in panes), message="every agent idle")
+        await wait_until_settled(panes)
         app.set_focus(None)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 24), run_before=settle)
+
+
+def test_a_snapshot_mismatch_is_told_as_the_screen_lines_that_differ() -> None:
+    from support.snapshots import mismatch, screen_lines
+
+    svg = (Path(__file__).parent / "__snapshots__" / "test_screen_snapshots"
+           / "test_the_workspace_screen_with_agent_panes.svg").read_text()
+    lines = screen_lines(svg)
+    assert lines[1].split() == ["$", "$"] and lines[0].split() == ["1", "open", "shell", "Shell", "open", "idle", "running", "2",
+                                                     "phased", "shell", "Shell", "phased", "research", "idle", "running"]
+    told = mismatch(svg, svg.replace(">research<", ">action&#160;&#160;<"))
+    assert "-" + lines[0] in told and "+" + lines[0].replace("research", "action  ") in told
+    assert mismatch(svg, svg.replace('fill="#c5c8c6"', 'fill="#000000"')) == "the same text; colours or attributes differ"
