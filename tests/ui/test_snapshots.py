@@ -35,6 +35,7 @@ def settle(app: PolterApp, expected: list[str], statuses: list[str] | None = Non
             await wait_for_text(pane.terminal, text)
             await wait_until(lambda: pane.header.status == status, message=lambda: pane.header.status)  # noqa: B023
         await wait_until(lambda: app.focused is panes[0].terminal)
+        await wait_until(lambda: not any(pane.terminal.frame_pending for pane in panes), message="the screens painted")
         await pilot.pause()
 
     return run_before
