@@ -100,7 +100,7 @@ class AdapterInfo(BaseModel):
     resume: bool = Field(
         default=False,
         description="prepare() honours Pane.resume: the CLI continues its most recent conversation in the pane's "
-        "directory (``polter --restore``).",
+        "directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
     )
     tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
     limitations: tuple[str, ...] = Field(
@@ -193,7 +193,8 @@ class Pane(BaseModel):
     resume: bool = Field(
         default=False,
         description="Continue the CLI's most recent conversation in ``cwd`` instead of starting a new one "
-        "(a restored session); adapters with ``info.resume`` add their CLI's flag for it.",
+        "(a restored session, or a restart that applies a new role); adapters with ``info.resume`` add their "
+        "CLI's flag for it.",
     )
 
     @field_validator("gateway_url")

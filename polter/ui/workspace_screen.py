@@ -157,8 +157,10 @@ class WorkspaceScreen(MultiplexerScreen):
         if pane.agent is None:
             await super().relaunch_pane(pane)
             return
+        # A restart that applies a role (or reconnects) keeps the conversation where the CLI can resume
+        # one: switching a cold CLI's role must not cost the human their session. A plain restart is fresh.
         try:
-            spec = await self.workspace.relaunch(pane.agent)
+            spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
         except PolterError as exc:
             self.notify(f"Could not restart pane {pane.number}: {exc}", severity="error")
             return

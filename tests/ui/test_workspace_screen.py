@@ -28,10 +28,19 @@ SHELL = discover(entry_points=False).get("shell")
 
 
 class ColdShell(type(SHELL)):  # type: ignore[misc]
-    """A shell that says its CLI applies role changes only on restart (as Codex does)."""
+    """A shell that says its CLI applies role changes only on restart and can resume (as Codex does);
+    it records whether each launch was asked to continue the conversation."""
 
     info = SHELL.info.model_copy(update={"name": "cold-shell", "display_name": "Cold shell",
-                                         "mcp_liveness": Liveness.COLD})
+                                         "mcp_liveness": Liveness.COLD, "resume": True})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.resumes: list[bool] = []
+
+    def prepare(self, pane: Any) -> Any:
+        self.resumes.append(pane.resume)
+        return super().prepare(pane)
 
 
 async def gateway_pane(app: Any, index: int) -> Any:
@@ -59,7 +68,8 @@ async def test_panes_are_registered_and_their_headers_say_what_runs_under_which_
 
 
 async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_restart(monkeypatch: Any) -> None:
-    plans = [*shell_plans("open"), *shell_plans("open", adapter=ColdShell())]
+    cold_shell = ColdShell()
+    plans = [*shell_plans("open"), *shell_plans("open", adapter=cold_shell)]
     async with workspace_app(monkeypatch, plans, servers={"fixture": fixture_server()}) as (app, pilot):
         hot, cold = panes(app)
         hot.terminal.focus()
@@ -73,15 +83,21 @@ async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_rest
         await wait_until(lambda: badges(cold).get("restart") == "restart to apply", message="restart to apply")
         assert cold.agent is not None and cold.agent.restart_needed
         assert any("Restart pane 2 from the command palette (^b :)." in str(note.message) for note in app._notifications)
-        process = cold.terminal.process
-        await palette(pilot, ("restart pane 2 to apply", "to apply its role"))
         from polter.ui.confirm import ConfirmScreen
 
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the restart confirmation")
-        await pilot.press("y")
-        await wait_until(lambda: cold.terminal.process is not process and cold.terminal.running, message="restart")
+        async def restart(*step: tuple[str, str]) -> None:
+            process = cold.terminal.process
+            await palette(pilot, *step)
+            await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the restart confirmation")
+            await pilot.press("y")
+            await wait_until(lambda: cold.terminal.process is not process and cold.terminal.running, message="restart")
+
+        # Applying the role keeps the conversation (the CLI can resume one); a plain restart starts afresh.
+        await restart(("restart pane 2 to apply", "restart to apply (its conversation continues)"))
         await wait_until(lambda: "restart" not in badges(cold), message="the badge to go after the restart")
-        assert cold.agent.launched_role == "reader"
+        assert cold.agent.launched_role == "reader" and cold_shell.resumes == [False, True]
+        await restart(("restart pane 2", "Restart pane 2"))
+        assert cold_shell.resumes == [False, True, False]
 
 
 async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monkeypatch: Any) -> None:

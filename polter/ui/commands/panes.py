@@ -21,8 +21,9 @@ class PaneCommands(CommandProvider):
         for pane in screen.grid.panes:
             agent = pane.agent
             if agent is not None and agent.restart_needed:
+                keeps = " (its conversation continues)" if agent.adapter.info.resume else ""
                 yield Command(f"Restart {pane_name(pane)} to apply its role", partial(screen.restart_pane, pane),
-                              agent.restart_needed, discover=True)
+                              agent.restart_needed + keeps, discover=True)
         if focused is not None:
             name = pane_name(focused)
             agent = focused.agent
