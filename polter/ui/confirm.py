@@ -33,9 +33,9 @@ class ConfirmScreen(ModalScreen[bool]):
             border: thick $warning 60%;
             background: $surface;
         }
-        & #question { width: auto; margin-bottom: 1; }
-        & #detail { width: auto; color: $text-muted; margin-bottom: 1; }
-        & #buttons { width: auto; height: auto; align-horizontal: right; }
+        & #question { width: auto; max-width: 100%; margin-bottom: 1; }
+        & #detail { width: auto; max-width: 100%; color: $text-muted; margin-bottom: 1; }
+        & #buttons { width: 100%; height: auto; align-horizontal: right; }
         & Button { margin-left: 2; }
     }
     """

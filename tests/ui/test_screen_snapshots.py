@@ -145,6 +145,20 @@ def test_the_confirmation(snap_compare: Any) -> None:
     assert snap_compare(Over(screen), terminal_size=(90, 20))
 
 
+async def test_a_long_confirmation_wraps_and_loses_no_word() -> None:
+    """Quitting with four panes running names them all: the dialog wraps, it does not clip."""
+    from support.snapshots import screen_lines
+
+    from polter.ui.confirm import ConfirmScreen
+
+    detail = "Panes 1 (admin agent), 2 (moderator agent), 3 (researcher agent), 4 (your shell)."
+    app = Over(ConfirmScreen("Quit Polter? 4 programs still running.", detail, yes="Quit"))
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.pause()
+        shown = " ".join(" ".join(screen_lines(app.export_screenshot())).replace("█", " ").split())  # no border
+    assert detail in shown and "Quit (y)" in shown
+
+
 def test_the_prefix_hint_bar(snap_compare: Any) -> None:
     from polter.ui.multiplexer import PREFIX_HINTS
     from polter.ui.prefix import PrefixScreen
