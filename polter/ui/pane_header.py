@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
@@ -14,6 +16,9 @@ __all__ = ["BadgeVariant", "PaneHeader", "PaneStatus"]
 PaneStatus = Literal["starting", "running", "exited", "failed"]
 BadgeVariant = Literal["default", "primary", "success", "warning", "error"]
 
+MIN_TITLE: Final = 8
+"""Cells the title keeps before the header's least telling parts give way in a narrow pane."""
+
 
 class PaneHeader(Horizontal):
     """Shows which pane this is and how its program is doing.
@@ -21,6 +26,9 @@ class PaneHeader(Horizontal):
     Later features add what they know as *badges* (``set_badge("role", "reviewer")``): each is a
     small label between the title and the status, ordered by when it was first set, styled by
     variant, and removed with ``set_badge(key, None)``.
+
+    A narrow pane (four of them in an 80-column terminal) cannot show it all: first a plain
+    ``running`` gives way, then the adapter's name, so the role, phase and state stay in sight.
     """
 
     DEFAULT_CSS = """
@@ -72,10 +80,36 @@ class PaneHeader(Horizontal):
     def watch_status(self, status: str) -> None:
         if self.is_mounted:
             self.query_one("#pane-status", Label).update(status)
+            self._fit()
 
     def watch_status_kind(self, old: PaneStatus, new: PaneStatus) -> None:
         if self.is_mounted:
             self.query_one("#pane-status", Label).remove_class(f"-{old}").add_class(f"-{new}")
+            self._fit()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Hide what a narrow header cannot hold, least telling first (see the class docstring)."""
+        status = self.query_one("#pane-status", Label)
+        sheddable = [status] if self.status_kind == "running" else []
+        sheddable += self.query("#badge-adapter").results(Label)
+        status.display = True
+        for label in sheddable:
+            label.display = True
+        for label in sheddable:
+            if self._needed() <= self.size.width:
+                break
+            label.display = False
+
+    def _needed(self) -> int:
+        """Cells the shown parts take, with the title at its minimum."""
+        needed = MIN_TITLE
+        for label in self.query(Label):
+            if label.display and label.id != "pane-title":
+                needed += cell_len(str(label.content)) + 2 + label.has_class("badge")  # padding, a badge's margin
+        return needed
 
     def watch_position(self, position: str) -> None:
         if self.is_mounted:
@@ -100,6 +134,7 @@ class PaneHeader(Horizontal):
         existing = self.query(f"#{badge_id}")
         if text is None:
             existing.remove()
+            self.call_after_refresh(self._fit)
             return
         if existing:
             label = existing.first(Label)
@@ -110,6 +145,7 @@ class PaneHeader(Horizontal):
             label = Label(text, id=badge_id, classes=f"badge -{variant}")
             self.mount(label, before="#pane-position")
         label.tooltip = tooltip
+        self.call_after_refresh(self._fit)
 
     def badge(self, key: str) -> str | None:
         """The text of badge ``key``, if shown."""
