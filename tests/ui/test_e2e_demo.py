@@ -4,6 +4,7 @@ hardmode is refused by the keyword gate, and once the human says "hardmode" the 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from polter.ui.app import PolterApp
 from polter.ui.ask_screen import AskScreen
 from polter.ui.demo import demo_launch
 from polter.ui.pane import Pane
-from polter.ui.demo.agent import plan
+from polter.ui.demo.agent import plan, wrapped
 
 pytestmark = pytest.mark.e2e
 
@@ -34,6 +35,19 @@ async def say(pilot: Pilot[None], pane: Pane, line: str) -> None:
     pane.terminal.focus()
     await pilot.pause()
     await pilot.press(*line, "enter")
+
+
+def test_the_scripted_agent_wraps_its_words_to_the_pane_not_mid_word() -> None:
+    refusal = ('  \x1b[31m✗ Polter refused terraria/world_hardmode (forbidden, not broken): say one of '
+               '"hardmode", "开启困难模式", "关闭困难模式".\x1b[0m')
+    lines = wrapped(refusal, "    ", width=30).splitlines()
+    from rich.cells import cell_len
+
+    plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines]
+    assert all(cell_len(line) <= 30 for line in plain) and all(line.startswith("    ") for line in plain[1:])
+    assert " ".join(" ".join(plain).split()) == " ".join(re.sub(r"\x1b\[[0-9;]*m", "", refusal).split())  # no word lost
+    assert plain[:2] == ["  ✗ Polter refused", "    terraria/world_hardmode"]
+    assert wrapped("  make it rain      rain, then hardmode", "    ", width=80) == "  make it rain      rain, then hardmode"
 
 
 async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:

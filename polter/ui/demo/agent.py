@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "main", "plan"]
+__all__ = ["Step", "main", "plan", "wrapped"]
 
 BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m", "\x1b[0m"
 
@@ -29,6 +30,36 @@ with this pane's token: this pane's role decides each call.
   {CYAN}turn on hardmode{RESET}  you said the word: Polter asks you first
   {CYAN}who is online{RESET} · {CYAN}status{RESET} · {CYAN}time noon{RESET} · {CYAN}kick NAME{RESET} · {CYAN}say TEXT{RESET} · {CYAN}tools{RESET}
 """
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _cells(text: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(_COLOUR.sub("", text))
+
+
+def wrapped(text: str, rest: str = "", width: int | None = None) -> str:
+    """``text`` broken at spaces to fit the pane, continued after ``rest``: a CLI wraps its words,
+    a terminal would cut them anywhere. Runs of spaces (aligned columns) are kept."""
+    width = width or shutil.get_terminal_size().columns
+    lines, line = [], ""
+    for index, part in enumerate(re.split(r"( +)", text)):
+        if index % 2:  # the spaces before the next word
+            gap = part
+            continue
+        if index and _cells(line) + len(gap) + _cells(part) > width and line.strip():
+            lines.append(line)
+            line = rest + part
+        else:
+            line += (gap if index else "") + part
+    return "\n".join([*lines, line])
+
+
+def say(text: str, rest: str = "") -> None:
+    print(wrapped(text, rest), flush=True)
 
 
 @dataclass(frozen=True)
@@ -105,19 +136,21 @@ def _whoami_summary(data: dict[str, Any]) -> str:
 async def run(step: Step) -> None:
     from polter.gateway.client import pane_client
 
-    print(f"{DIM}{step.says}{RESET}")
-    print(f"  {DIM}→ {step.server}/{step.tool} {json.dumps(step.arguments, ensure_ascii=False)}{RESET}", flush=True)
+    say(f"{DIM}{step.says}{RESET}")
+    say(f"  {DIM}→ {step.server}/{step.tool} {json.dumps(step.arguments, ensure_ascii=False)}{RESET}", "    ")
     async with pane_client(step.server) as client:
         result = await client.call_tool(step.tool, step.arguments)
     ok, text = _summary(result)
     if ok and step.tool == "whoami" and result.structured_content:
         text = _whoami_summary(result.structured_content)
     colour, mark = (GREEN, "✓") if ok else (RED, "✗")
-    print(f"  {colour}{mark} {text}{RESET}", flush=True)
+    say(f"  {colour}{mark} {text}{RESET}", "    ")
 
 
 def main() -> int:
-    print(BANNER, flush=True)
+    for line in BANNER.splitlines():
+        indent = len(line) - len(line.lstrip())
+        say(line, " " * (indent + 2) if indent else "")  # a listed phrase continues under its text
     while True:
         try:
             line = input(f"{BOLD}{YELLOW}you>{RESET} ").strip()
@@ -128,13 +161,13 @@ def main() -> int:
             continue
         steps = plan(line)
         if not steps:
-            print(f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
-                  f"time noon, kick NAME, say TEXT, tools.{RESET}")
+            say(f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
+                f"time noon, kick NAME, say TEXT, tools.{RESET}")
         for step in steps:
             try:
                 asyncio.run(run(step))
             except Exception as exc:  # noqa: BLE001 - a demo keeps going and says what broke
-                print(f"  {RED}✗ {type(exc).__name__}: {exc}{RESET}", flush=True)
+                say(f"  {RED}✗ {type(exc).__name__}: {exc}{RESET}", "    ")
 
 
 if __name__ == "__main__":
