@@ -156,6 +156,16 @@ class TerminalScreen(ControlSequences):
         runs.append(("".join(chars[start:columns]), current))
         return runs
 
+    def text(self, y: int) -> str:
+        """The characters of row ``y`` (numbered as in :meth:`line`; a wide character once, trailing blanks kept)."""
+        if 0 <= y < self.lines:
+            chars = self._chars[y]
+        elif -len(self._history) <= y < 0:
+            chars, _ = self._history.row(y, self.columns)
+        else:
+            raise IndexError(f"row {y} is outside -{len(self._history)}…{self.lines - 1}")
+        return "".join(chars)
+
     def display(self) -> list[str]:
         """The visible text, one string per row (trailing blanks kept)."""
         return ["".join(chars) for chars in self._chars]

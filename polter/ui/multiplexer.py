@@ -101,6 +101,16 @@ class MultiplexerScreen(Screen[None]):
                 self._active = node
                 return
 
+    @on(events.TextSelected)
+    def _copy_selection(self) -> None:
+        """Text dragged over in a pane is copied when the button is released, as in a terminal (through
+        the outer terminal's clipboard, OSC 52): keys like ctrl+c belong to the pane's program."""
+        text = self.get_selected_text()
+        if text:
+            self.app.copy_to_clipboard(text)
+            lines = text.count("\n") + 1
+            self.notify(f"Copied {len(text)} characters" + (f" ({lines} lines)." if lines > 1 else "."), timeout=2)
+
     def focus_pane(self, pane: Pane) -> None:
         if self.grid.zoomed is not None and self.grid.zoomed is not pane:
             self.grid.zoomed = None

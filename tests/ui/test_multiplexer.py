@@ -394,3 +394,33 @@ print(constants.MAX_FPS, round(1 / screen.UPDATE_PERIOD), os.environ.get("TEXTUA
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(expected), str(expected), str(setting)]
+
+
+async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_mouse() -> None:
+    async with polter() as (app, pilot):
+        one, two = panes(app)[:2]
+        await type_line(pilot, "clear; echo alpha beta gamma")
+        await wait_for_text(one.terminal, "alpha beta gamma\n$")
+        row = screen_text(one.terminal).splitlines().index("alpha beta gamma")
+
+        async def drag(pane: Pane, start: int, end: int, **keys: bool) -> None:
+            await pilot.mouse_down(pane.terminal, offset=(start, row), **keys)
+            await pilot.hover(pane.terminal, offset=(end, row))
+            await pilot.mouse_up(pane.terminal, offset=(end, row), **keys)
+            await pilot.pause()
+
+        await drag(one, 6, 15)
+        await wait_until(lambda: app.clipboard == "beta gamma", message=lambda: f"the copy, not {app.clipboard!r}")
+        assert any("Copied 10 characters." in str(note.message) for note in app._notifications)
+        assert one.terminal.text_selection is not None  # shown as selected until the next click
+
+        # A program that tracks the mouse gets the drag, and nothing is selected; shift+drag still selects.
+        app.copy_to_clipboard("")
+        await pilot.click(two.terminal)
+        await type_line(pilot, r"clear; echo alpha beta gamma; printf '\e[?1000h'; sleep 30")
+        await wait_until(lambda: two.terminal.screen_model is not None and two.terminal.screen_model.mouse_tracking,
+                         message="mouse tracking on")
+        await drag(two, 0, 4)
+        assert app.clipboard == "" and two.terminal.text_selection is None
+        await drag(two, 0, 4, shift=True)
+        await wait_until(lambda: app.clipboard == "alpha", message=lambda: f"the shift+drag copy, not {app.clipboard!r}")

@@ -1,0 +1,47 @@
+"""Selecting a pane's text with the mouse: the text of a selection, and how it is drawn."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.strip import Strip
+
+from polter.terminal.screen import TerminalScreen
+from polter.terminal.selection import highlight, line_number, selected_text
+
+
+def screen_with(text: str, columns: int = 20, lines: int = 3) -> TerminalScreen:
+    screen = TerminalScreen(columns, lines)
+    screen.feed(text.replace("\n", "\r\n").encode())
+    return screen
+
+
+def test_a_selection_within_a_line_and_across_lines_drops_trailing_blanks() -> None:
+    screen = screen_with("hello world\nsecond line\nthird")
+    assert selected_text(screen, Selection(Offset(6, 0), Offset(11, 0))) == "world"
+    assert selected_text(screen, Selection(Offset(6, 0), Offset(6, 1))) == "world\nsecond"
+    assert selected_text(screen, Selection(Offset(0, 2), None)) == "third"
+
+
+def test_lines_count_from_the_oldest_scrollback_line_so_history_is_selectable() -> None:
+    screen = screen_with("one\ntwo\nthree\nfour\nfive")  # three rows: "one" and "two" went to the scrollback
+    assert screen.history_size == 2 and line_number(screen, -2) == 0 and line_number(screen, 0) == 2
+    assert selected_text(screen, Selection(Offset(0, 0), Offset(5, 2))) == "one\ntwo\nthree"
+
+
+def test_wide_characters_count_once_as_in_textuals_selection() -> None:
+    screen = screen_with("日本語 text")
+    assert selected_text(screen, Selection(Offset(0, 0), Offset(3, 0))) == "日本語"
+    assert selected_text(screen, Selection(Offset(4, 0), Offset(8, 0))) == "text"
+
+
+def test_the_highlight_covers_the_selected_characters_cells_and_keeps_the_rest() -> None:
+    strip = Strip([Segment("日本 ab", Style(color="red"))], 7)
+    marked = highlight(strip, "日本 ab", (1, 3), Style(bgcolor="blue"))
+    assert [(segment.text, segment.style.bgcolor is not None) for segment in marked] == [
+        ("日", False), ("本 ", True), ("ab", False)]
+    assert all(segment.style.color.name == "red" for segment in marked)  # the text keeps its own colour
+    assert highlight(strip, "日本 ab", None, Style(bgcolor="blue")) is strip
+    assert [segment.text for segment in highlight(strip, "日本 ab", (4, -1), Style(bgcolor="blue"))][-1] == "b"
