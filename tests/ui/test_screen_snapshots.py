@@ -230,11 +230,16 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     async def settle(pilot: Any) -> None:
         screen = app.multiplexer
         await wait_until(lambda: getattr(screen, "ready", False), timeout=60)
+        app.set_focus(None)  # no focused header: its restyling is a refresh away, so done first
         panes = screen.grid.panes
         for pane in panes:
             await wait_for_text(pane.terminal, "$")
         await wait_until_settled(panes)
-        app.set_focus(None)
+
+        def status_colours() -> set[str]:
+            return {str(pane.header.query_one("#pane-status").rich_style.color) for pane in panes}
+
+        await wait_until(lambda: len(status_colours()) == 1, message=lambda: f"headers alike: {status_colours()}")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 24), run_before=settle)
@@ -250,4 +255,5 @@ def test_a_snapshot_mismatch_is_told_as_the_screen_lines_that_differ() -> None:
                                                      "phased", "shell", "Shell", "phased", "research", "idle", "running"]
     told = mismatch(svg, svg.replace(">research<", ">action&#160;&#160;<"))
     assert "-" + lines[0] in told and "+" + lines[0].replace("research", "action  ") in told
-    assert mismatch(svg, svg.replace('fill="#c5c8c6"', 'fill="#000000"')) == "the same text; colours or attributes differ"
+    told = mismatch(svg, svg.replace("{ fill: #57a5e2 }", "{ fill: #000000 }"))  # the role badges' colour
+    assert told.startswith("the same text;") and "row 0 column 38 'open': fill: #57a5e2 → fill: #000000" in told
