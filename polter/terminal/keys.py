@@ -47,6 +47,12 @@ _PLAIN_KEYS: Final = {
     "space": " ", "newline": "\n",
 }  # fmt: skip
 
+_NEWLINE_KEYS: Final = frozenset({"shift+enter", "ctrl+enter", "ctrl+shift+enter"})
+"""Enter with shift or ctrl (which Textual tells apart only in terminals with the kitty keyboard
+protocol) means a new line in the prompt: sent as ``^J``, which Claude Code, Codex, Gemini CLI, Qwen
+Code and opencode all take as "insert a newline" (a shell takes it as Enter). A plain ``^M`` would
+submit the half-written prompt."""
+
 _CTRL_SYMBOLS: Final = {
     "space": "\x00", "2": "\x00", "3": ESC, "4": "\x1c", "5": "\x1d", "6": "\x1e",
     "7": "\x1f", "minus": "\x1f", "slash": "\x1f", "8": "\x7f",
@@ -72,6 +78,8 @@ def encode_key(key: str, *, application_cursor: bool = False) -> bytes | None:
         key: ``Key.key``, e.g. ``"a"``, ``"A"``, ``"ctrl+c"``, ``"alt+shift+left"``, ``"f5"``, ``"euro_sign"``.
         application_cursor: DECCKM (``CSI ? 1 h``) is set: unmodified arrows, Home and End use SS3.
     """
+    if key in _NEWLINE_KEYS:
+        return b"\n"
     modifiers, base = _split(key)
     if not base:
         return None

@@ -90,6 +90,7 @@ def help_markdown(prefix: str, palette_key: str | None = None) -> str:
         _rows([*_grouped(PREFIX_COMMANDS, PREFIX_HELP), (f"`{shown}`", "send the prefix key itself to the program")]),
         "## Anywhere",
         _rows([*direct,
+               ("`shift+Enter`", "a new line in an agent CLI's prompt (sent as ctrl+J)"),
                ("`shift+PgUp` `shift+PgDn`", "scroll back / forward a page (typing jumps back to the live screen)"),
                ("mouse wheel", "scroll back (the program's own when it asked for the mouse; hold shift to scroll)"),
                ("click", "focus a pane"),

@@ -25,7 +25,8 @@ def test_every_printable_ascii_character_round_trips_through_its_textual_key_nam
         ("shift+a", "A"),
         ("space", " "),
         ("enter", "\r"),
-        ("shift+enter", "\r"),
+        ("shift+enter", "\n"),  # a new line in an agent CLI's prompt, not a submission
+        ("ctrl+enter", "\n"),
         ("tab", "\t"),
         ("shift+tab", "\x1b[Z"),
         ("backspace", "\x7f"),

@@ -78,6 +78,20 @@ async def test_control_keys_reach_the_program() -> None:
         assert panes(app)[0].header.status == "exited 0"
 
 
+async def test_shift_enter_is_a_new_line_for_the_program_not_a_submission() -> None:
+    """A terminal with the kitty keyboard protocol tells shift+enter apart; the agent CLIs all take
+    ``^J`` as "insert a newline", so that is what reaches the program (``^M`` would submit)."""
+    reader = "import sys, tty; tty.setraw(0); print('got', repr(sys.stdin.read(3)), end='\\r\\n')"
+    async with polter([bash_spec()]) as (app, pilot):
+        terminal = panes(app)[0].terminal
+        await type_line(pilot, f'{sys.executable} -c "{reader}"')
+        process = terminal.process
+        assert process is not None
+        await wait_until(lambda: runs_in_foreground(process, Path(sys.executable).name))
+        await pilot.press("a", "shift+enter", "b")
+        await wait_for_text(terminal, "got 'a\\nb'")
+
+
 async def test_four_panes_form_a_two_by_two_grid() -> None:
     async with polter() as (app, _pilot):
         regions = [pane.region for pane in panes(app)]
