@@ -230,8 +230,11 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     async def settle(pilot: Any) -> None:
         screen = app.multiplexer
         await wait_until(lambda: getattr(screen, "ready", False), timeout=60)
-        app.set_focus(None)  # no focused header: its restyling is a refresh away, so done first
         panes = screen.grid.panes
+        # No focused header in the picture. The app's own focus on pane 1 is deferred (focus() is a
+        # call_later), so it must land before it is dropped; restyling is a refresh away, so early.
+        await wait_until(lambda: app.focused is panes[0].terminal, message="the app's focus on pane 1")
+        app.set_focus(None)
         for pane in panes:
             await wait_for_text(pane.terminal, "$")
         await wait_until_settled(panes)
