@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
@@ -96,6 +96,13 @@ class Pane(Vertical):
     @property
     def running(self) -> bool:
         return self.terminal.running
+
+    @on(events.DescendantFocus)
+    @on(events.DescendantBlur)
+    def _restyle_header(self) -> None:
+        """The header follows ``:focus-within`` down to its labels: Textual 8.2 restyles them, but a
+        status label styled while its pane had the focus kept the focused colour after it left."""
+        self.app.update_styles(self.header, animate=False)
 
     def on_click(self) -> None:
         """A click on the header (the terminal focuses itself) also makes this the active pane."""

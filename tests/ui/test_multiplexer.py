@@ -159,6 +159,25 @@ async def test_a_mouse_click_focuses_the_pane() -> None:
         assert focused_pane(app) is panes(app)[1]
 
 
+async def test_a_header_loses_the_focused_look_with_the_focus() -> None:
+    """Pane 1's status stayed in the focused header's colour after the focus left it (Textual restyled
+    the header but not that label); every unfocused header must look alike."""
+    async with polter() as (app, pilot):
+        one, two, three, _ = panes(app)
+
+        def look(pane: Pane) -> tuple[str, str]:
+            return str(pane.header.rich_style.bgcolor), str(pane.header.query_one("#pane-status").rich_style.color)
+
+        await wait_until(lambda: app.focused is one.terminal)
+        await pilot.pause()
+        assert look(one) != look(three)  # the focused header stands out
+        await pilot.press("ctrl+b", "2")
+        await wait_until(lambda: app.focused is two.terminal)
+        await wait_until(lambda: look(one) == look(three), message=lambda: f"{look(one)} against {look(three)}")
+        app.set_focus(None)
+        await wait_until(lambda: look(two) == look(three), message=lambda: f"{look(two)} against {look(three)}")
+
+
 async def test_a_custom_prefix_key() -> None:
     async with polter(prefix="ctrl+a") as (app, pilot):
         await pilot.press("ctrl+a", "2")
