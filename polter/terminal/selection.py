@@ -7,15 +7,18 @@ selection, x counts characters of the row's text (a wide character is one), not 
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 
 from polter.terminal.screen import TerminalScreen
 
-__all__ = ["highlight", "line_number", "selected_text"]
+__all__ = ["highlight", "line_number", "selected_text", "word_or_line"]
 
 
 def line_number(screen: TerminalScreen, row: int) -> int:
@@ -52,3 +55,23 @@ def highlight(strip: Strip, text: str, span: tuple[int, int] | None, style: Styl
     before, chosen, after = strip.divide([start, end, length])
     marked = Strip([Segment(text, (own or Style()) + style) for text, own, _ in chosen], chosen.cell_length)
     return Strip.join([before, marked, after])
+
+
+_WORD = re.compile(r"\S+")
+
+
+def word_or_line(text: str, number: int, cell: int, clicks: int) -> Selection | None:
+    """What a double click (the word under ``cell``: a run of non-blanks, as xterm by default) or a
+    triple click (the line, trailing blanks left out) selects in line ``number`` whose characters are
+    ``text``; None on a blank."""
+    index = column = 0
+    while index < len(text) and column + cell_len(text[index]) <= cell:  # the character at that cell
+        column += cell_len(text[index])
+        index += 1
+    if clicks >= 3:
+        end = len(text.rstrip())
+        return Selection(Offset(0, number), Offset(end, number)) if end else None
+    for word in _WORD.finditer(text):
+        if word.start() <= index < word.end():
+            return Selection(Offset(word.start(), number), Offset(word.end(), number))
+    return None

@@ -35,7 +35,7 @@ from polter.terminal.keys import MouseButton, MouseKind, encode_focus, encode_ke
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess, describe_exit
 from polter.terminal.screen import Style, TerminalScreen
-from polter.terminal.selection import highlight, line_number, selected_text
+from polter.terminal.selection import highlight, line_number, selected_text, word_or_line
 
 __all__ = ["TerminalView", "TypingClock"]
 
@@ -148,6 +148,9 @@ class TerminalView(Widget, can_focus=True):
             self.key = key
             self.text = text
             self.bracketed = bracketed
+
+    class Selected(_TerminalMessage):
+        """A double or triple click selected a word or a line (a drag ends in Textual's TextSelected)."""
 
     class ScrollChanged(_TerminalMessage):
         """The view moved in the scrollback: ``offset`` lines above the live screen (0 = live)."""
@@ -571,6 +574,24 @@ class TerminalView(Widget, can_focus=True):
             assert self.process is not None
             self.process.write(encode_focus(focused))
         self._refresh_rows({screen.cursor.y})
+
+    def on_click(self, event: events.Click) -> None:
+        """A double click selects the word under the pointer, a triple click the line, as in a
+        terminal (Textual's default would select the whole scrollback)."""
+        if event.chain < 2:
+            return
+        event.prevent_default()
+        screen = self.screen_model
+        if screen is None or (screen.mouse_tracking and self.running and not event.shift):
+            return  # the program has the mouse
+        offset = event.get_content_offset(self)
+        row = offset.y - self.history_offset if offset is not None else None
+        if row is None or not -screen.history_size <= row < screen.lines:
+            return
+        selection = word_or_line(screen.text(row), line_number(screen, row), offset.x, event.chain)
+        if selection is not None:
+            self.screen.selections = {self: selection}
+            self.post_message(self.Selected(self))
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         if self._mouse_to_program(event, "press", MouseButton(event.button)):

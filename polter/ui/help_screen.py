@@ -94,7 +94,7 @@ def help_markdown(prefix: str, palette_key: str | None = None) -> str:
                ("`shift+PgUp` `shift+PgDn`", "scroll back / forward a page (typing jumps back to the live screen)"),
                ("mouse wheel", "scroll back (the program's own when it asked for the mouse; hold shift to scroll)"),
                ("click", "focus a pane"),
-               ("drag", "select text; copied when you let go (shift+drag when the program uses the mouse)")]),
+               ("drag, double-click, triple-click", "select text, a word, a line; copied at once (with shift when the program uses the mouse)")]),
         "## Scroll mode",
         _rows(_grouped(TerminalView.SCROLL_MODE_KEYS, SCROLL_HELP)),
         "## An ask",

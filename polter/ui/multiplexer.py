@@ -11,6 +11,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.keys import format_key
 from textual.screen import Screen
+from textual.selection import Selection
+from textual.widget import Widget
 
 from polter.terminal.keys import encode_key
 from polter.terminal.launch import LaunchSpec
@@ -74,6 +76,7 @@ class MultiplexerScreen(Screen[None]):
         self.prefix = prefix
         self.grid = PaneGrid(specs, layout_mode=layout_mode, scrollback=scrollback)
         self._active: Pane | None = None
+        self._copied: dict[Widget, Selection] = {}
 
     def compose(self) -> ComposeResult:
         yield self.grid
@@ -102,9 +105,15 @@ class MultiplexerScreen(Screen[None]):
                 return
 
     @on(events.TextSelected)
+    @on(TerminalView.Selected)
     def _copy_selection(self) -> None:
-        """Text dragged over in a pane is copied when the button is released, as in a terminal (through
-        the outer terminal's clipboard, OSC 52): keys like ctrl+c belong to the pane's program."""
+        """Text selected in a pane (dragged over, or a word or line clicked) is copied at once, as in a
+        terminal (through the outer terminal's clipboard, OSC 52): keys like ctrl+c belong to the
+        pane's program. A selection is copied once, however many messages announce it."""
+        selections = dict(self.selections)
+        if selections == self._copied:
+            return
+        self._copied = selections  # (a click clears the selection: the same text may be copied again)
         text = self.get_selected_text()
         if text:
             self.app.copy_to_clipboard(text)

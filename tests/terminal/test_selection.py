@@ -9,7 +9,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 
 from polter.terminal.screen import TerminalScreen
-from polter.terminal.selection import highlight, line_number, selected_text
+from polter.terminal.selection import highlight, line_number, selected_text, word_or_line
 
 
 def screen_with(text: str, columns: int = 20, lines: int = 3) -> TerminalScreen:
@@ -45,3 +45,13 @@ def test_the_highlight_covers_the_selected_characters_cells_and_keeps_the_rest()
     assert all(segment.style.color.name == "red" for segment in marked)  # the text keeps its own colour
     assert highlight(strip, "日本 ab", None, Style(bgcolor="blue")) is strip
     assert [segment.text for segment in highlight(strip, "日本 ab", (4, -1), Style(bgcolor="blue"))][-1] == "b"
+
+
+def test_a_double_click_picks_the_word_under_the_pointer_and_a_triple_click_the_line() -> None:
+    text = "  see 日本 and polter/ui.py   "
+    assert word_or_line(text, 7, 3, 2) == Selection(Offset(2, 7), Offset(5, 7))  # "see"
+    assert word_or_line(text, 7, 7, 2) == Selection(Offset(6, 7), Offset(8, 7))  # a cell of 日本
+    assert word_or_line(text, 7, 20, 2) == Selection(Offset(13, 7), Offset(25, 7))  # "polter/ui.py"
+    assert word_or_line(text, 7, 0, 2) is None and word_or_line(text, 7, 40, 2) is None  # blanks
+    assert word_or_line(text, 7, 0, 3) == Selection(Offset(0, 7), Offset(25, 7))
+    assert word_or_line("   ", 7, 1, 3) is None

@@ -447,6 +447,13 @@ async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_m
         assert any("Copied 10 characters." in str(note.message) for note in app._notifications)
         assert one.terminal.text_selection is not None  # shown as selected until the next click
 
+        # A double click takes the word under the pointer, a triple click the line; never the whole
+        # scrollback (Textual's default for a widget).
+        await pilot.double_click(one.terminal, offset=(8, row))
+        await wait_until(lambda: app.clipboard == "beta", message=lambda: f"the word, not {app.clipboard!r}")
+        await pilot.triple_click(one.terminal, offset=(8, row))
+        await wait_until(lambda: app.clipboard == "alpha beta gamma", message=lambda: f"the line, not {app.clipboard!r}")
+
         # A program that tracks the mouse gets the drag, and nothing is selected; shift+drag still selects.
         app.copy_to_clipboard("")
         await pilot.click(two.terminal)
@@ -454,6 +461,8 @@ async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_m
         await wait_until(lambda: two.terminal.screen_model is not None and two.terminal.screen_model.mouse_tracking,
                          message="mouse tracking on")
         await drag(two, 0, 4)
+        await pilot.double_click(two.terminal, offset=(1, row))
+        await pilot.pause()
         assert app.clipboard == "" and two.terminal.text_selection is None
         await drag(two, 0, 4, shift=True)
         await wait_until(lambda: app.clipboard == "alpha", message=lambda: f"the shift+drag copy, not {app.clipboard!r}")
