@@ -471,9 +471,10 @@ class TerminalView(Widget, can_focus=True):
             if row >= 0:
                 self._strips[row] = strip
         selection = self.text_selection
-        if selection is not None:
+        span = selection.get_span(number) if selection is not None else None
+        if span is not None:  # only a selected row needs its text and the selection's style
             marked = self.screen.get_component_rich_style("screen--selection")
-            strip = highlight(strip, screen.text(row), selection.get_span(number), marked)
+            strip = highlight(strip, screen.text(row), span, marked)
         cursor = screen.cursor
         if row == cursor.y and cursor.visible and self.has_focus and self.running and not self.history_offset:
             strip = _with_cursor(strip, cursor.x, cursor.shape)
