@@ -39,8 +39,19 @@ from polter.adapters import (
 )
 
 BUNDLED_SKILLS = (
-    "claude-api", "code-review", "dataviz", "fewer-permission-prompts", "init", "keybindings-help", "loop",
-    "plugin-authoring", "run", "security-review", "simplify", "update-config", "workflow-authoring",
+    "claude-api",
+    "code-review",
+    "dataviz",
+    "fewer-permission-prompts",
+    "init",
+    "keybindings-help",
+    "loop",
+    "plugin-authoring",
+    "run",
+    "security-review",
+    "simplify",
+    "update-config",
+    "workflow-authoring",
 )
 """Skills built into Claude Code 2.1.332 (``plugin-authoring`` comes from a built-in plugin)."""
 
@@ -49,8 +60,14 @@ HOOK_MATCHER = f"^(mcp__.+|{SKILL_TOOL})$"
 """The hook runs before MCP tools and skills; Claude Code's own permission rules govern its built-in tools."""
 
 TEST_MODE_UNSET = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
-    "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
 )
 
 
@@ -79,7 +96,8 @@ class ClaudeCode(Adapter):
             "not by the role; a Bash command can still start any program the user can.",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "
             "load (only MCP servers are restricted to the gateway's).",
-            "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to start.",
+            "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to "
+            "start.",
             "A skill denied by the role is switched off when the pane starts; a role change while it runs shows a "
             "stale skill list until restart, but using a denied skill is still refused by the veto hook.",
             "A human typing /skill-name runs the skill without the Skill tool, so the veto hook does not see it "
@@ -196,10 +214,13 @@ class ClaudeCode(Adapter):
             unset = TEST_MODE_UNSET
         argv = (
             self.executable(),
-            "--mcp-config", str(pane.file("claude/mcp.json")),
+            "--mcp-config",
+            str(pane.file("claude/mcp.json")),
             "--strict-mcp-config",
-            "--settings", str(pane.file("claude/settings.json")),
-            "--permission-mode", "default",
+            "--settings",
+            str(pane.file("claude/settings.json")),
+            "--permission-mode",
+            "default",
         )
         if pane.resume and self.has_conversation(pane.cwd, pane.user_home):
             argv += ("--continue",)
@@ -209,7 +230,9 @@ class ClaudeCode(Adapter):
     def _warnings(self) -> tuple[str, ...]:
         managed = Path("/etc/claude-code/managed-mcp.json")
         if managed.exists():
-            return (f"{managed} exists: Claude Code refuses --strict-mcp-config while an enterprise MCP config is present",)
+            return (
+                f"{managed} exists: Claude Code refuses --strict-mcp-config while an enterprise MCP config is present",
+            )
         return ()
 
     # -- hook --------------------------------------------------------------------------------------------

@@ -99,7 +99,11 @@ class Codex(Adapter):
         codex_home = self.codex_home(home)
         found = scan_skills(codex_home / "skills" / ".system", "bundled", origin="bundled with Codex")
         known = {skill.name for skill in found}
-        found += [Skill(name=name, scope="bundled", origin="bundled with Codex") for name in BUNDLED_SKILLS if name not in known]
+        found += [
+            Skill(name=name, scope="bundled", origin="bundled with Codex")
+            for name in BUNDLED_SKILLS
+            if name not in known
+        ]
         found += scan_skills(codex_home / "skills", "user")
         found += scan_skills(home / ".agents" / "skills", "user")
         for directory in project_dirs(cwd, home):
@@ -177,7 +181,11 @@ class Codex(Adapter):
         skills_config["config"] = kept + [{"name": name, "enabled": False} for name in hidden_names]
         config["skills"] = skills_config
         files: dict[str, PaneFile] = dict(
-            link_allowed_skills((s for s in skills if s.scope == "user" and s.path and s.path.is_relative_to(user_home)), pane, "codex/skills")
+            link_allowed_skills(
+                (s for s in skills if s.scope == "user" and s.path and s.path.is_relative_to(user_home)),
+                pane,
+                "codex/skills",
+            )
         )
         env = {**pane.polter_env(), "CODEX_HOME": str(pane.file("codex"))}
         unset: tuple[str, ...] = ()
@@ -211,7 +219,10 @@ class Codex(Adapter):
             argv[1:1] = ["resume", "--last"]
         for name in sorted(self._project_servers(pane)):
             if name in pane.endpoints:
-                warnings.append(f"the project's .codex/config.toml also defines MCP server {name!r}; its settings merge into the gateway's entry")
+                warnings.append(
+                    f"the project's .codex/config.toml also defines MCP server {name!r}; "
+                    "its settings merge into the gateway's entry"
+                )
             else:
                 argv += ["-c", f"mcp_servers.{_toml_key(name)}.enabled=false"]
         launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
@@ -236,7 +247,9 @@ class Codex(Adapter):
 
 
 # Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt.
-_WAITING = re.compile(r"Allow the .* to run tool|Would you like to run|enter to submit \| esc to cancel|^\s*› 1\. ", re.MULTILINE)
+_WAITING = re.compile(
+    r"Allow the .* to run tool|Would you like to run|enter to submit \| esc to cancel|^\s*› 1\. ", re.MULTILINE
+)
 _WORKING = re.compile(r"\bWorking \(|esc to interrupt|^• (Calling|Running) ", re.MULTILINE)
 _IDLE = re.compile(r"^› |\? for shortcuts", re.MULTILINE)
 

@@ -46,10 +46,22 @@ HOOK_NAME = "polter-veto"
 BUILTIN_SKILLS = ("antigravity-support", "skill-creator")
 """Skills built into Gemini CLI 0.61.0."""
 REPLACED_KEYS = ("mcpServers", "mcp")
-CARRIED_OVER = ("oauth_creds.json", "google_accounts.json", ".env", "installation_id", "trustedFolders.json", "extensions")
+CARRIED_OVER = (
+    "oauth_creds.json",
+    "google_accounts.json",
+    ".env",
+    "installation_id",
+    "trustedFolders.json",
+    "extensions",
+)
 TEST_MODE_UNSET = (
-    "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA", "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_MODEL",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GEMINI_MODEL",
 )
 
 
@@ -90,7 +102,9 @@ class GeminiCli(Adapter):
 
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
         home = home or Path.home()
-        found = [Skill(name=name, scope="bundled", origin=f"built into {self.display_name}") for name in self.builtin_skills]
+        found = [
+            Skill(name=name, scope="bundled", origin=f"built into {self.display_name}") for name in self.builtin_skills
+        ]
         extensions = home / self.settings_dir / "extensions"
         if extensions.is_dir():
             for extension in sorted(extensions.iterdir()):
@@ -125,7 +139,9 @@ class GeminiCli(Adapter):
             except (OSError, ValueError):
                 continue
             hooks = settings.get("hooksConfig") if isinstance(settings, dict) else None
-            if isinstance(hooks, dict) and (hooks.get("enabled") is False or HOOK_NAME in (hooks.get("disabled") or [])):
+            if isinstance(hooks, dict) and (
+                hooks.get("enabled") is False or HOOK_NAME in (hooks.get("disabled") or [])
+            ):
                 warnings.append(f"{path} switches hooks off when the folder is trusted: skill use is then not vetoed")
         return warnings
 
@@ -195,9 +211,7 @@ class GeminiCli(Adapter):
         warnings += self._workspace_warnings(pane)
         config_dir = f"{root}/{self.pane_settings_dir}".rstrip("/")
         files: dict[str, PaneFile] = {
-            f"{config_dir}/settings.json": PaneFile(
-                text=json.dumps(self.settings(pane, base, hidden_names), indent=2)
-            )
+            f"{config_dir}/settings.json": PaneFile(text=json.dumps(self.settings(pane, base, hidden_names), indent=2))
         }
         # The home moved, so the user's own skills are linked in (allowed ones only).
         user_skills = [s for s in skills if s.scope == "user"]
@@ -284,8 +298,11 @@ class QwenCode(GeminiCli):
         return f"^(mcp__({servers})__.+|{self.skill_tool})$"
 
     def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
-        command = {"type": "command", "command": hook_shell_command(pane.hook_argv(self.name)),
-                   "timeout": HOOK_TIMEOUT_SECONDS}
+        command = {
+            "type": "command",
+            "command": hook_shell_command(pane.hook_argv(self.name)),
+            "timeout": HOOK_TIMEOUT_SECONDS,
+        }
         return "PreToolUse", {"matcher": self.hook_matcher(pane), "hooks": [command]}
 
     def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
@@ -303,8 +320,11 @@ class QwenCode(GeminiCli):
         return settings
 
     def test_settings(self, pane: Pane) -> dict[str, Any]:
-        return {"security": {"auth": {"selectedType": "openai"}}, "general": {"enableAutoUpdate": False},
-                "privacy": {"usageStatisticsEnabled": False}}
+        return {
+            "security": {"auth": {"selectedType": "openai"}},
+            "general": {"enableAutoUpdate": False},
+            "privacy": {"usageStatisticsEnabled": False},
+        }
 
     def launch_args(self) -> list[str]:
         return ["--approval-mode", "default"]
@@ -315,8 +335,11 @@ class QwenCode(GeminiCli):
 
     def test_env(self, pane: Pane) -> dict[str, str]:
         assert pane.test_mode is not None
-        return {"OPENAI_API_KEY": pane.test_mode.api_key, "OPENAI_BASE_URL": f"{pane.test_mode.model_base_url}/v1",
-                "OPENAI_MODEL": pane.test_mode.model or self.default_test_model}
+        return {
+            "OPENAI_API_KEY": pane.test_mode.api_key,
+            "OPENAI_BASE_URL": f"{pane.test_mode.model_base_url}/v1",
+            "OPENAI_MODEL": pane.test_mode.model or self.default_test_model,
+        }
 
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         tool_name = str(payload.get("tool_name") or "")
@@ -335,7 +358,9 @@ class QwenCode(GeminiCli):
 
 
 # Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box.
-_WAITING = re.compile(r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once")
+_WAITING = re.compile(
+    r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once"
+)
 _WORKING = re.compile(r"\(esc to cancel")
 _IDLE = re.compile(r"Type your message|\? for shortcuts|^▄+\n > .*\n▀+$", re.MULTILINE)
 

@@ -170,8 +170,10 @@ class Opencode(Adapter):
         config_dirs += [d / ".opencode" for d in project_dirs(pane.cwd, pane.user_home) if (d / ".opencode").is_dir()]
         for folder in config_dirs:
             if not (folder / "node_modules" / "@opencode-ai" / "plugin").is_dir():
-                warnings.append(f"opencode installs @opencode-ai/plugin into {folder} because a plugin (Polter's veto) "
-                                "is configured: that start needs the npm registry")
+                warnings.append(
+                    f"opencode installs @opencode-ai/plugin into {folder} because a plugin (Polter's veto) "
+                    "is configured: that start needs the npm registry"
+                )
         mcp: dict[str, Any] = {name: {"enabled": False} for name in sorted(others - set(pane.endpoints))}
         mcp |= {
             name: {
@@ -185,8 +187,11 @@ class Opencode(Adapter):
         }
         # The veto plugin is named by its file URL: a plugin *folder* (OPENCODE_CONFIG_DIR) would make
         # opencode run npm install into it at every start.
-        config: dict[str, Any] = {"mcp": mcp, "autoupdate": False,
-                                  "plugin": [pane.file("opencode/polter-veto.js").as_uri()]}
+        config: dict[str, Any] = {
+            "mcp": mcp,
+            "autoupdate": False,
+            "plugin": [pane.file("opencode/polter-veto.js").as_uri()],
+        }
         if hidden_names:
             config["permission"] = {"skill": {name: "deny" for name in hidden_names}}
         unset: tuple[str, ...] = ()
@@ -215,8 +220,11 @@ class Opencode(Adapter):
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
         }
         if pane.test_mode is not None:  # offline: no models.dev catalogue, default plugins or LSP downloads
-            env |= {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-                    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
+            env |= {
+                "OPENCODE_DISABLE_MODELS_FETCH": "1",
+                "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+                "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            }
         argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))

@@ -82,7 +82,9 @@ class AdapterInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>.")
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>."
+    )
     display_name: str = Field(min_length=1, description="Human name shown in the UI, e.g. 'Claude Code'.")
     command: str = Field(min_length=1, description="The executable looked up on PATH.")
     description: str = Field(default="", description="One line on what the CLI is.")
@@ -247,7 +249,9 @@ class PreparedPane(BaseModel):
     files: dict[str, PaneFile] = Field(
         default_factory=dict, description="Relative POSIX paths inside the runtime dir → content."
     )
-    hidden_skills: tuple[str, ...] = Field(default=(), description="Skills hidden from the CLI because the role denies them.")
+    hidden_skills: tuple[str, ...] = Field(
+        default=(), description="Skills hidden from the CLI because the role denies them."
+    )
     warnings: tuple[str, ...] = Field(
         default=(), description="Things found while preparing that weaken the pane's isolation (shown to the user)."
     )
@@ -364,8 +368,9 @@ def ci_markers(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     return tuple(sorted(name for name in names if name in CI_MARKERS or name.startswith("CI_")))
 
 
-def state_from_screen(lines: Sequence[str], *, waiting: re.Pattern[str], working: re.Pattern[str],
-                      idle: re.Pattern[str]) -> AgentState | None:
+def state_from_screen(
+    lines: Sequence[str], *, waiting: re.Pattern[str], working: re.Pattern[str], idle: re.Pattern[str]
+) -> AgentState | None:
     """The first state whose pattern the screen's text matches, asked in the order waiting, working, idle (a
     dialog drawn over a running turn is waiting; a spinner under the prompt box is working). The text is the
     rows, their trailing blanks stripped, joined by newlines (patterns may span rows with ``re.MULTILINE``)."""

@@ -137,8 +137,7 @@ def _as_adapter(obj: object, where: str) -> Adapter:
             raise AdapterLoadError(f"{obj.__name__}() failed: {exc}", path=where) from exc
     if not isinstance(obj, Adapter):
         raise AdapterLoadError(
-            "an adapter must be a polter.adapters.Adapter (instance or subclass), "
-            f"not {type(obj).__name__}",
+            f"an adapter must be a polter.adapters.Adapter (instance or subclass), not {type(obj).__name__}",
             path=where,
         )
     if not hasattr(type(obj), "info"):
@@ -191,9 +190,7 @@ def _load_entry_points(registry: AdapterRegistry, name: str | None = None) -> No
             registry.errors.append(AdapterLoadError(f"import failed: {type(exc).__name__}: {exc}", path=where))
 
 
-def discover(
-    *, bundled: Path | None = None, user: Path | None = None, entry_points: bool = True
-) -> AdapterRegistry:
+def discover(*, bundled: Path | None = None, user: Path | None = None, entry_points: bool = True) -> AdapterRegistry:
     """Load every adapter: bundled, then entry points, then the user's (each may override the ones before)."""
     registry = AdapterRegistry()
     _load_folder(registry, bundled if bundled is not None else bundled_dir("plugins"), "bundled")

@@ -20,8 +20,12 @@ T = TypeVar("T")
 
 
 def add_state_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--state-dir", type=Path, metavar="DIR",
-                        help="the gateway's state dir (default: Polter's state dir, or $POLTER_STATE_DIR)")
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        metavar="DIR",
+        help="the gateway's state dir (default: Polter's state dir, or $POLTER_STATE_DIR)",
+    )
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -45,15 +49,23 @@ def print_json(value: Any) -> None:
     if isinstance(value, BaseModel):
         print(value.model_dump_json(indent=2))
     elif isinstance(value, list):
-        print(json.dumps([item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value],
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                [item.model_dump(mode="json") if isinstance(item, BaseModel) else item for item in value],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """A plain aligned table (no colours: these commands are read by scripts and humans alike)."""
-    cells = [[str(header) for header in headers], *[["" if cell is None else str(cell) for cell in row] for row in rows]]
+    cells = [
+        [str(header) for header in headers],
+        *[["" if cell is None else str(cell) for cell in row] for row in rows],
+    ]
     widths = [max(len(row[index]) for row in cells) for index in range(len(headers))]
     for row in cells:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

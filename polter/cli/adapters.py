@@ -77,8 +77,16 @@ def _list(args: argparse.Namespace) -> int:
             else:
                 version = detection.version or f"? ({detection.error})"
             info = item.adapter.info
-            table.append((info.name, info.display_name, version, info.mcp_liveness.value,
-                          info.skills_liveness.value, item.source))
+            table.append(
+                (
+                    info.name,
+                    info.display_name,
+                    version,
+                    info.mcp_liveness.value,
+                    info.skills_liveness.value,
+                    item.source,
+                )
+            )
         widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
         for row in table:
             print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
@@ -95,13 +103,18 @@ def _show(args: argparse.Namespace) -> int:
     detection = adapter.detect()
     skills = adapter.skills(cwd)
     if args.json:
-        print(json.dumps({
-            "info": adapter.info.model_dump(mode="json"),
-            "source": origin.source,
-            "origin": origin.origin,
-            "detection": detection.model_dump(mode="json"),
-            "skills": [skill.model_dump(mode="json") for skill in skills],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "info": adapter.info.model_dump(mode="json"),
+                    "source": origin.source,
+                    "origin": origin.origin,
+                    "detection": detection.model_dump(mode="json"),
+                    "skills": [skill.model_dump(mode="json") for skill in skills],
+                },
+                indent=2,
+            )
+        )
         return 0
     info = adapter.info
     version = detection.version if detection.installed else "not installed"
@@ -128,6 +141,8 @@ def _new(args: argparse.Namespace) -> int:
     written = scaffold_adapter(args.name, directory, force=args.force)
     for path in written:
         print(f"wrote {path}")
-    print(f"next: fill in the TODOs, then run `pytest {written[0].parent}`; `polter adapters` lists it"
-          + ("" if args.dir is None else f" once it is in {user_plugins_dir()}"))
+    print(
+        f"next: fill in the TODOs, then run `pytest {written[0].parent}`; `polter adapters` lists it"
+        + ("" if args.dir is None else f" once it is in {user_plugins_dir()}")
+    )
     return 0

@@ -13,10 +13,13 @@ ANSWERS = {"allow": "allow_once", "allow-once": "allow_once", "allow-pane": "all
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("asks", help="list and answer pending asks",
-                                   description="Calls a role says to ask about wait for a human. While no "
-                                               "controller listens (the app, or `polter asks watch`), asks are "
-                                               "denied at once.")
+    parser = subparsers.add_parser(
+        "asks",
+        help="list and answer pending asks",
+        description="Calls a role says to ask about wait for a human. While no "
+        "controller listens (the app, or `polter asks watch`), asks are "
+        "denied at once.",
+    )
     commands = parser.add_subparsers(dest="asks_command", metavar="COMMAND", required=True)
     listing = commands.add_parser("list", help="the pending asks")
     listing.add_argument("--pane", help="only this pane's")
@@ -25,8 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     answer.add_argument("ask_id", metavar="ID")
     answer.add_argument("answer", choices=sorted(ANSWERS), help="allow (once), allow-pane (for this pane), deny")
     answer.set_defaults(handler=_answer)
-    watch = commands.add_parser("watch", help="be the controller: print asks as they come (answer them with "
-                                              "`polter asks answer` from another terminal)")
+    watch = commands.add_parser(
+        "watch",
+        help="be the controller: print asks as they come (answer them with `polter asks answer` from another terminal)",
+    )
     watch.set_defaults(handler=_watch)
     for sub in (listing, answer, watch):
         add_state_dir(sub)
@@ -71,8 +76,11 @@ def _watch(args: argparse.Namespace) -> int:
             ask = AskInfo.model_validate(event.data)
             target = f"{ask.server}/{ask.name}" if ask.server else ask.name
             if event.type == "ask":
-                print(f"ASK {ask.id}: pane {ask.pane_title or ask.pane} ({ask.role}) wants {ask.kind} {target} "
-                      f"{ask.arguments} — {ask.reason}", flush=True)
+                print(
+                    f"ASK {ask.id}: pane {ask.pane_title or ask.pane} ({ask.role}) wants {ask.kind} {target} "
+                    f"{ask.arguments} — {ask.reason}",
+                    flush=True,
+                )
             else:
                 print(f"    {ask.id}: {ask.state} ({ask.answered_by})", flush=True)
 

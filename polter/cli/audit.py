@@ -12,9 +12,12 @@ FOLLOW_INTERVAL = 0.25
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("audit", help="show the audit log (every listing, call, hook and ask)",
-                                   description="Show the gateway's audit log: time, pane, role, layer, server, "
-                                               "tool or skill, decision, rule, reason, latency.")
+    parser = subparsers.add_parser(
+        "audit",
+        help="show the audit log (every listing, call, hook and ask)",
+        description="Show the gateway's audit log: time, pane, role, layer, server, "
+        "tool or skill, decision, rule, reason, latency.",
+    )
     parser.add_argument("--pane", metavar="ID", help="only this pane's rows")
     parser.add_argument("--follow", "-f", action="store_true", help="keep printing new rows as they are written")
     parser.add_argument("--limit", "-n", type=int, default=50, metavar="N", help="how many recent rows (default 50)")
@@ -31,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(path, pane=args.pane, limit=args.limit, newest=True)
     if not rows and not args.follow:
         # With --json, stdout carries JSON lines only: an empty log is no lines, and the note goes to stderr.
-        print(f"no audit rows in {path}" if path.exists() else f"no audit log at {path} yet",
-              file=sys.stderr if args.json else sys.stdout)
+        print(
+            f"no audit rows in {path}" if path.exists() else f"no audit log at {path} yet",
+            file=sys.stderr if args.json else sys.stdout,
+        )
         return 0
     _print(rows, args.json, header=True)
     last = rows[-1].id if rows else 0
@@ -53,9 +58,21 @@ def _print(rows, as_json: bool, *, header: bool) -> None:  # type: ignore[no-unt
         for row in rows:
             print(row.model_dump_json(), flush=True)
         return
-    table = [[row.id, row.time.astimezone().strftime("%H:%M:%S"), row.pane or "-", row.role or "-", row.layer,
-              f"{row.server}/{row.name}" if row.server and row.name else (row.server or row.name or "-"),
-              row.decision, f"{row.latency_ms:.1f}", row.rule or "-", row.reason] for row in rows]
+    table = [
+        [
+            row.id,
+            row.time.astimezone().strftime("%H:%M:%S"),
+            row.pane or "-",
+            row.role or "-",
+            row.layer,
+            f"{row.server}/{row.name}" if row.server and row.name else (row.server or row.name or "-"),
+            row.decision,
+            f"{row.latency_ms:.1f}",
+            row.rule or "-",
+            row.reason,
+        ]
+        for row in rows
+    ]
     headers = ["ID", "TIME", "PANE", "ROLE", "LAYER", "WHAT", "DECISION", "MS", "RULE", "REASON"]
     if header:
         print_table(headers, table)

@@ -11,23 +11,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "gateway",
         help="run the MCP gateway (per-pane tokens, roles enforced, asks, audit)",
         description="Run Polter's MCP gateway in the foreground on 127.0.0.1. It prints its URL and writes "
-                    "gateway.json (url, pid, admin token; mode 0600) into the state dir for `polter panes` & co.",
+        "gateway.json (url, pid, admin token; mode 0600) into the state dir for `polter panes` & co.",
     )
-    parser.add_argument("--servers", type=Path, metavar="FILE",
-                        help="the servers file (default: servers.toml in Polter's config dir, if present); "
-                             "changes to it are applied while the gateway runs")
-    parser.add_argument("--roles-dir", type=Path, action="append", default=[], metavar="DIR",
-                        help="an extra role folder, overriding the bundled, user and project roles (repeatable)")
-    parser.add_argument("--state-dir", type=Path, metavar="DIR",
-                        help="where gateway.json and the audit log go (default: Polter's state dir)")
+    parser.add_argument(
+        "--servers",
+        type=Path,
+        metavar="FILE",
+        help="the servers file (default: servers.toml in Polter's config dir, if present); "
+        "changes to it are applied while the gateway runs",
+    )
+    parser.add_argument(
+        "--roles-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="an extra role folder, overriding the bundled, user and project roles (repeatable)",
+    )
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        metavar="DIR",
+        help="where gateway.json and the audit log go (default: Polter's state dir)",
+    )
     parser.add_argument("--port", type=int, default=0, metavar="N", help="port on 127.0.0.1 (default: a free one)")
-    parser.add_argument("--ask-timeout", type=float, default=None, metavar="SECONDS",
-                        help="how long an ask waits for a human before it is denied (default 120)")
-    parser.add_argument("--audit-arguments", action="store_true",
-                        help="keep raw call arguments in the audit log (default: only a digest)")
+    parser.add_argument(
+        "--ask-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long an ask waits for a human before it is denied (default 120)",
+    )
+    parser.add_argument(
+        "--audit-arguments",
+        action="store_true",
+        help="keep raw call arguments in the audit log (default: only a digest)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log upstream starts and failures")
-    parser.add_argument("--stop-with-stdin", action="store_true",
-                        help="also stop when standard input closes (how the app ties its gateway to its own life)")
+    parser.add_argument(
+        "--stop-with-stdin",
+        action="store_true",
+        help="also stop when standard input closes (how the app ties its gateway to its own life)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -41,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from polter.gateway.servers import default_servers_path, load_servers
     from polter.paths import state_dir
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     options = {"ask_timeout": args.ask_timeout} if args.ask_timeout is not None else {}
     config = GatewayConfig(
         state_dir=args.state_dir or state_dir(),

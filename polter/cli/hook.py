@@ -113,7 +113,9 @@ def decide(adapter_name: str, raw_payload: str, env: Mapping[str, str]) -> HookR
         return answer(HookAnswer(decision="allow", reason="not a gateway tool or a skill; Polter has no say"))
     gateway_url, token = env.get(ENV_GATEWAY_URL), env.get(ENV_TOKEN)
     if not gateway_url or not token:
-        missing = " and ".join(name for name, value in ((ENV_GATEWAY_URL, gateway_url), (ENV_TOKEN, token)) if not value)
+        missing = " and ".join(
+            name for name, value in ((ENV_GATEWAY_URL, gateway_url), (ENV_TOKEN, token)) if not value
+        )
         return deny(f"{missing} not set (this CLI was not started by Polter), so the call is refused")
     try:
         verdict = ask_gateway(gateway_url, adapter_name, request, token)
@@ -122,8 +124,13 @@ def decide(adapter_name: str, raw_payload: str, env: Mapping[str, str]) -> HookR
     return answer(verdict)
 
 
-def main(argv: list[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     parser = argparse.ArgumentParser(prog="polter hook")
     parser.add_argument("adapter")
     args = parser.parse_args(argv)

@@ -8,8 +8,11 @@ from polter.cli._admin import add_json, add_state_dir, print_json, print_table, 
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser("panes", help="register, list, steer and remove the gateway's panes",
-                                   description="Manage the panes of a running gateway (found via gateway.json).")
+    parser = subparsers.add_parser(
+        "panes",
+        help="register, list, steer and remove the gateway's panes",
+        description="Manage the panes of a running gateway (found via gateway.json).",
+    )
     commands = parser.add_subparsers(dest="panes_command", metavar="COMMAND", required=True)
 
     new = commands.add_parser("register", help="register a pane and print its id and token")
@@ -55,8 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _register(args: argparse.Namespace) -> int:
-    created = with_admin(args, lambda c: c.register(args.role, title=args.title, pane_id=args.pane_id,
-                                                    token=args.token))
+    created = with_admin(
+        args, lambda c: c.register(args.role, title=args.title, pane_id=args.pane_id, token=args.token)
+    )
     if args.json:
         print_json(created)
     else:
@@ -88,8 +92,18 @@ def _list(args: argparse.Namespace) -> int:
 def _print_panes(panes) -> None:  # type: ignore[no-untyped-def]
     print_table(
         ["ID", "TITLE", "ROLE", "PHASE", "SESSIONS", "ASKS", "LAST INPUT"],
-        [[p.id, p.title or "", p.role + ("" if p.role_found else " (missing!)"), p.phase or "-", p.sessions,
-          p.pending_asks, p.last_input_at.strftime("%H:%M:%S") if p.last_input_at else "-"] for p in panes],
+        [
+            [
+                p.id,
+                p.title or "",
+                p.role + ("" if p.role_found else " (missing!)"),
+                p.phase or "-",
+                p.sessions,
+                p.pending_asks,
+                p.last_input_at.strftime("%H:%M:%S") if p.last_input_at else "-",
+            ]
+            for p in panes
+        ],
     )
 
 

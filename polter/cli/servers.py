@@ -20,11 +20,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     check.set_defaults(handler=_check)
 
     found = commands.add_parser(
-        "import", help="find servers configured in Claude Code, Codex and Gemini CLI",
+        "import",
+        help="find servers configured in Claude Code, Codex and Gemini CLI",
         description="Show the MCP servers your CLIs are configured with (Claude Code ~/.claude.json and "
-                    ".mcp.json, Codex config.toml, Gemini CLI settings.json). Nothing is written without --write.")
-    found.add_argument("--from", dest="clients", action="append", choices=("claude-code", "codex", "gemini-cli"),
-                       help="only this CLI's servers (repeatable; default all)")
+        ".mcp.json, Codex config.toml, Gemini CLI settings.json). Nothing is written without --write.",
+    )
+    found.add_argument(
+        "--from",
+        dest="clients",
+        action="append",
+        choices=("claude-code", "codex", "gemini-cli"),
+        help="only this CLI's servers (repeatable; default all)",
+    )
     found.add_argument("--write", action="store_true", help="append the new ones to the servers file")
     found.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     found.add_argument("--project", type=Path, metavar="DIR", help="the project whose servers to read (default: .)")
@@ -32,16 +39,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     found.set_defaults(handler=_import)
 
     reload = commands.add_parser(
-        "reload", help="make the running gateway apply the servers file now (it also does when the file changes)",
+        "reload",
+        help="make the running gateway apply the servers file now (it also does when the file changes)",
         description="Start new servers, stop removed ones and restart changed ones in the running gateway. "
-                    "A file with problems changes nothing (exit 1).")
+        "A file with problems changes nothing (exit 1).",
+    )
     reload.add_argument("--json", action="store_true")
     reload.set_defaults(handler=_reload)
     add_state_dir(reload)
 
     for sub in (listing, check, found):
-        sub.add_argument("--servers", type=Path, metavar="FILE",
-                         help="the servers file (default: servers.toml in Polter's config dir)")
+        sub.add_argument(
+            "--servers",
+            type=Path,
+            metavar="FILE",
+            help="the servers file (default: servers.toml in Polter's config dir)",
+        )
     add_state_dir(listing)
 
 
@@ -70,17 +83,30 @@ def _list(args: argparse.Namespace) -> int:
     servers, problems = check_servers(path, expand=False) if path.exists() else ({}, [])
     live = _live(args)
     if args.json:
-        print_json({name: {"transport": server.transport, **server.model_dump(),
-                           "running": live[name].model_dump() if name in live else None}  # type: ignore[attr-defined]
-                    for name, server in servers.items()})
+        print_json(
+            {
+                name: {
+                    "transport": server.transport,
+                    **server.model_dump(),
+                    "running": live[name].model_dump() if name in live else None,
+                }  # type: ignore[attr-defined]
+                for name, server in servers.items()
+            }
+        )
     elif not servers:
         print(f"no servers in {path}" if path.exists() else f"no servers file at {path} (try `polter servers import`)")
     else:
         rows = []
         for name, server in servers.items():
             info = live.get(name)
-            state = (f"{info.state}, {info.tools} tools, {info.restarts} restarts"  # type: ignore[attr-defined]
-                     + (f": {info.error}" if info.error else "")) if info else "-"  # type: ignore[attr-defined]
+            state = (
+                (
+                    f"{info.state}, {info.tools} tools, {info.restarts} restarts"  # type: ignore[attr-defined]
+                    + (f": {info.error}" if info.error else "")
+                )
+                if info
+                else "-"
+            )  # type: ignore[attr-defined]
             rows.append([name, server.transport, "yes" if server.enabled else "no", server.describe(), state])
         print_table(["NAME", "TRANSPORT", "ENABLED", "COMMAND / URL", "GATEWAY"], rows)
     for problem in problems:
@@ -103,17 +129,33 @@ def _check(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from polter.gateway.importers import SOURCES, append_servers, find_servers
 
-    found, skipped = find_servers(home=args.home, project=args.project,
-                                  clients=tuple(args.clients) if args.clients else SOURCES)
+    found, skipped = find_servers(
+        home=args.home, project=args.project, clients=tuple(args.clients) if args.clients else SOURCES
+    )
     if args.json:
-        print_json({"found": [{"name": s.name, "client": s.client, "source": str(s.source),
-                               "transport": s.config.transport, **s.config.model_dump()} for s in found],
-                    "skipped": [{"name": s.name, "client": s.client, "source": str(s.source), "why": s.why}
-                                for s in skipped]})
+        print_json(
+            {
+                "found": [
+                    {
+                        "name": s.name,
+                        "client": s.client,
+                        "source": str(s.source),
+                        "transport": s.config.transport,
+                        **s.config.model_dump(),
+                    }
+                    for s in found
+                ],
+                "skipped": [
+                    {"name": s.name, "client": s.client, "source": str(s.source), "why": s.why} for s in skipped
+                ],
+            }
+        )
     else:
         if found:
-            print_table(["NAME", "FROM", "TRANSPORT", "COMMAND / URL", "FILE"],
-                        [[s.name, s.client, s.config.transport, s.config.describe(), s.source] for s in found])
+            print_table(
+                ["NAME", "FROM", "TRANSPORT", "COMMAND / URL", "FILE"],
+                [[s.name, s.client, s.config.transport, s.config.describe(), s.source] for s in found],
+            )
         else:
             print("no MCP servers found in Claude Code, Codex or Gemini CLI configs")
         for skip in skipped:
@@ -139,8 +181,15 @@ def _reload(args: argparse.Namespace) -> int:
         if not report.applied:
             print(f"{report.file}: nothing changed; fix the problems above")
         else:
-            changes = [f"{verb}: {', '.join(names)}" for verb, names in (
-                ("added", report.added), ("removed", report.removed), ("restarted", report.reconfigured),
-                ("unchanged", report.unchanged)) if names]
+            changes = [
+                f"{verb}: {', '.join(names)}"
+                for verb, names in (
+                    ("added", report.added),
+                    ("removed", report.removed),
+                    ("restarted", report.reconfigured),
+                    ("unchanged", report.unchanged),
+                )
+                if names
+            ]
             print(f"{report.file}: " + ("; ".join(changes) if changes else "no servers"))
     return 0 if report.applied else 1

@@ -14,15 +14,20 @@ from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    tools = subparsers.add_parser("tools", help="list what this pane can see and call, with reasons",
-                                  description="Run inside a Polter pane: this pane's role, phase, and every "
-                                              "server, tool and skill with its decision and the reason.")
+    tools = subparsers.add_parser(
+        "tools",
+        help="list what this pane can see and call, with reasons",
+        description="Run inside a Polter pane: this pane's role, phase, and every "
+        "server, tool and skill with its decision and the reason.",
+    )
     tools.add_argument("--json", action="store_true", help="print whoami's JSON")
     tools.set_defaults(handler=_tools)
 
-    call = subparsers.add_parser("call", help="call SERVER/TOOL through the gateway, as this pane",
-                                 description="Run inside a Polter pane: call one tool through the gateway "
-                                             "(the role decides, asks are asked).")
+    call = subparsers.add_parser(
+        "call",
+        help="call SERVER/TOOL through the gateway, as this pane",
+        description="Run inside a Polter pane: call one tool through the gateway (the role decides, asks are asked).",
+    )
     call.add_argument("target", metavar="SERVER/TOOL")
     call.add_argument("arguments", metavar="JSON", nargs="?", default="{}", help="the arguments as a JSON object")
     call.add_argument("--json", action="store_true", help="print the whole result as JSON")

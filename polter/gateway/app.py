@@ -27,8 +27,8 @@ from polter.gateway.core import Gateway
 from polter.gateway.endpoints import EndpointSet
 from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
-from polter.roles.library import RoleLibrary
 from polter.gateway.security import GatewayAuth, loopback_security
+from polter.roles.library import RoleLibrary
 
 __all__ = ["create_gateway", "default_roles_dirs", "load_roles"]
 
@@ -63,8 +63,9 @@ class _McpRouter:
         await endpoint(scope, receive, send)
 
 
-def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
-                   admin_token: str | None = None) -> Starlette:
+def create_gateway(
+    config: GatewayConfig, *, roles: RoleLibrary | None = None, admin_token: str | None = None
+) -> Starlette:
     """Build the gateway app. ``app.state.gateway`` is the :class:`Gateway`; ``app.state.admin_token``
     the control API's token (generated when not given)."""
     gateway = Gateway(config, roles if roles is not None else load_roles(config.roles_dirs))
@@ -83,8 +84,9 @@ def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
                 watcher = asyncio.create_task(_watch_roles(gateway), name="polter-roles-watcher")
                 stack.callback(watcher.cancel)
             if config.watch_servers and config.servers_file is not None:
-                servers_watcher = asyncio.create_task(watch_servers(gateway, endpoints, config.servers_file),
-                                                      name="polter-servers-watcher")
+                servers_watcher = asyncio.create_task(
+                    watch_servers(gateway, endpoints, config.servers_file), name="polter-servers-watcher"
+                )
                 stack.callback(servers_watcher.cancel)
             stack.callback(gateway.events.close)
             gateway.ready.set()
@@ -97,9 +99,14 @@ def create_gateway(config: GatewayConfig, *, roles: RoleLibrary | None = None,
     ]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(GatewayAuth, panes=gateway.panes,  # type: ignore[arg-type]
-                               admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
-                               security=security)],
+        middleware=[
+            Middleware(
+                GatewayAuth,
+                panes=gateway.panes,  # type: ignore[arg-type]
+                admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
+                security=security,
+            )
+        ],
         lifespan=lifespan,
     )
     app.state.gateway = gateway

@@ -47,8 +47,20 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE INDEX IF NOT EXISTS audit_by_pane ON audit (pane, id);
 """
-_COLUMNS = ("time", "pane", "role", "layer", "server", "name", "decision", "rule", "reason", "latency_ms",
-            "args_digest", "args")
+_COLUMNS = (
+    "time",
+    "pane",
+    "role",
+    "layer",
+    "server",
+    "name",
+    "decision",
+    "rule",
+    "reason",
+    "latency_ms",
+    "args_digest",
+    "args",
+)
 _INSERT = f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _BATCH = 256
 
@@ -187,8 +199,9 @@ class AuditLog:
                 future.set_exception(error)
 
 
-def read_rows(path: Path, *, pane: str | None = None, after_id: int = 0, limit: int | None = None,
-              newest: bool = False) -> list[AuditRow]:
+def read_rows(
+    path: Path, *, pane: str | None = None, after_id: int = 0, limit: int | None = None, newest: bool = False
+) -> list[AuditRow]:
     """Rows from an audit file, oldest first. ``newest`` with ``limit`` gives the latest ``limit`` rows."""
     if not path.exists():
         return []

@@ -31,7 +31,9 @@ logger = logging.getLogger(__name__)
 
 ChangeKind = Literal["tools", "prompts", "resources"]
 _EVENTS: dict[str, type[ServerEvent]] = {
-    "tools": ToolsListChanged, "prompts": PromptsListChanged, "resources": ResourcesListChanged,
+    "tools": ToolsListChanged,
+    "prompts": PromptsListChanged,
+    "resources": ResourcesListChanged,
 }
 _Key = tuple[str, str]  # (pane id, endpoint)
 
@@ -82,8 +84,9 @@ class PaneChannels:
         streams = sum(found.open for (pane, _), found in self._listeners.items() if pane == pane_id)
         return sessions + streams
 
-    async def notify(self, *, pane_id: str | None = None, endpoint: str | None = None,
-                     kinds: Iterable[ChangeKind] = ("tools",)) -> int:
+    async def notify(
+        self, *, pane_id: str | None = None, endpoint: str | None = None, kinds: Iterable[ChangeKind] = ("tools",)
+    ) -> int:
         """Send ``list_changed`` to the matching panes' sessions and streams; returns how many got it."""
         kinds = tuple(kinds)
         reached = 0

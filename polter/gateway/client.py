@@ -47,11 +47,13 @@ T = TypeVar("T")
 class GatewayClient:
     """The control API, typed. Use as ``async with GatewayClient.from_state() as client: ...``."""
 
-    def __init__(self, url: str, admin_token: str, *, timeout: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self, url: str, admin_token: str, *, timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"},
-                                       timeout=timeout, transport=transport)
+        self._http = httpx.AsyncClient(
+            base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout, transport=transport
+        )
 
     @classmethod
     def from_state(cls, state_dir: Path | None = None, **kwargs: Any) -> GatewayClient:
@@ -73,8 +75,14 @@ class GatewayClient:
 
     # -- requests --------------------------------------------------------------------------------
 
-    async def _request(self, method: str, path: str, result: type[T] | Any, body: BaseModel | dict[str, Any] | None = None,
-                       params: dict[str, Any] | None = None) -> T:
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        result: type[T] | Any,
+        body: BaseModel | dict[str, Any] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> T:
         payload = body.model_dump(mode="json", exclude_none=True) if isinstance(body, BaseModel) else body
         try:
             response = await self._http.request(method, path, json=payload, params=params)
@@ -90,12 +98,20 @@ class GatewayClient:
     async def panes(self) -> list[PaneInfo]:
         return await self._request("GET", "/control/panes", list[PaneInfo])
 
-    async def register(self, role: str, *, title: str | None = None, pane_id: str | None = None,
-                       token: str | None = None, skills: Sequence[str] = ()) -> PaneCreated:
+    async def register(
+        self,
+        role: str,
+        *,
+        title: str | None = None,
+        pane_id: str | None = None,
+        token: str | None = None,
+        skills: Sequence[str] = (),
+    ) -> PaneCreated:
         """Register a pane. Pass ``pane_id`` and ``token`` to re-register it with a restarted gateway."""
         body = {"role": role, "title": title, "id": pane_id, "token": token, "skills": list(skills)}
-        return await self._request("POST", "/control/panes", PaneCreated,
-                                   {key: value for key, value in body.items() if value is not None})
+        return await self._request(
+            "POST", "/control/panes", PaneCreated, {key: value for key, value in body.items() if value is not None}
+        )
 
     async def pane(self, pane_id: str) -> PaneInfo:
         return await self._request("GET", f"/control/panes/{pane_id}", PaneInfo)
@@ -111,8 +127,9 @@ class GatewayClient:
         return await self._request("POST", f"/control/panes/{pane_id}/input", PaneInfo, {"text": text})
 
     async def set_phase(self, pane_id: str, phase: Phase, reason: str = "") -> PaneInfo:
-        return await self._request("PUT", f"/control/panes/{pane_id}/phase", PaneInfo,
-                                   {"phase": phase, "reason": reason})
+        return await self._request(
+            "PUT", f"/control/panes/{pane_id}/phase", PaneInfo, {"phase": phase, "reason": reason}
+        )
 
     async def set_skills(self, pane_id: str, skills: Sequence[str]) -> PaneInfo:
         return await self._request("PUT", f"/control/panes/{pane_id}/skills", PaneInfo, {"skills": list(skills)})
@@ -122,8 +139,7 @@ class GatewayClient:
         return await self._request("GET", f"/control/panes/{pane_id}/capabilities", Capabilities)
 
     async def asks(self, pane_id: str | None = None) -> list[AskInfo]:
-        return await self._request("GET", "/control/asks", list[AskInfo],
-                                   params={"pane": pane_id} if pane_id else None)
+        return await self._request("GET", "/control/asks", list[AskInfo], params={"pane": pane_id} if pane_id else None)
 
     async def answer(self, ask_id: str, answer: AskAnswer) -> AskInfo:
         return await self._request("POST", f"/control/asks/{ask_id}", AskInfo, {"answer": answer})
@@ -186,8 +202,9 @@ def pane_credentials(url: str | None = None, token: str | None = None) -> tuple[
 
 
 @contextlib.asynccontextmanager
-async def pane_client(server: str, *, url: str | None = None, token: str | None = None,
-                      mode: str = "auto") -> AsyncIterator[Any]:
+async def pane_client(
+    server: str, *, url: str | None = None, token: str | None = None, mode: str = "auto"
+) -> AsyncIterator[Any]:
     """An entered ``mcp.Client`` on ``/mcp/<server>`` with the pane's token.
 
     A refused token becomes :class:`AuthError` and an unreachable gateway :class:`GatewayUnavailable`,
@@ -201,13 +218,18 @@ async def pane_client(server: str, *, url: str | None = None, token: str | None 
 
     async def refuse(response: httpx2.Response) -> None:
         if response.status_code in (401, 403):
-            raise AuthError(f"the gateway at {base} does not accept this pane's token (the pane was removed, "
-                            "or the gateway restarted without it)")
+            raise AuthError(
+                f"the gateway at {base} does not accept this pane's token (the pane was removed, "
+                "or the gateway restarted without it)"
+            )
         if response.status_code == 404 and "mcp-session-id" not in response.request.headers:
             raise ControlError(f"the gateway at {base} has no server {server!r}", status=404)
 
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"}, timeout=httpx2.Timeout(30.0, read=None),
-                              event_hooks={"response": [refuse]})
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {secret}"},
+        timeout=httpx2.Timeout(30.0, read=None),
+        event_hooks={"response": [refuse]},
+    )
     try:
         async with Client(streamable_http_client(f"{base}/mcp/{server}", http_client=http), mode=mode) as client:  # type: ignore[arg-type]
             yield client

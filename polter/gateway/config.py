@@ -23,11 +23,13 @@ class GatewayConfig(BaseModel):
     roles_dirs: list[Path] | None = Field(
         default=None, description="Role folders, later overriding earlier; None means Polter's usual three."
     )
-    host: str = Field(default="127.0.0.1", pattern=r"^(127\.0\.0\.1|localhost|::1)$",
-                      description="Only loopback is ever bound.")
+    host: str = Field(
+        default="127.0.0.1", pattern=r"^(127\.0\.0\.1|localhost|::1)$", description="Only loopback is ever bound."
+    )
     port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port.")
     ask_timeout: float = Field(default=DEFAULT_ASK_TIMEOUT, gt=0, description="Seconds an ask waits before denying.")
-    input_window: float = Field(default=DEFAULT_INPUT_WINDOW, gt=0,
-                                description="Seconds a line the human typed counts for keyword gates.")
+    input_window: float = Field(
+        default=DEFAULT_INPUT_WINDOW, gt=0, description="Seconds a line the human typed counts for keyword gates."
+    )
     audit_arguments: bool = Field(default=False, description="Keep raw call arguments in the audit log.")
     watch_roles: bool = Field(default=True, description="Reload roles when their files change.")

@@ -73,8 +73,9 @@ async def _body(request: Request, model: type[ModelT]) -> ModelT:
     return model.model_validate_json(raw or b"{}")
 
 
-def _handler(function: Callable[[Gateway, Request], Awaitable[Response]],
-             gateway: Gateway) -> Callable[[Request], Awaitable[Response]]:
+def _handler(
+    function: Callable[[Gateway, Request], Awaitable[Response]], gateway: Gateway
+) -> Callable[[Request], Awaitable[Response]]:
     """Map the gateway's errors to HTTP statuses, in one place."""
 
     async def endpoint(request: Request) -> Response:
@@ -162,8 +163,14 @@ async def _audit(gateway: Gateway, request: Request) -> Response:
         limit = int(query["limit"]) if "limit" in query else None
     except ValueError:
         return _error(400, "after and limit must be integers")
-    rows = await asyncio.to_thread(read_rows, gateway.audit.path, pane=query.get("pane"), after_id=after,
-                                   limit=limit, newest=after == 0 and limit is not None)
+    rows = await asyncio.to_thread(
+        read_rows,
+        gateway.audit.path,
+        pane=query.get("pane"),
+        after_id=after,
+        limit=limit,
+        newest=after == 0 and limit is not None,
+    )
     return _json(rows)
 
 
@@ -181,15 +188,18 @@ async def _events(gateway: Gateway, request: Request) -> Response:
                     return
                 yield _sse(event)
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    )
 
 
 def _sse(event: GatewayEvent) -> bytes:
     return f"event: {event.type}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n".encode()
 
 
-def control_routes(gateway: Gateway, reload_servers: Callable[[], Awaitable[ServersReload]] | None = None) -> list[Route]:
+def control_routes(
+    gateway: Gateway, reload_servers: Callable[[], Awaitable[ServersReload]] | None = None
+) -> list[Route]:
     async def _reload_servers(gateway: Gateway, request: Request) -> Response:
         if reload_servers is None:
             return _error(409, "this gateway cannot reload its servers")

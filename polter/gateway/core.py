@@ -38,8 +38,8 @@ from polter.gateway.models import (
     PaneInfo,
     PaneRegistration,
     Phase,
-    RoleSummary,
     RolesStatus,
+    RoleSummary,
     ServerCapability,
     SkillCapability,
     ToolCapability,
@@ -95,8 +95,9 @@ class Gateway:
         self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
         self.audit.on_row = lambda row: self.events.publish("audit", row)
         self.channels = PaneChannels()
-        self.pool = UpstreamPool(config.servers, log_dir=config.state_dir / "upstreams",
-                                 on_change=self._upstream_changed)
+        self.pool = UpstreamPool(
+            config.servers, log_dir=config.state_dir / "upstreams", on_change=self._upstream_changed
+        )
         self.ready = asyncio.Event()
         """Set once the app's lifespan has started everything."""
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -105,22 +106,34 @@ class Gateway:
 
     def status(self) -> GatewayStatus:
         return GatewayStatus(
-            version=__version__, pid=os.getpid(), url=self.url, servers=self.pool.infos(),
-            roles=self.roles_status(), panes=len(self.panes), controllers=self.events.controllers,
+            version=__version__,
+            pid=os.getpid(),
+            url=self.url,
+            servers=self.pool.infos(),
+            roles=self.roles_status(),
+            panes=len(self.panes),
+            controllers=self.events.controllers,
             pending_asks=len(self.asks.pending()),
         )
 
     def roles_status(self) -> RolesStatus:
         names = self.roles.names()
-        return RolesStatus(names=names, problems=[str(problem) for problem in self.roles.problems],
-                           kept=sorted(self.roles.kept), roles=[self._role_summary(name) for name in names])
+        return RolesStatus(
+            names=names,
+            problems=[str(problem) for problem in self.roles.problems],
+            kept=sorted(self.roles.kept),
+            roles=[self._role_summary(name) for name in names],
+        )
 
     def _role_summary(self, name: str) -> RoleSummary:
         role, source = self.roles.get(name), self.roles.source(name)
-        return RoleSummary(name=name, description=role.description if role is not None else "",
-                           phases=role is not None and role.has_phases,
-                           file=str(source.path) if source is not None else None,
-                           layer=source.layer if source is not None else None)
+        return RoleSummary(
+            name=name,
+            description=role.description if role is not None else "",
+            phases=role is not None and role.has_phases,
+            file=str(source.path) if source is not None else None,
+            layer=source.layer if source is not None else None,
+        )
 
     def reload_roles(self) -> RolesStatus:
         """Re-read role files now (the watcher does this by itself when files change)."""
@@ -140,8 +153,11 @@ class Gateway:
     # -- panes (control API) --------------------------------------------------------------------
 
     def pane_info(self, pane: Pane) -> PaneInfo:
-        return pane.info(role_found=self.policy.role(pane) is not None, sessions=self.channels.count(pane.id),
-                         pending_asks=len(self.asks.pending(pane.id)))
+        return pane.info(
+            role_found=self.policy.role(pane) is not None,
+            sessions=self.channels.count(pane.id),
+            pending_asks=len(self.asks.pending(pane.id)),
+        )
 
     def pane(self, pane_id: str) -> Pane:
         pane = self.panes.get(pane_id)
@@ -192,8 +208,15 @@ class Gateway:
         pane = self.pane(pane_id)
         self._change_phase(pane, phase)
         self._surface_changed(pane, f"the pane is now in the {phase} phase")
-        await self._audit(pane, "phase", FLOOR_SERVER, "escalate" if phase == "action" else "reset",
-                          Authorization(True, "allow", "control", reason or f"set by the {by}"), 0.0, None)
+        await self._audit(
+            pane,
+            "phase",
+            FLOOR_SERVER,
+            "escalate" if phase == "action" else "reset",
+            Authorization(True, "allow", "control", reason or f"set by the {by}"),
+            0.0,
+            None,
+        )
         return self._publish_pane(pane)
 
     def set_skills(self, pane_id: str, skills: list[str]) -> PaneInfo:
@@ -221,8 +244,10 @@ class Gateway:
 
     def _surface_changed(self, pane: Pane, why: str) -> None:
         """Tell the pane's sessions (``list_changed``) and the model (a notice on its next tool result)."""
-        pane.notice = (f"[polter] This pane's tools changed: {why}. The tool list you saw earlier is out of "
-                       f"date; call whoami on the {FLOOR_SERVER} server to see what you may use now.")
+        pane.notice = (
+            f"[polter] This pane's tools changed: {why}. The tool list you saw earlier is out of "
+            f"date; call whoami on the {FLOOR_SERVER} server to see what you may use now."
+        )
         self._spawn(self.channels.notify(pane_id=pane.id, kinds=("tools", "prompts", "resources")))
 
     def _spawn(self, coroutine: Any) -> None:
@@ -246,47 +271,91 @@ class Gateway:
         if role is None:
             notes.append(f"The role {pane.role!r} is not loaded: every call is refused until it is fixed.")
         elif role.has_phases:
-            notes.append(f"Phase {pane.phase}: " + (
-                "only research tools can be used; call escalate on the polter server to act."
-                if pane.phase == "research" else "a new line from the human starts a new research phase."))
+            notes.append(
+                f"Phase {pane.phase}: "
+                + (
+                    "only research tools can be used; call escalate on the polter server to act."
+                    if pane.phase == "research"
+                    else "a new line from the human starts a new research phase."
+                )
+            )
         servers = [self._floor_capability(pane)]
         for upstream in self.pool.upstreams.values():
             verdict = self.policy.decide_server(pane, upstream.name)
-            visible = {tool.name for tool in self.policy.visible_tools(pane, upstream.name, upstream.tools,
-                                                                        upstream.generation)}
-            tools = [self._tool_capability(pane, upstream.name, tool, tool.name in visible)
-                     for tool in upstream.tools]
-            servers.append(ServerCapability(name=upstream.name, decision=verdict.decision, rule=verdict.rule,
-                                            reason=verdict.reason, state=upstream.state, tools=tools))
+            visible = {
+                tool.name
+                for tool in self.policy.visible_tools(pane, upstream.name, upstream.tools, upstream.generation)
+            }
+            tools = [self._tool_capability(pane, upstream.name, tool, tool.name in visible) for tool in upstream.tools]
+            servers.append(
+                ServerCapability(
+                    name=upstream.name,
+                    decision=verdict.decision,
+                    rule=verdict.rule,
+                    reason=verdict.reason,
+                    state=upstream.state,
+                    tools=tools,
+                )
+            )
         skills = []
         for skill in pane.skills:
             verdict = self.policy.decide_skill(pane, skill)
-            skills.append(SkillCapability(name=skill, decision=verdict.decision, rule=verdict.rule,
-                                          reason=verdict.reason))
-        return Capabilities(pane=pane.id, title=pane.title, role=pane.role, role_found=role is not None,
-                            description=role.description if role is not None else "", phase=pane.phase,
-                            servers=servers, skills=skills, notes=notes)
+            skills.append(
+                SkillCapability(name=skill, decision=verdict.decision, rule=verdict.rule, reason=verdict.reason)
+            )
+        return Capabilities(
+            pane=pane.id,
+            title=pane.title,
+            role=pane.role,
+            role_found=role is not None,
+            description=role.description if role is not None else "",
+            phase=pane.phase,
+            servers=servers,
+            skills=skills,
+            notes=notes,
+        )
 
     def _tool_capability(self, pane: Pane, server: str, tool: types.Tool, visible: bool) -> ToolCapability:
         verdict = self.policy.decide_tool(pane, server, tool.name, tool)
         read_only, destructive = annotations_of(tool)
-        return ToolCapability(name=tool.name, decision=verdict.decision, visible=visible, rule=verdict.rule,
-                              reason=verdict.reason, read_only=bool(read_only),
-                              destructive=destructive is not False and not read_only)
+        return ToolCapability(
+            name=tool.name,
+            decision=verdict.decision,
+            visible=visible,
+            rule=verdict.rule,
+            reason=verdict.reason,
+            read_only=bool(read_only),
+            destructive=destructive is not False and not read_only,
+        )
 
     def _floor_capability(self, pane: Pane) -> ServerCapability:
         from polter.gateway.floor import floor_tools
 
         tools = [self._tool_capability(pane, FLOOR_SERVER, tool, True) for tool in floor_tools(self, pane)]
         verdict = self.policy.decide_server(pane, FLOOR_SERVER)
-        return ServerCapability(name=FLOOR_SERVER, decision=verdict.decision, rule=verdict.rule,
-                                reason=verdict.reason, state="running", tools=tools)
+        return ServerCapability(
+            name=FLOOR_SERVER,
+            decision=verdict.decision,
+            rule=verdict.rule,
+            reason=verdict.reason,
+            state="running",
+            tools=tools,
+        )
 
     # -- the execution layer ---------------------------------------------------------------------
 
-    async def authorize(self, pane: Pane, verdict: Verdict, *, kind: Literal["tool", "prompt", "resource", "skill",
-                        "escalate"], server: str | None, name: str, arguments: dict[str, Any] | None,
-                        grant_key: tuple[str, str] | None = None, preapprove: bool = False) -> Authorization:
+    async def authorize(
+        self,
+        pane: Pane,
+        verdict: Verdict,
+        *,
+        kind: Literal["tool", "prompt", "resource", "skill", "escalate"],
+        server: str | None,
+        name: str,
+        arguments: dict[str, Any] | None,
+        grant_key: tuple[str, str] | None = None,
+        preapprove: bool = False,
+    ) -> Authorization:
         """Turn a verdict into allowed/refused, asking the human when the verdict is ``ask``."""
         if verdict.decision == "allow":
             return Authorization(True, "allow", verdict.rule, verdict.reason)
@@ -297,16 +366,24 @@ class Gateway:
             deadline = pane.preapproved.pop((*grant_key, digest), None)
             if deadline is not None and deadline >= time.monotonic():
                 return Authorization(True, "allow", verdict.rule, "the human allowed this call when its hook asked")
-        outcome = await self.asks.ask(pane=pane.id, pane_title=pane.title, role=pane.role, kind=kind, server=server,
-                                      name=name, arguments=arguments or {}, rule=verdict.rule, reason=verdict.reason)
+        outcome = await self.asks.ask(
+            pane=pane.id,
+            pane_title=pane.title,
+            role=pane.role,
+            kind=kind,
+            server=server,
+            name=name,
+            arguments=arguments or {},
+            rule=verdict.rule,
+            reason=verdict.reason,
+        )
         if outcome.allowed and self.panes.get(pane.id) is pane:
             if outcome.answer == "allow_pane" and grant_key is not None:
                 pane.grants.add(grant_key)
             elif preapprove and grant_key is not None:
                 pane.preapproved[(*grant_key, digest)] = time.monotonic() + PREAPPROVAL_SECONDS
             return Authorization(True, outcome.answer or "allow", verdict.rule, outcome.reason)
-        return Authorization(False, outcome.answer or "deny", verdict.rule,
-                             f"{verdict.reason} Then {outcome.reason}.")
+        return Authorization(False, outcome.answer or "deny", verdict.rule, f"{verdict.reason} Then {outcome.reason}.")
 
     async def decide_tool_call(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> Verdict:
         """The decision on a call, where a keyword gate that stays shut waits briefly for the human's line.
@@ -322,15 +399,17 @@ class Gateway:
             verdict = self.policy.decide_tool(pane, server, name, tool)
         return verdict
 
-    async def call_tool(self, pane: Pane, server: str, name: str, arguments: dict[str, Any] | None,
-                        progress: ProgressFnT | None = None) -> types.CallToolResult:
+    async def call_tool(
+        self, pane: Pane, server: str, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
         started = time.perf_counter()
         upstream = self.pool.get(server)
         assert upstream is not None
         await upstream.wait_running()  # the decision needs the tool's annotations from its listing
         verdict = await self.decide_tool_call(pane, server, name, upstream.tool(name))
-        auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name, arguments=arguments,
-                                    grant_key=(server, name))
+        auth = await self.authorize(
+            pane, verdict, kind="tool", server=server, name=name, arguments=arguments, grant_key=(server, name)
+        )
         if not auth.allowed:
             result = refusal(f"{server}/{name}", auth)
         else:
@@ -340,13 +419,33 @@ class Gateway:
                 auth = Authorization(False, "error", auth.rule, f"allowed, but the upstream failed: {exc}")
                 result = failure(f"{server}/{name}", str(exc))
             except MCPError as exc:
-                await self._audit(pane, "call", server, name, Authorization(
-                    True, "allow", auth.rule, f"allowed; the upstream answered with error {exc.error.code}: "
-                    f"{exc.error.message}"), started, arguments)
+                await self._audit(
+                    pane,
+                    "call",
+                    server,
+                    name,
+                    Authorization(
+                        True,
+                        "allow",
+                        auth.rule,
+                        f"allowed; the upstream answered with error {exc.error.code}: {exc.error.message}",
+                    ),
+                    started,
+                    arguments,
+                )
                 raise
             except asyncio.CancelledError:  # the caller cancelled; the SDK tells the upstream
-                self.audit.submit(self._row(pane, "call", server, name, Authorization(
-                    True, "allow", auth.rule, "allowed; the caller cancelled the call"), started, arguments))
+                self.audit.submit(
+                    self._row(
+                        pane,
+                        "call",
+                        server,
+                        name,
+                        Authorization(True, "allow", auth.rule, "allowed; the caller cancelled the call"),
+                        started,
+                        arguments,
+                    )
+                )
                 raise
         await self._audit(pane, "call", server, name, auth, started, arguments)
         return self.with_notice(pane, result)
@@ -370,8 +469,17 @@ class Gateway:
     def audit_listing(self, pane: Pane, server: str, listed: int, started: float) -> None:
         upstream = self.pool.get(server)
         total = len(upstream.tools) if upstream is not None else listed
-        self.audit.submit(self._row(pane, "listing", server, None, Authorization(
-            True, "allow", None, f"{listed} of {total} tools listed"), started, None))
+        self.audit.submit(
+            self._row(
+                pane,
+                "listing",
+                server,
+                None,
+                Authorization(True, "allow", None, f"{listed} of {total} tools listed"),
+                started,
+                None,
+            )
+        )
 
     async def hook(self, pane: Pane, adapter: str, request: HookRequest) -> HookAnswer:
         """The CLI hook's veto: the same decision as the gateway call, asks resolved before answering."""
@@ -379,58 +487,119 @@ class Gateway:
         server: str | None = None
         name: str | None = request.cli_tool
         if request.kind == "other":
-            auth = Authorization(True, "allow", None, f"{request.cli_tool} is not a gateway tool or a skill; "
-                                                      f"Polter's roles do not cover it")
+            auth = Authorization(
+                True,
+                "allow",
+                None,
+                f"{request.cli_tool} is not a gateway tool or a skill; Polter's roles do not cover it",
+            )
         elif request.kind == "skill":
             name = request.skill or request.cli_tool
             verdict = self.policy.decide_skill(pane, name)
-            auth = await self.authorize(pane, verdict, kind="skill", server=None, name=name,
-                                        arguments=request.arguments)
+            auth = await self.authorize(
+                pane, verdict, kind="skill", server=None, name=name, arguments=request.arguments
+            )
         else:
             server, name = request.server, request.tool
             if not server or not name:
                 auth = Authorization(False, "deny", "polter:hook", "the hook request names no server and tool")
             elif server != FLOOR_SERVER and self.pool.get(server) is None:
-                auth = Authorization(False, "deny", "polter:unknown-server",
-                                     f"{server} is not one of the gateway's servers; a pane may use only those")
+                auth = Authorization(
+                    False,
+                    "deny",
+                    "polter:unknown-server",
+                    f"{server} is not one of the gateway's servers; a pane may use only those",
+                )
             else:
                 upstream = self.pool.get(server)
                 if upstream is not None:
                     await upstream.wait_running()
                 tool = upstream.tool(name) if upstream is not None else None
                 verdict = await self.decide_tool_call(pane, server, name, tool)
-                auth = await self.authorize(pane, verdict, kind="tool", server=server, name=name,
-                                            arguments=request.arguments, grant_key=(server, name), preapprove=True)
+                auth = await self.authorize(
+                    pane,
+                    verdict,
+                    kind="tool",
+                    server=server,
+                    name=name,
+                    arguments=request.arguments,
+                    grant_key=(server, name),
+                    preapprove=True,
+                )
         await self._audit(pane, "hook", server, name, auth, started, request.arguments, via=adapter)
         return HookAnswer(decision="allow" if auth.allowed else "deny", reason=auth.reason, rule=auth.rule)
 
     # -- audit -------------------------------------------------------------------------------------
 
-    def _row(self, pane: Pane | None, layer: Layer, server: str | None, name: str | None, auth: Authorization,
-             started: float, arguments: dict[str, Any] | None, via: str | None = None) -> AuditRow:
+    def _row(
+        self,
+        pane: Pane | None,
+        layer: Layer,
+        server: str | None,
+        name: str | None,
+        auth: Authorization,
+        started: float,
+        arguments: dict[str, Any] | None,
+        via: str | None = None,
+    ) -> AuditRow:
         latency = (time.perf_counter() - started) * 1000 if started else 0.0
         return self.audit.make_row(
-            arguments=arguments, time=_now(), pane=pane.id if pane else None, role=pane.role if pane else None,
-            layer=layer, server=server, name=name, decision=auth.decision, rule=auth.rule,
-            reason=auth.reason if via is None else f"[{via}] {auth.reason}", latency_ms=round(latency, 3),
+            arguments=arguments,
+            time=_now(),
+            pane=pane.id if pane else None,
+            role=pane.role if pane else None,
+            layer=layer,
+            server=server,
+            name=name,
+            decision=auth.decision,
+            rule=auth.rule,
+            reason=auth.reason if via is None else f"[{via}] {auth.reason}",
+            latency_ms=round(latency, 3),
         )
 
-    async def _audit(self, pane: Pane | None, layer: Layer, server: str | None, name: str | None,
-                     auth: Authorization, started: float, arguments: dict[str, Any] | None,
-                     via: str | None = None) -> None:
+    async def _audit(
+        self,
+        pane: Pane | None,
+        layer: Layer,
+        server: str | None,
+        name: str | None,
+        auth: Authorization,
+        started: float,
+        arguments: dict[str, Any] | None,
+        via: str | None = None,
+    ) -> None:
         await self.audit.write(self._row(pane, layer, server, name, auth, started, arguments, via))
 
-    async def audit_decision(self, pane: Pane, layer: Layer, server: str, name: str, auth: Authorization,
-                             started: float, arguments: dict[str, Any] | None) -> None:
+    async def audit_decision(
+        self,
+        pane: Pane,
+        layer: Layer,
+        server: str,
+        name: str,
+        auth: Authorization,
+        started: float,
+        arguments: dict[str, Any] | None,
+    ) -> None:
         await self._audit(pane, layer, server, name, auth, started, arguments)
 
     def _audit_ask(self, ask: AskInfo) -> None:
         """The answer to an ask gets its own row (the call's row follows with the call's outcome)."""
         waited = (datetime.now(UTC) - ask.created_at).total_seconds() * 1000
-        self.audit.submit(self.audit.make_row(
-            arguments=ask.arguments, time=_now(), pane=ask.pane, role=ask.role, layer="ask", server=ask.server,
-            name=ask.name, decision=ask.answer or "deny", rule=ask.rule,
-            reason=f"{ask.kind} ask {ask.id} answered by {ask.answered_by}", latency_ms=round(waited, 3)))
+        self.audit.submit(
+            self.audit.make_row(
+                arguments=ask.arguments,
+                time=_now(),
+                pane=ask.pane,
+                role=ask.role,
+                layer="ask",
+                server=ask.server,
+                name=ask.name,
+                decision=ask.answer or "deny",
+                rule=ask.rule,
+                reason=f"{ask.kind} ask {ask.id} answered by {ask.answered_by}",
+                latency_ms=round(waited, 3),
+            )
+        )
 
     async def notify(self, pane: Pane, kinds: tuple[ChangeKind, ...] = ("tools",)) -> None:
         await self.channels.notify(pane_id=pane.id, kinds=kinds)
@@ -440,7 +609,8 @@ def refusal(subject: str, auth: Authorization) -> types.CallToolResult:
     """A deny the model can tell from a failure: it says Polter refused, by which rule, and why."""
     text = f"Polter refused {subject} (forbidden, not broken). Rule: {auth.rule}. {auth.reason}"
     return types.CallToolResult(
-        content=[types.TextContent(text=text)], is_error=True,
+        content=[types.TextContent(text=text)],
+        is_error=True,
         _meta={"polter": {"decision": "deny", "rule": auth.rule, "reason": auth.reason}},
     )
 
@@ -449,6 +619,7 @@ def failure(subject: str, message: str) -> types.CallToolResult:
     """An upstream failure: the role allowed the call, the server could not serve it."""
     text = f"{subject} failed (broken, not forbidden: the role allows it). {message}"
     return types.CallToolResult(
-        content=[types.TextContent(text=text)], is_error=True,
+        content=[types.TextContent(text=text)],
+        is_error=True,
         _meta={"polter": {"decision": "error", "reason": message}},
     )

@@ -53,13 +53,18 @@ class _GatewayServer(Server[Any]):
     """A low-level server that tells 2025-era clients it sends ``list_changed`` (the SDK's default
     ``NotificationOptions()`` says it does not)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-                                      extensions: dict[str, dict[str, Any]] | None = None) -> Any:
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True, prompts_changed=True,
-                                                        resources_changed=True),
-            experimental_capabilities, extensions)
+            notification_options
+            or NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 class _UpstreamServer(_GatewayServer):
@@ -91,7 +96,8 @@ class PaneMiddleware:
     def __init__(self, gateway: Gateway, endpoint: str, *, cache_listings: bool = False) -> None:
         self.gateway, self.endpoint = gateway, endpoint
         self._listings: weakref.WeakKeyDictionary[Pane, tuple[tuple[Any, ...], dict[str, Any]]] | None = (
-            weakref.WeakKeyDictionary() if cache_listings else None)
+            weakref.WeakKeyDictionary() if cache_listings else None
+        )
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         request = ctx.request
@@ -171,7 +177,9 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await gateway.list_tools(_pane(), name))
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         return await gateway.call_tool(_pane(), name, params.name, params.arguments, progress=_progress_relay(ctx))
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
@@ -188,11 +196,15 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         visible = gateway.policy.server_visible(_pane(), name)
         return types.ListResourceTemplatesResult(resource_templates=upstream.resource_templates if visible else [])
 
-    async def get_prompt(ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         await _authorize(gateway, "prompt", name, params.name, params.arguments)
         return await _forward(gateway, name, types.GetPromptRequest(params=params), types.GetPromptResult)
 
-    async def read_resource(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         await _authorize(gateway, "resource", name, str(params.uri), None)
         return await _forward(gateway, name, types.ReadResourceRequest(params=params), types.ReadResourceResult)
 
@@ -200,9 +212,16 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         return await gateway.channels.listen(_pane().id, name, ctx, params)
 
     server = _UpstreamServer(
-        upstream, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt, on_list_resources=list_resources, on_list_resource_templates=list_templates,
-        on_read_resource=read_resource, on_subscriptions_listen=listen,
+        upstream,
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscriptions_listen=listen,
     )
     server.middleware = [PaneMiddleware(gateway, name, cache_listings=True)]
     return server
@@ -240,9 +259,11 @@ async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, argume
     auth = await gateway.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
     await gateway.audit_decision(pane, kind, server, name, auth, started, arguments)
     if not auth.allowed:
-        raise MCPError(POLICY_DENIED, f"Polter refused {kind} {name} of {server} (forbidden, not broken). "
-                                      f"Rule: {auth.rule}. {auth.reason}",
-                       data={"decision": "deny", "rule": auth.rule, "reason": auth.reason})
+        raise MCPError(
+            POLICY_DENIED,
+            f"Polter refused {kind} {name} of {server} (forbidden, not broken). Rule: {auth.rule}. {auth.reason}",
+            data={"decision": "deny", "rule": auth.rule, "reason": auth.reason},
+        )
 
 
 async def _forward(gateway: Gateway, server: str, request: Any, result_type: type[Any]) -> Any:
@@ -260,17 +281,22 @@ def _floor_server(gateway: Gateway) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=floor_tools(gateway, _pane()))
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         return await call_floor_tool(gateway, _pane(), params.name, params.arguments)
 
     async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
         return await gateway.channels.listen(_pane().id, FLOOR_SERVER, ctx, params)
 
     server = _GatewayServer(
-        FLOOR_SERVER, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool,
+        FLOOR_SERVER,
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
         on_subscriptions_listen=listen,
         instructions="Polter's own tools. whoami tells you your role and, for every server, tool and skill, "
-                     "whether you may use it and why.",
+        "whether you may use it and why.",
     )
     server.middleware = [PaneMiddleware(gateway, FLOOR_SERVER)]
     return server

@@ -21,14 +21,15 @@ if TYPE_CHECKING:
 
 __all__ = ["WHOAMI", "ESCALATE", "call_floor_tool", "floor_tools"]
 
-_READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                   open_world_hint=False)
+_READ_ONLY = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 WHOAMI = types.Tool(
     name="whoami",
     title="What may I use?",
     description="Your own role, phase, and for every server, tool and skill: whether you may use it "
-                "(allow / ask the human / deny) and why. Use it to tell a forbidden tool from a broken one.",
+    "(allow / ask the human / deny) and why. Use it to tell a forbidden tool from a broken one.",
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
     annotations=_READ_ONLY,
 )
@@ -37,16 +38,17 @@ ESCALATE = types.Tool(
     name="escalate",
     title="Move to the action phase",
     description="Your role starts each request from the human in a research phase (read-only tools). When "
-                "you have researched enough and must act, call this with the reason; the human's next line "
-                "starts a new research phase.",
+    "you have researched enough and must act, call this with the reason; the human's next line "
+    "starts a new research phase.",
     input_schema={
         "type": "object",
         "properties": {"reason": {"type": "string", "description": "Why you need to act now."}},
         "required": ["reason"],
         "additionalProperties": False,
     },
-    annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                      open_world_hint=False),
+    annotations=types.ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
 )
 
 
@@ -56,11 +58,12 @@ def floor_tools(gateway: Gateway, pane: Pane) -> list[types.Tool]:
 
 
 def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None = None) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error,
-                                structured_content=structured)
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error, structured_content=structured)
 
 
-async def call_floor_tool(gateway: Gateway, pane: Pane, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+async def call_floor_tool(
+    gateway: Gateway, pane: Pane, name: str, arguments: dict[str, Any] | None
+) -> types.CallToolResult:
     started = time.perf_counter()
     from polter.gateway.core import Authorization
 
@@ -71,8 +74,9 @@ async def call_floor_tool(gateway: Gateway, pane: Pane, name: str, arguments: di
     elif name == ESCALATE.name:
         result, auth = await _escalate(gateway, pane, str((arguments or {}).get("reason", "")))
     else:
-        result = _text(f"{FLOOR_SERVER} has no tool {name!r}; it has whoami and (for roles with phases) escalate.",
-                       error=True)
+        result = _text(
+            f"{FLOOR_SERVER} has no tool {name!r}; it has whoami and (for roles with phases) escalate.", error=True
+        )
         auth = Authorization(False, "error", None, f"unknown floor tool {name!r}")
     await gateway.audit_decision(pane, "call", FLOOR_SERVER, name, auth, started, arguments)
     return gateway.with_notice(pane, result)
@@ -89,13 +93,16 @@ async def _escalate(gateway: Gateway, pane: Pane, reason: str) -> tuple[types.Ca
         text = "This pane is already in the action phase."
         return _text(text), Authorization(True, "allow", "floor", text)
     verdict = gateway.policy.decide_tool(pane, FLOOR_SERVER, ESCALATE.name, ESCALATE)
-    auth = await gateway.authorize(pane, verdict, kind="escalate", server=FLOOR_SERVER, name=ESCALATE.name,
-                                   arguments={"reason": reason})
+    auth = await gateway.authorize(
+        pane, verdict, kind="escalate", server=FLOOR_SERVER, name=ESCALATE.name, arguments={"reason": reason}
+    )
     if not auth.allowed:
         return refusal(f"{FLOOR_SERVER}/{ESCALATE.name}", auth), auth
     pane.phase = "action"
     await gateway.notify(pane, ("tools", "prompts", "resources"))
     gateway.events.publish("pane", gateway.pane_info(pane))
-    text = ("This pane is now in the action phase: the tools your role allows are listed and callable. "
-            "The human's next line starts a new research phase. Reason recorded: " + (reason or "(none given)"))
+    text = (
+        "This pane is now in the action phase: the tools your role allows are listed and callable. "
+        "The human's next line starts a new research phase. Reason recorded: " + (reason or "(none given)")
+    )
     return _text(text), Authorization(True, "allow", auth.rule, f"escalated to action: {reason}")

@@ -90,8 +90,9 @@ def _claude(home: Path, project: Path) -> Iterator[tuple[str, dict[str, Any], Pa
 def _claude_config(raw: dict[str, Any]) -> ServerConfig | str:
     kind = raw.get("type", "http" if "url" in raw else "stdio")
     if kind == "stdio":
-        return StdioServer(command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {},
-                           cwd=raw.get("cwd"))
+        return StdioServer(
+            command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {}, cwd=raw.get("cwd")
+        )
     if kind in ("http", "streamable-http", "streamableHttp"):
         return HttpServer(url=raw["url"], headers=raw.get("headers") or {})
     return f"the {kind} transport is not supported by the gateway (stdio and streamable HTTP are)"
@@ -108,8 +109,9 @@ def _codex_config(raw: dict[str, Any]) -> ServerConfig | str:
     if raw.get("enabled") is False:
         return "disabled in Codex"
     if "command" in raw:
-        return StdioServer(command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {},
-                           cwd=raw.get("cwd"))
+        return StdioServer(
+            command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {}, cwd=raw.get("cwd")
+        )
     headers = dict(raw.get("http_headers") or {})
     for header, variable in (raw.get("env_http_headers") or {}).items():
         headers[header] = f"${{{variable}}}"
@@ -132,8 +134,9 @@ def _braced(text: str) -> str:
 def _gemini_config(raw: dict[str, Any]) -> ServerConfig | str:
     raw = json.loads(_braced(json.dumps(raw)))
     if "command" in raw:
-        return StdioServer(command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {},
-                           cwd=raw.get("cwd"))
+        return StdioServer(
+            command=raw["command"], args=raw.get("args") or [], env=raw.get("env") or {}, cwd=raw.get("cwd")
+        )
     if "httpUrl" in raw:
         return HttpServer(url=raw["httpUrl"], headers=raw.get("headers") or {})
     if "url" in raw:
@@ -148,8 +151,9 @@ _READERS = {
 }
 
 
-def find_servers(*, home: Path | None = None, project: Path | None = None,
-                 clients: tuple[str, ...] = SOURCES) -> tuple[list[FoundServer], list[Skipped]]:
+def find_servers(
+    *, home: Path | None = None, project: Path | None = None, clients: tuple[str, ...] = SOURCES
+) -> tuple[list[FoundServer], list[Skipped]]:
     home = home or Path.home()
     project = project or Path.cwd()
     found: dict[str, FoundServer] = {}
@@ -172,8 +176,9 @@ def find_servers(*, home: Path | None = None, project: Path | None = None,
                 skipped.append(Skipped(original, client, source, config))
             elif name in found:
                 if found[name].config != config:
-                    skipped.append(Skipped(original, client, source,
-                                           f"the name is taken by the entry from {found[name].source}"))
+                    skipped.append(
+                        Skipped(original, client, source, f"the name is taken by the entry from {found[name].source}")
+                    )
             else:
                 found[name] = FoundServer(name, config, client, source)
     return list(found.values()), skipped

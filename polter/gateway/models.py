@@ -216,8 +216,9 @@ class RoleSummary(_Model):
 class RolesStatus(_Model):
     names: list[str]
     problems: list[str] = Field(description="Every problem of every role file, as file:line: field: message.")
-    kept: list[str] = Field(default_factory=list,
-                            description="Roles whose file is invalid now: their last good version stays in force.")
+    kept: list[str] = Field(
+        default_factory=list, description="Roles whose file is invalid now: their last good version stays in force."
+    )
     roles: list[RoleSummary] = Field(default_factory=list, description="The roles of ``names``, described.")
 
 
@@ -234,8 +235,11 @@ class ServersReload(_Model):
 
     def changes(self) -> list[str]:
         """What changed, a line per kind: ``added time, github`` (empty when nothing did)."""
-        return [f"{verb} {', '.join(names)}" for verb, names in (
-            ("added", self.added), ("removed", self.removed), ("restarted", self.reconfigured)) if names]
+        return [
+            f"{verb} {', '.join(names)}"
+            for verb, names in (("added", self.added), ("removed", self.removed), ("restarted", self.reconfigured))
+            if names
+        ]
 
 
 class GatewayStatus(_Model):

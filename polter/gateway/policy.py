@@ -56,16 +56,26 @@ class Policy:
 
     def tool_request(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> ToolCallRequest:
         read_only, destructive = annotations_of(tool)
-        return ToolCallRequest(server=server, tool=name, read_only=read_only, destructive=destructive,
-                               recent_input=pane.recent_input(self.input_window), phase=pane.phase)
+        return ToolCallRequest(
+            server=server,
+            tool=name,
+            read_only=read_only,
+            destructive=destructive,
+            recent_input=pane.recent_input(self.input_window),
+            phase=pane.phase,
+        )
 
     # -- execution: fails closed -----------------------------------------------------------------
 
     def decide_tool(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> Verdict:
         verdict = self._decide(pane, self.tool_request(pane, server, name, tool), f"{server}/{name}")
         if verdict.decision == "ask" and (server, name) in pane.grants:
-            return Verdict("allow", RULE_GRANT, f"The human allowed {server}/{name} for this pane when asked "
-                                                f"(the role {pane.role} asks: {verdict.rule}).")
+            return Verdict(
+                "allow",
+                RULE_GRANT,
+                f"The human allowed {server}/{name} for this pane when asked "
+                f"(the role {pane.role} asks: {verdict.rule}).",
+            )
         return verdict
 
     def decide_server(self, pane: Pane, server: str) -> Verdict:
@@ -77,15 +87,21 @@ class Policy:
     def _decide(self, pane: Pane, request: ToolCallRequest | ServerRequest | SkillRequest, subject: str) -> Verdict:
         role = self.role(pane)
         if role is None:
-            return Verdict("deny", RULE_ROLE_MISSING,
-                           f"This pane's role {pane.role!r} is not loaded (deleted, renamed, or never valid), so "
-                           f"Polter refuses {subject}: with no role, nothing may be used.")
+            return Verdict(
+                "deny",
+                RULE_ROLE_MISSING,
+                f"This pane's role {pane.role!r} is not loaded (deleted, renamed, or never valid), so "
+                f"Polter refuses {subject}: with no role, nothing may be used.",
+            )
         try:
             return role.decide(request)
         except Exception as exc:
             logger.exception("the engine failed on %r", request)
-            return Verdict("deny", RULE_POLICY_ERROR,
-                           f"Polter could not evaluate the role {pane.role!r} for {subject} ({exc}), so it refuses.")
+            return Verdict(
+                "deny",
+                RULE_POLICY_ERROR,
+                f"Polter could not evaluate the role {pane.role!r} for {subject} ({exc}), so it refuses.",
+            )
 
     # -- listing: fails open ---------------------------------------------------------------------
 

@@ -39,14 +39,16 @@ async def reload_servers(gateway: Gateway, endpoints: EndpointSet) -> ServersRel
 async def _reload(gateway: Gateway, endpoints: EndpointSet, path: Path) -> ServersReload:
     found, problems = await asyncio.to_thread(check_servers, path)  # a missing file is a problem, not "no servers"
     if problems:
-        report = ServersReload(file=str(path), applied=False, unchanged=gateway.pool.names,
-                               problems=[str(problem) for problem in problems])
+        report = ServersReload(
+            file=str(path), applied=False, unchanged=gateway.pool.names, problems=[str(problem) for problem in problems]
+        )
         gateway.events.publish("servers", report)
         return report
     wanted = {name: config for name, config in found.items() if config.enabled}
     running = {name: upstream.config for name, upstream in gateway.pool.upstreams.items()}
     report = ServersReload(
-        file=str(path), applied=True,
+        file=str(path),
+        applied=True,
         added=[name for name in wanted if name not in running],
         removed=[name for name in running if name not in wanted],
         reconfigured=[name for name in wanted if name in running and running[name] != wanted[name]],

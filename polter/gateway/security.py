@@ -50,8 +50,9 @@ def _bearer(scope: Scope) -> str | None:
 
 
 class GatewayAuth:
-    def __init__(self, app: ASGIApp, *, panes: PaneRegistry, admin_token_hash: str,
-                 security: TransportSecuritySettings) -> None:
+    def __init__(
+        self, app: ASGIApp, *, panes: PaneRegistry, admin_token_hash: str, security: TransportSecuritySettings
+    ) -> None:
         self.app = app
         self.panes = panes
         self.admin_token_hash = admin_token_hash
@@ -86,8 +87,11 @@ class GatewayAuth:
         if path.startswith(("/mcp/", "/hook/")):
             pane = self.panes.by_token(token) if token is not None else None
             if pane is None:
-                message = "this endpoint needs a pane token" if token is None or not self._is_admin(token) \
+                message = (
+                    "this endpoint needs a pane token"
+                    if token is None or not self._is_admin(token)
                     else "the admin token is not a pane token"
+                )
                 await _deny(401, message)(scope, receive, send)
                 return
             scope[PANE_SCOPE_KEY] = pane

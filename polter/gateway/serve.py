@@ -16,7 +16,6 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -25,7 +24,7 @@ from polter import __version__
 from polter.errors import ConfigError
 from polter.gateway.config import GatewayConfig
 from polter.gateway.models import GatewayState
-from polter.gateway.state import STATE_FILE, write_state
+from polter.gateway.state import write_state
 
 __all__ = ["Served", "bind_loopback", "running", "serve_forever"]
 
@@ -71,8 +70,15 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
     ready = app.state.gateway.ready
     # An idle keep-alive connection is kept well past the clients' own expiry (httpx: 5 s, the same as
     # uvicorn's default): with equal timeouts a request sent on a connection the server is closing fails.
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=3, timeout_keep_alive=KEEP_ALIVE_SECONDS, ws="none")
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        ws="none",
+    )
     server = uvicorn.Server(config)
     # uvicorn's own handlers re-raise the signal after shutdown, killing the process before our cleanup.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
@@ -110,8 +116,13 @@ async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_wi
         watcher = asyncio.create_task(_stdin_closed()) if stop_with_stdin else None
         if watcher is not None:
             watcher.add_done_callback(lambda _task: setattr(served.server, "should_exit", True))
-        state = GatewayState(url=served.url, pid=os.getpid(), admin_token=app.state.admin_token,
-                             started_at=datetime.now(UTC), version=__version__)
+        state = GatewayState(
+            url=served.url,
+            pid=os.getpid(),
+            admin_token=app.state.admin_token,
+            started_at=datetime.now(UTC),
+            version=__version__,
+        )
         path = write_state(config.state_dir, state)
         if announce:
             print(f"polter gateway listening on {served.url}", flush=True)

@@ -136,8 +136,12 @@ def _expand(value: Any, field: str, path: Path, line: int | None) -> Any:
         if isinstance(value, dict):
             return {key: _expand(item, f"{field}.{key}", path, line) for key, item in value.items()}
     except KeyError as exc:
-        raise ConfigError(f"environment variable {exc.args[0]} is not set (write ${{{exc.args[0]}:-default}} "
-                          "to give a default)", path=path, line=line, field=field) from None
+        raise ConfigError(
+            f"environment variable {exc.args[0]} is not set (write ${{{exc.args[0]}:-default}} to give a default)",
+            path=path,
+            line=line,
+            field=field,
+        ) from None
     return value
 
 
@@ -168,8 +172,14 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
     for name, raw in document.servers.items():
         kind: type[StdioServer] | type[HttpServer] = HttpServer if "url" in raw else StdioServer
         if "url" in raw and "command" in raw:
-            problems.append(ConfigError("give either command (stdio) or url (HTTP), not both", path=path,
-                                        line=toml_line(text, ("servers", name)), field=f"servers.{name}"))
+            problems.append(
+                ConfigError(
+                    "give either command (stdio) or url (HTTP), not both",
+                    path=path,
+                    line=toml_line(text, ("servers", name)),
+                    field=f"servers.{name}",
+                )
+            )
             continue
         try:
             config = kind.model_validate(raw)
@@ -177,15 +187,18 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
             for error in exc.errors():
                 key = str(error["loc"][0]) if error["loc"] else None
                 field = ".".join(["servers", name, *(str(part) for part in error["loc"])])
-                problems.append(ConfigError(error["msg"], path=path, line=toml_line(text, ("servers", name), key),
-                                            field=field))
+                problems.append(
+                    ConfigError(error["msg"], path=path, line=toml_line(text, ("servers", name), key), field=field)
+                )
             continue
         if expand:
             try:
-                config = kind.model_validate({
-                    key: _expand(value, f"servers.{name}.{key}", path, toml_line(text, ("servers", name), key))
-                    for key, value in config.model_dump(exclude_defaults=True).items()
-                })
+                config = kind.model_validate(
+                    {
+                        key: _expand(value, f"servers.{name}.{key}", path, toml_line(text, ("servers", name), key))
+                        for key, value in config.model_dump(exclude_defaults=True).items()
+                    }
+                )
             except ConfigError as exc:
                 problems.append(exc)
                 continue
@@ -203,8 +216,12 @@ def load_servers(path: Path | None, *, required: bool = False, expand: bool = Tr
     if problems:
         first = problems[0]
         if len(problems) > 1:
-            first = ConfigError(f"{first.message} (and {len(problems) - 1} more problem(s); run "
-                                f"`polter servers check`)", path=first.path, line=first.line, field=first.field)
+            first = ConfigError(
+                f"{first.message} (and {len(problems) - 1} more problem(s); run `polter servers check`)",
+                path=first.path,
+                line=first.line,
+                field=first.field,
+            )
         raise first
     return {name: server for name, server in servers.items() if server.enabled}
 

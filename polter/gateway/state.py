@@ -34,7 +34,8 @@ def read_state(state_dir: Path) -> GatewayState:
     try:
         return GatewayState.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise GatewayUnavailable(f"no gateway is running for {state_dir} ({path} does not exist); "
-                                 "start one with `polter gateway`") from None
+        raise GatewayUnavailable(
+            f"no gateway is running for {state_dir} ({path} does not exist); start one with `polter gateway`"
+        ) from None
     except ValueError as exc:
         raise ConfigError(f"not a gateway state file: {exc}", path=path) from exc

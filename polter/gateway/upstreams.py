@@ -115,8 +115,14 @@ class Upstream:
         return "http" if isinstance(self.config, HttpServer) else "stdio"
 
     def info(self) -> UpstreamInfo:
-        return UpstreamInfo(name=self.name, transport=self.transport, state=self.state, tools=len(self.tools),
-                            error=self.error, restarts=self.restarts)
+        return UpstreamInfo(
+            name=self.name,
+            transport=self.transport,
+            state=self.state,
+            tools=len(self.tools),
+            error=self.error,
+            restarts=self.restarts,
+        )
 
     def tool(self, name: str) -> types.Tool | None:
         return self._tool_index.get(name)
@@ -146,18 +152,21 @@ class Upstream:
         except MCPError as exc:
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._mark_broken(f"the connection closed during a request ({exc.error.message})")
-                raise UpstreamError(f"upstream {self.name!r} went away during the call; "
-                                    "Polter is restarting it") from exc
+                raise UpstreamError(
+                    f"upstream {self.name!r} went away during the call; Polter is restarting it"
+                ) from exc
             raise
         except (OSError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self._mark_broken(f"{type(exc).__name__}: {exc}")
             raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None,
-                        progress: ProgressFnT | None = None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+    ) -> types.CallToolResult:
         return await self.request(
             types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
-            types.CallToolResult, progress,
+            types.CallToolResult,
+            progress,
         )
 
     def _down_message(self) -> str:
@@ -212,7 +221,10 @@ class Upstream:
                 init = await session.initialize()
                 self._session = session
                 self.server_info, self.capabilities, self.instructions = (
-                    init.server_info, init.capabilities, init.instructions)
+                    init.server_info,
+                    init.capabilities,
+                    init.instructions,
+                )
                 await self._refresh("tools", notify=False)
                 await self._refresh("prompts", notify=False)
                 await self._refresh("resources", notify=False)
@@ -245,7 +257,9 @@ class Upstream:
             errlog: TextIO = stack.enter_context(open(self._log_dir / f"{self.name}.log", "a", encoding="utf-8"))
             environment = {k: v for k, v in os.environ.items() if k not in (ENV_TOKEN, ENV_GATEWAY_URL)}
             params = StdioServerParameters(
-                command=config.command, args=config.args, env=environment | config.env,
+                command=config.command,
+                args=config.args,
+                env=environment | config.env,
                 cwd=os.path.expanduser(config.cwd) if config.cwd else None,
             )
             return stdio_client(params, errlog=errlog)

@@ -234,7 +234,9 @@ class CompiledRole:
         ]
         self._research = research
         self.has_phases = research is not None
-        self._research_matcher = ToolMatcher((parse_tool_pattern(p), 0) for p in research.research) if research else None
+        self._research_matcher = (
+            ToolMatcher((parse_tool_pattern(p), 0) for p in research.research) if research else None
+        )
         shown = f" ({short_path(research.origin)})" if research and research.origin else ""
         self._research_label = f"phases.research{shown}"
         self._escalate_label = f"phases.escalate{shown}"

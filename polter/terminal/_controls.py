@@ -25,9 +25,7 @@ from polter.terminal._style import DEFAULT_STYLE, apply_sgr, blank_style
 __all__ = ["ControlSequences", "PRIVATE_MODES", "xterm_rgb"]
 
 #: Private (DEC) modes this terminal implements; DECRQM reports the others as unknown (0).
-PRIVATE_MODES = frozenset(
-    {1, 5, 6, 7, 9, 12, 25, 47, 1000, 1002, 1003, 1004, 1006, 1007, 1047, 1048, 1049, 2004, 2026}
-)
+PRIVATE_MODES = frozenset({1, 5, 6, 7, 9, 12, 25, 47, 1000, 1002, 1003, 1004, 1006, 1007, 1047, 1048, 1049, 2004, 2026})
 #: ANSI modes this terminal implements: IRM (insert) and LNM (newline).
 ANSI_MODES = frozenset({4, 20})
 MOUSE_MODES = frozenset({9, 1000, 1002, 1003})
@@ -104,9 +102,7 @@ class ControlSequences(ScreenModel):
     #: Memoised calls per token are dropped and rebuilt when there are more than this many.
     MAX_MEMO = 8192
 
-    def __init__(
-        self, columns: int, lines: int, scrollback: int, reply: Callable[[bytes], None] | None
-    ) -> None:
+    def __init__(self, columns: int, lines: int, scrollback: int, reply: Callable[[bytes], None] | None) -> None:
         super().__init__(columns, lines, scrollback)
         self._reply = reply
         self._max_sequence = MAX_SEQUENCE  # longer CSI bodies and string payloads are ignored
@@ -118,9 +114,7 @@ class ControlSequences(ScreenModel):
         self.background_color = "#121212"  # answered to OSC 11 queries
         self._title_stack: list[str] = []
         self._fast: dict[str, Callable[[], None]] = {}
-        self._c0: dict[str, Callable[[], None]] = {
-            char: getattr(self, name) for char, name in _C0_NAMES.items()
-        }
+        self._c0: dict[str, Callable[[], None]] = {char: getattr(self, name) for char, name in _C0_NAMES.items()}
         self._csi_table: dict[tuple[str, str, str], Callable[[list[int]], None]] = self._build_csi_table()
         self._pyte = pyte.Stream(_PyteListener(self), strict=False)  # type: ignore[arg-type]
         self._reset_modes()
@@ -251,7 +245,9 @@ class ControlSequences(ScreenModel):
             ("", "", "T"): lambda p: len(p) == 1 and self.scroll_down(min(p[0] or 1, self.lines)),
             ("", "", "b"): count(self.repeat_last),
             ("", "", "g"): self._clear_tab_stops,
-            ("", "", "r"): lambda p: self.set_margins((p[0] or 1) - 1, (p[1] if len(p) > 1 and p[1] else self.lines) - 1),
+            ("", "", "r"): lambda p: self.set_margins(
+                (p[0] or 1) - 1, (p[1] if len(p) > 1 and p[1] else self.lines) - 1
+            ),
             ("", "", "s"): lambda p: self.save_cursor(),
             ("", "", "u"): lambda p: self.restore_cursor(),
             ("", "", "h"): lambda p: self._set_ansi_modes(p, True),
@@ -433,7 +429,7 @@ class ControlSequences(ScreenModel):
 
     def _palette_query(self, argument: str, terminator: str) -> None:
         items = argument.split(";")
-        for index, spec in zip(items[::2], items[1::2]):
+        for index, spec in zip(items[::2], items[1::2], strict=False):
             if spec == "?" and index.isdigit() and int(index) < 256:
                 r, g, b = xterm_rgb(int(index))
                 rgb = f"rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}"

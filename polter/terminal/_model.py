@@ -490,9 +490,7 @@ class ScreenModel:
 
     # -- saved cursor, pages -----------------------------------------------------------------
     def save_cursor(self) -> None:
-        self._page.saved = SavedCursor(
-            self._x, self._y, self._style, self._origin, self._charsets, self._shift
-        )
+        self._page.saved = SavedCursor(self._x, self._y, self._style, self._origin, self._charsets, self._shift)
 
     def restore_cursor(self) -> None:
         saved = self._page.saved

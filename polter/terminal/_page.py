@@ -20,7 +20,7 @@ class Page:
 
     def resize_columns(self, columns: int) -> None:
         """Clip or pad every row to ``columns`` cells (no reflow)."""
-        for chars, styles in zip(self.chars, self.styles):
+        for chars, styles in zip(self.chars, self.styles, strict=True):
             width = len(chars)
             if columns < width:
                 if chars[columns] == "":

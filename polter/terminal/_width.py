@@ -44,9 +44,7 @@ _EMOJI_CAPABLE = [r for ranges in wcwidth.VS16_NARROW_TO_WIDE.values() for r in 
 #: and everything outside the BMP. A class of BMP ranges plus one astral range compiles to a
 #: bitmap lookup; the astral tables would be scanned range by range (0.5 µs instead of 70 µs for
 #: a 60-character line).
-NOT_NARROW = re.compile(
-    f"[{_ranges_class(_bmp(_CONTROL + _ZERO + _WIDE + _EMOJI_CAPABLE))}\\U00010000-\\U0010ffff]"
-)
+NOT_NARROW = re.compile(f"[{_ranges_class(_bmp(_CONTROL + _ZERO + _WIDE + _EMOJI_CAPABLE))}\\U00010000-\\U0010ffff]")
 
 _widths: dict[str, int] = {}
 

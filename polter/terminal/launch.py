@@ -16,9 +16,7 @@ class LaunchSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     argv: tuple[str, ...] = Field(min_length=1, description="The program and its arguments.")
-    env: dict[str, str] = Field(
-        default_factory=dict, description="Variables set over the inherited environment."
-    )
+    env: dict[str, str] = Field(default_factory=dict, description="Variables set over the inherited environment.")
     unset_env: tuple[str, ...] = Field(
         default=(), description="Inherited variables to remove (e.g. a user's own API endpoints in test mode)."
     )

@@ -383,4 +383,3 @@ def _check_launchable(spec: LaunchSpec, env: dict[str, str]) -> None:
             raise SpawnError(f"cannot start {program!r}: not an executable file")
     elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
         raise SpawnError(f"cannot start {program!r}: command not found (searched PATH)")
-

@@ -75,7 +75,7 @@ class TerminalScreen(ControlSequences):
         chars, styles = self._chars[y], self._styles[y]
         plain, autowrap = self._plain_text, self._autowrap
         iterator = iter(parts)
-        for text, control in zip(iterator, iterator):
+        for text, control in zip(iterator, iterator, strict=False):
             if text:
                 end = x + len(text)
                 # Inlined `ScreenModel._put` for the commonest case: narrow text that fits on the

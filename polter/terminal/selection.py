@@ -38,7 +38,7 @@ def selected_text(screen: TerminalScreen, selection: Selection) -> str:
             continue
         start, end = span
         text = screen.text(number - screen.history_size)
-        lines.append(text[start:None if end == -1 else end].rstrip())
+        lines.append(text[start : None if end == -1 else end].rstrip())
     return "\n".join(lines)
 
 

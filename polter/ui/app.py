@@ -63,16 +63,27 @@ class PolterApp(App[None], inherit_bindings=False):
         if launch is None:
             _check_pane_count(len(specs or []))
             self.multiplexer: MultiplexerScreen = MultiplexerScreen(
-                specs or [], layout_mode=layout_mode, prefix=prefix, scrollback=scrollback)
+                specs or [], layout_mode=layout_mode, prefix=prefix, scrollback=scrollback
+            )
             return
         from polter.ui.workspace_screen import WorkspaceScreen
 
         _check_pane_count(len(launch.plans))
-        self.workspace = Workspace(servers=launch.servers, servers_file=launch.servers_file,
-                                   ask_timeout=launch.ask_timeout, backends=launch.backends)
-        self.multiplexer = WorkspaceScreen(self.workspace, launch.plans, registry=launch.registry,
-                                           layout_mode=layout_mode, prefix=prefix, scrollback=scrollback,
-                                           hint=launch.hint)
+        self.workspace = Workspace(
+            servers=launch.servers,
+            servers_file=launch.servers_file,
+            ask_timeout=launch.ask_timeout,
+            backends=launch.backends,
+        )
+        self.multiplexer = WorkspaceScreen(
+            self.workspace,
+            launch.plans,
+            registry=launch.registry,
+            layout_mode=layout_mode,
+            prefix=prefix,
+            scrollback=scrollback,
+            hint=launch.hint,
+        )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> PolterApp:

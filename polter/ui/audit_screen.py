@@ -18,8 +18,13 @@ from polter.ui.services.workspace import Workspace
 __all__ = ["DECISIONS", "AuditScreen"]
 
 DECISIONS: Final = ("allow", "allow_once", "allow_pane", "deny", "error")
-_DECISION_STYLES: Final = {"allow": "green", "allow_once": "bold green", "allow_pane": "bold green",
-                           "deny": "bold red", "error": "yellow"}
+_DECISION_STYLES: Final = {
+    "allow": "green",
+    "allow_once": "bold green",
+    "allow_pane": "bold green",
+    "deny": "bold red",
+    "error": "yellow",
+}
 COLUMNS: Final = ("time", "pane", "role", "layer", "call", "decision", "why")
 WHY_WIDTH: Final = 60
 """The table shows the start of each reason; the highlighted row's whole reason is shown below it."""
@@ -73,8 +78,9 @@ class AuditScreen(Screen[None]):
         with Horizontal(id="audit-filters"):
             yield Label("Audit")
             yield Select(panes, prompt="every pane", id="filter-pane")
-            yield Select([(decision, decision) for decision in DECISIONS], prompt="every decision",
-                         id="filter-decision")
+            yield Select(
+                [(decision, decision) for decision in DECISIONS], prompt="every decision", id="filter-decision"
+            )
             yield Select(servers, prompt="every server", id="filter-server")
             yield Checkbox("listings", self.listings, id="filter-listings")
             yield Label("", id="audit-count")
@@ -95,10 +101,12 @@ class AuditScreen(Screen[None]):
     # -- filters ---------------------------------------------------------------------------------
 
     def matches(self, row: AuditRow) -> bool:
-        return ((self.listings or row.layer != "listing")
-                and (self.pane is None or row.pane == self.pane)
-                and (self.decision is None or row.decision == self.decision)
-                and (self.server is None or row.server == self.server))
+        return (
+            (self.listings or row.layer != "listing")
+            and (self.pane is None or row.pane == self.pane)
+            and (self.decision is None or row.decision == self.decision)
+            and (self.server is None or row.server == self.server)
+        )
 
     @on(Select.Changed)
     def _filter(self, event: Select.Changed) -> None:
@@ -152,8 +160,16 @@ class AuditScreen(Screen[None]):
         call = "/".join(part for part in (row.server, row.name) if part) or "-"
         style = _DECISION_STYLES.get(row.decision, "")
         reason = row.reason if len(row.reason) <= WHY_WIDTH else row.reason[: WHY_WIDTH - 1] + "…"
-        table.add_row(row.time.astimezone().strftime("%H:%M:%S"), row.pane or "-", row.role or "-", row.layer,
-                      call, Text(row.decision, style=style), reason, key=str(row.id) if row.id is not None else None)
+        table.add_row(
+            row.time.astimezone().strftime("%H:%M:%S"),
+            row.pane or "-",
+            row.role or "-",
+            row.layer,
+            call,
+            Text(row.decision, style=style),
+            reason,
+            key=str(row.id) if row.id is not None else None,
+        )
         self.shown += 1
 
     def _count(self) -> None:
@@ -168,6 +184,10 @@ class AuditScreen(Screen[None]):
         if row is None:
             detail.update("")
             return
-        parts = [row.reason, f"rule: {row.rule}" if row.rule else "", f"{row.latency_ms:g} ms",
-                 f"arguments {row.args_digest}" if row.args_digest else ""]
+        parts = [
+            row.reason,
+            f"rule: {row.rule}" if row.rule else "",
+            f"{row.latency_ms:g} ms",
+            f"arguments {row.args_digest}" if row.args_digest else "",
+        ]
         detail.update(" · ".join(part for part in parts if part))

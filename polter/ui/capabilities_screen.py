@@ -42,8 +42,9 @@ class CapabilitiesScreen(Screen[None]):
         Binding("r", "refresh", "Refresh"),
     ]
 
-    def __init__(self, workspace: Workspace, agent: AgentPane, label: str,
-                 capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, agent: AgentPane, label: str, capabilities: Capabilities | None = None
+    ) -> None:
         """``capabilities`` shows these instead of asking the gateway first (``r`` asks it)."""
         super().__init__()
         self.workspace = workspace
@@ -87,8 +88,12 @@ class CapabilitiesScreen(Screen[None]):
             state = "" if server.state == "running" else f" ({server.state})"
             table.add_row(Text(f"{server.name}{state}", style="bold"), _decision(server.decision), "", server.reason)
             for tool in server.tools:
-                table.add_row(f"  {server.name}/{tool.name}", _decision(tool.decision), "yes" if tool.visible else "no",
-                              tool.reason)
+                table.add_row(
+                    f"  {server.name}/{tool.name}",
+                    _decision(tool.decision),
+                    "yes" if tool.visible else "no",
+                    tool.reason,
+                )
         if capabilities.skills:
             table.add_row(Text("skills", style="bold"), "", "", "")
             for skill in capabilities.skills:

@@ -37,11 +37,22 @@ PREFIX_HELP: Final = {
     "quit": "quit (asks first if programs still run; saves the session for polter --restore)",
 }
 SCROLL_HELP: Final = {
-    "line_up": "a line back", "line_down": "a line forward", "page_up": "a page back", "page_down": "a page forward",
-    "top": "the oldest line", "bottom": "the newest line", "leave": "back to the live screen",
+    "line_up": "a line back",
+    "line_down": "a line forward",
+    "page_up": "a page back",
+    "page_down": "a page forward",
+    "top": "the oldest line",
+    "bottom": "the newest line",
+    "leave": "back to the live screen",
 }
-_KEY_NAMES: Final = {"left_square_bracket": "[", "question_mark": "?", "colon": ":", "space": "space",
-                     "pageup": "PgUp", "pagedown": "PgDn"}
+_KEY_NAMES: Final = {
+    "left_square_bracket": "[",
+    "question_mark": "?",
+    "colon": ":",
+    "space": "space",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+}
 
 
 def _key(name: str) -> str:
@@ -89,12 +100,19 @@ def help_markdown(prefix: str, palette_key: str | None = None) -> str:
         f"## After the prefix key `{shown}`",
         _rows([*_grouped(PREFIX_COMMANDS, PREFIX_HELP), (f"`{shown}`", "send the prefix key itself to the program")]),
         "## Anywhere",
-        _rows([*direct,
-               ("`shift+Enter`", "a new line in an agent CLI's prompt (sent as ctrl+J)"),
-               ("`shift+PgUp` `shift+PgDn`", "scroll back / forward a page (typing jumps back to the live screen)"),
-               ("mouse wheel", "scroll back (the program's own when it asked for the mouse; hold shift to scroll)"),
-               ("click", "focus a pane"),
-               ("drag, double-click, triple-click", "select text, a word, a line; copied at once (with shift when the program uses the mouse)")]),
+        _rows(
+            [
+                *direct,
+                ("`shift+Enter`", "a new line in an agent CLI's prompt (sent as ctrl+J)"),
+                ("`shift+PgUp` `shift+PgDn`", "scroll back / forward a page (typing jumps back to the live screen)"),
+                ("mouse wheel", "scroll back (the program's own when it asked for the mouse; hold shift to scroll)"),
+                ("click", "focus a pane"),
+                (
+                    "drag, double-click, triple-click",
+                    "select text, a word, a line; copied at once (with shift when the program uses the mouse)",
+                ),
+            ]
+        ),
         "## Scroll mode",
         _rows(_grouped(TerminalView.SCROLL_MODE_KEYS, SCROLL_HELP)),
         "## An ask",

@@ -159,9 +159,12 @@ class Pane(Vertical):
         if state is None:
             process = terminal.process
             foreground = process.foreground_process_group() if process is not None else None
-            state = screen_activity(time.monotonic() if now is None else now, terminal.last_output, self.last_input,
-                                    foreground_job=foreground is not None and process is not None
-                                    and foreground != process.pid)
+            state = screen_activity(
+                time.monotonic() if now is None else now,
+                terminal.last_output,
+                self.last_input,
+                foreground_job=foreground is not None and process is not None and foreground != process.pid,
+            )
         return state
 
     def update_agent_state(self) -> None:
@@ -181,13 +184,21 @@ class Pane(Vertical):
         if agent.role_found:
             header.set_badge("role", agent.role, "primary", tooltip=f"role {agent.role}")
         else:
-            header.set_badge("role", f"{agent.role}?", "error",
-                             tooltip=f"no role named {agent.role} is loaded: this pane can call nothing")
+            header.set_badge(
+                "role",
+                f"{agent.role}?",
+                "error",
+                tooltip=f"no role named {agent.role} is loaded: this pane can call nothing",
+            )
         if agent.phase is None:
             header.set_badge("phase", None)
         else:
-            header.set_badge("phase", agent.phase, "warning" if agent.phase == "action" else "default",
-                             tooltip="research: read-only tools; action: everything the role allows")
+            header.set_badge(
+                "phase",
+                agent.phase,
+                "warning" if agent.phase == "action" else "default",
+                tooltip="research: read-only tools; action: everything the role allows",
+            )
         state = AgentState.WAITING if self.pending_asks else self.agent_state  # its call waits for your answer
         if state is None:
             header.set_badge("state", None)
@@ -195,7 +206,12 @@ class Pane(Vertical):
             text, variant = _STATE_BADGES[state]
             header.set_badge("state", text, variant)
         asks = self.pending_asks
-        header.set_badge("asks", None if not asks else "ask" if asks == 1 else f"{asks} asks", "error",
-                         tooltip="a call waits for your answer (the command palette: pending asks)")
-        header.set_badge("restart", "restart to apply" if agent.restart_needed else None, "warning",
-                         tooltip=agent.restart_needed)
+        header.set_badge(
+            "asks",
+            None if not asks else "ask" if asks == 1 else f"{asks} asks",
+            "error",
+            tooltip="a call waits for your answer (the command palette: pending asks)",
+        )
+        header.set_badge(
+            "restart", "restart to apply" if agent.restart_needed else None, "warning", tooltip=agent.restart_needed
+        )

@@ -123,8 +123,9 @@ class PaneHeader(Horizontal):
         for key, (text, variant, tooltip) in pending.items():
             self.set_badge(key, text, variant, tooltip=tooltip)
 
-    def set_badge(self, key: str, text: str | None, variant: BadgeVariant = "default", *,
-                  tooltip: str | None = None) -> None:
+    def set_badge(
+        self, key: str, text: str | None, variant: BadgeVariant = "default", *, tooltip: str | None = None
+    ) -> None:
         """Show ``text`` in the badge ``key`` (created before the status), or remove it when ``None``;
         ``tooltip`` explains it on hover. Badges set before the header is mounted appear when it is."""
         if not self.is_mounted:

@@ -39,8 +39,9 @@ _KILL_START = frozenset({"ctrl+u"})
 _KILL_END = frozenset({"ctrl+k"})
 _KILL_WORD = frozenset({"ctrl+w", "alt+backspace", "ctrl+backspace", "alt+ctrl+h"})
 _ABANDON = frozenset({"ctrl+c", "ctrl+g"})
-_RECALL = frozenset({"up", "down", "ctrl+p", "ctrl+n", "pageup", "pagedown", "alt+less_than_sign",
-                     "alt+greater_than_sign"})
+_RECALL = frozenset(
+    {"up", "down", "ctrl+p", "ctrl+n", "pageup", "pagedown", "alt+less_than_sign", "alt+greater_than_sign"}
+)
 _NEWLINES = re.compile(r"\r\n|\r|\n")
 
 

@@ -132,8 +132,9 @@ class WorkspaceScreen(MultiplexerScreen):
         agent = current.agent if current is not None else None
         if agent is None:
             return await super().open_pane(cwd)
-        setup = agent.setup.model_copy(update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None,
-                                               "resume": False})
+        setup = agent.setup.model_copy(
+            update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
+        )
         return await self.open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
 
     async def open_new(self, adapter_name: str, role: str) -> None:
@@ -144,8 +145,12 @@ class WorkspaceScreen(MultiplexerScreen):
 
         current = self.active_pane
         cwd = working_directory(current) if current is not None else None
-        [plan] = plan_panes([PaneSetup(adapter=adapter_name, role=role, cwd=cwd)], self.registry,
-                            source="opened from the command palette", where=lambda index: {})
+        [plan] = plan_panes(
+            [PaneSetup(adapter=adapter_name, role=role, cwd=cwd)],
+            self.registry,
+            source="opened from the command palette",
+            where=lambda index: {},
+        )
         await self.open_plan(plan)
 
     async def discard_pane(self, pane: Pane) -> None:
@@ -179,8 +184,12 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"Pane {pane.number} keeps its role {agent.role}: {exc}", severity="error")
             return
         if agent.restart_needed:
-            self.notify(f"Pane {pane.number} is now under {role}. {agent.restart_needed} Restart pane "
-                        f"{pane.number} from the command palette ({self.palette_hint}).", severity="warning", timeout=10)
+            self.notify(
+                f"Pane {pane.number} is now under {role}. {agent.restart_needed} Restart pane "
+                f"{pane.number} from the command palette ({self.palette_hint}).",
+                severity="warning",
+                timeout=10,
+            )
         else:
             self.notify(f"Pane {pane.number} is now under {role}; its CLI was told (list_changed).")
 
@@ -201,8 +210,11 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(str(exc), severity="error")
             return
         problems = _roles_report(status)
-        self.notify(f"{len(status.names)} roles loaded." + (f"\n{problems}" if problems else ""),
-                    severity="warning" if problems else "information", timeout=15 if problems else 5)
+        self.notify(
+            f"{len(status.names)} roles loaded." + (f"\n{problems}" if problems else ""),
+            severity="warning" if problems else "information",
+            timeout=15 if problems else 5,
+        )
 
     def edit_role(self, name: str) -> None:
         """Open the role's file in ``$EDITOR`` (the app steps aside). A bundled role is copied into the
@@ -223,8 +235,11 @@ class WorkspaceScreen(MultiplexerScreen):
             with self.app.suspend():
                 subprocess.run([*shlex.split(editor), str(path)], check=False)
         except SuspendNotSupported:
-            self.notify(f"This terminal cannot be handed to an editor; edit {path} yourself (roles reload by "
-                        "themselves).", severity="warning", timeout=15)
+            self.notify(
+                f"This terminal cannot be handed to an editor; edit {path} yourself (roles reload by themselves).",
+                severity="warning",
+                timeout=15,
+            )
             return
         except OSError as exc:
             self.notify(f"Could not start the editor {editor!r}: {exc}", severity="error")
@@ -265,8 +280,12 @@ class WorkspaceScreen(MultiplexerScreen):
 
     @on(Workspace.GatewayDown)
     def _gateway_down(self, event: Workspace.GatewayDown) -> None:
-        self.notify(f"{event.reason}. Restarting it; the panes keep their tokens.", title="Gateway",
-                    severity="error", timeout=10)
+        self.notify(
+            f"{event.reason}. Restarting it; the panes keep their tokens.",
+            title="Gateway",
+            severity="error",
+            timeout=10,
+        )
 
     @on(Workspace.GatewayUp)
     def _gateway_up(self, event: Workspace.GatewayUp) -> None:
@@ -281,8 +300,12 @@ class WorkspaceScreen(MultiplexerScreen):
     @on(Workspace.ServersChanged)
     def _servers_changed(self, event: Workspace.ServersChanged) -> None:
         broken = bool(event.report.problems)
-        self.notify(servers_report(event.report), title="Servers file not applied" if broken else "Servers",
-                    severity="error" if broken else "information", timeout=15 if broken else 10)
+        self.notify(
+            servers_report(event.report),
+            title="Servers file not applied" if broken else "Servers",
+            severity="error" if broken else "information",
+            timeout=15 if broken else 10,
+        )
 
     @on(Workspace.AskRequested)
     def _ask_requested(self, event: Workspace.AskRequested) -> None:
@@ -292,8 +315,12 @@ class WorkspaceScreen(MultiplexerScreen):
         pane = self.pane_of(event.ask.pane)
         self._count_asks(event.ask.pane)
         if pane is not None and self.active_pane is not pane:
-            self.notify(f"Pane {pane.number} ({event.ask.role}) asks to use {_call(event.ask)}.",
-                        title="Ask", severity="warning", timeout=10)
+            self.notify(
+                f"Pane {pane.number} ({event.ask.role}) asks to use {_call(event.ask)}.",
+                title="Ask",
+                severity="warning",
+                timeout=10,
+            )
         if self.ask_screen is not None:
             self.ask_screen.show_position(self.asks.position(self.ask_screen.ask.id))
         self._show_next_ask()
@@ -356,8 +383,15 @@ class WorkspaceScreen(MultiplexerScreen):
             if agent is None:
                 continue
             cwd = working_directory(pane) or agent.setup.cwd
-            panes.append(PaneSetup(adapter=agent.adapter.name, role=agent.role, cwd=cwd, title=agent.setup.title,
-                                   command=agent.setup.command))
+            panes.append(
+                PaneSetup(
+                    adapter=agent.adapter.name,
+                    role=agent.role,
+                    cwd=cwd,
+                    title=agent.setup.title,
+                    command=agent.setup.command,
+                )
+            )
         if panes:
             save_session(SavedSession(layout=self.grid.layout_mode, panes=panes))
             self.saved = True

@@ -38,15 +38,11 @@ LOGIN_WINDOW_SECONDS = 60.0
 
 _TOKEN_LOST = ("provided token was not valid", "token became invalid")
 _GENERIC_FAILURES = {
-    "Invalid command entered. Type /help for a list of valid commands.":
-        "TShock does not know this command",
-    "You do not have access to this command.":
-        "the REST account's group lacks the permission for this command",
-    "You must use this command in-game.":
-        "TShock runs this command only for a player in the game, never over REST (vanilla TShock "
-        "cannot do this remotely; a plugin can, see docs/terraria.md)",
-    "Command failed, check logs for more details.":
-        "the command crashed inside TShock (see the server log)",
+    "Invalid command entered. Type /help for a list of valid commands.": "TShock does not know this command",
+    "You do not have access to this command.": "the REST account's group lacks the permission for this command",
+    "You must use this command in-game.": "TShock runs this command only for a player in the game, never over REST "
+    "(vanilla TShock cannot do this remotely; a plugin can, see docs/terraria.md)",
+    "Command failed, check logs for more details.": "the command crashed inside TShock (see the server log)",
 }
 
 
@@ -99,11 +95,20 @@ class TShockSettings(BaseModel):
 class TShockClient:
     """One TShock server. Safe to share between concurrent tool calls."""
 
-    def __init__(self, settings: TShockSettings, *, transport: httpx.AsyncBaseTransport | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: TShockSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings = settings
-        self._http = httpx.AsyncClient(base_url=settings.url, timeout=settings.timeout, transport=transport,
-                                       headers={"User-Agent": "polter-terraria/0.1"})
+        self._http = httpx.AsyncClient(
+            base_url=settings.url,
+            timeout=settings.timeout,
+            transport=transport,
+            headers={"User-Agent": "polter-terraria/0.1"},
+        )
         self._clock = clock
         self._token: str | None = settings.token.get_secret_value() if settings.token else self._cached_token()
         self._login_lock = asyncio.Lock()
@@ -136,8 +141,11 @@ class TShockClient:
         body = await self._send(path, {**params, "token": token})
         if body["status"] == "403" and any(text in str(body.get("error")) for text in _TOKEN_LOST):
             if self.settings.username is None:
-                raise TShockError(f"TShock rejected TSHOCK_TOKEN ({body['error']}). Create a new token or set "
-                                  f"{ENV_USERNAME}/{ENV_PASSWORD} so it can log in by itself.", status=403)
+                raise TShockError(
+                    f"TShock rejected TSHOCK_TOKEN ({body['error']}). Create a new token or set "
+                    f"{ENV_USERNAME}/{ENV_PASSWORD} so it can log in by itself.",
+                    status=403,
+                )
             if self._token == token:  # TShock forgot it (restart, group change): log in again, once
                 self._token = None
                 self._store_token(None)
@@ -205,17 +213,22 @@ class TShockClient:
         try:
             reply = await self._http.get(path, params=query)
         except httpx.TimeoutException:
-            raise TShockError(f"TShock at {self.settings.url} did not answer {path} within "
-                              f"{self.settings.timeout:g} s") from None
+            raise TShockError(
+                f"TShock at {self.settings.url} did not answer {path} within {self.settings.timeout:g} s"
+            ) from None
         except httpx.HTTPError as exc:
-            raise TShockError(f"cannot reach TShock at {self.settings.url} ({type(exc).__name__}: "
-                              f"{self.redact(str(exc)) or 'no reply'}). Is the server running with "
-                              "RestApiEnabled set to true?") from None
+            raise TShockError(
+                f"cannot reach TShock at {self.settings.url} ({type(exc).__name__}: "
+                f"{self.redact(str(exc)) or 'no reply'}). Is the server running with "
+                "RestApiEnabled set to true?"
+            ) from None
         try:
             body = reply.json()
         except ValueError:
-            raise TShockError(f"{self.settings.url}{path} did not answer with TShock's JSON (HTTP "
-                              f"{reply.status_code}); is TSHOCK_URL the REST port (7878 by default)?") from None
+            raise TShockError(
+                f"{self.settings.url}{path} did not answer with TShock's JSON (HTTP "
+                f"{reply.status_code}); is TSHOCK_URL the REST port (7878 by default)?"
+            ) from None
         if not isinstance(body, dict) or "status" not in body:
             raise TShockError(f"{path}: an answer without TShock's status field", status=reply.status_code)
         body["status"] = str(body["status"])
@@ -230,8 +243,11 @@ class TShockClient:
         if status == "404":
             raise TShockError(f"{path} does not exist on this TShock (another version?): {message}", status=404)
         if status == "403":
-            raise TShockError(f"{path}: {message} Give the REST account's group the tshock.rest.* permission "
-                              "this endpoint needs (docs/terraria.md lists them).", status=403)
+            raise TShockError(
+                f"{path}: {message} Give the REST account's group the tshock.rest.* permission "
+                "this endpoint needs (docs/terraria.md lists them).",
+                status=403,
+            )
         if status == "500":
             detail = self.redact(str(body.get("errormsg") or ""))
             raise TShockError(f"{path}: TShock failed: {message}{' ' + detail if detail else ''}", status=500)
@@ -251,23 +267,29 @@ class TShockClient:
             raise TShockError(f"no TShock credentials: set {ENV_TOKEN}, or {ENV_USERNAME} and {ENV_PASSWORD}")
         now = self._clock()
         if now < self._login_refused_until:
-            raise TShockError(f"TShock refused the last login as '{username}'; not trying again for "
-                              f"{self._login_refused_until - now:.0f} s, to stay under its login rate limit")
+            raise TShockError(
+                f"TShock refused the last login as '{username}'; not trying again for "
+                f"{self._login_refused_until - now:.0f} s, to stay under its login rate limit"
+            )
         self._logins = [t for t in self._logins if now - t < LOGIN_WINDOW_SECONDS]
         if len(self._logins) >= LOGINS_PER_WINDOW:
             wait = LOGIN_WINDOW_SECONDS - (now - self._logins[0])
-            raise TShockError(f"already logged in to TShock {len(self._logins)} times this minute; waiting "
-                              f"{wait:.0f} s before the next login, to stay under its rate limit")
+            raise TShockError(
+                f"already logged in to TShock {len(self._logins)} times this minute; waiting "
+                f"{wait:.0f} s before the next login, to stay under its rate limit"
+            )
         self._logins.append(now)
         body = await self._send("/v2/token/create", {"username": username, "password": password.get_secret_value()})
         if body["status"] == "200" and body.get("token"):
             self._store_token(str(body["token"]))
             return str(body["token"])
         self._login_refused_until = now + LOGIN_WINDOW_SECONDS
-        raise TShockError(f"TShock refused the login as '{username}': a wrong username or password, an account "
-                          "whose group lacks tshock.rest.useapi, or TShock's login rate limit (5 requests a "
-                          "minute per IP). Not retrying for a minute.", status=int(body["status"])
-                          if body["status"].isdigit() else None)
+        raise TShockError(
+            f"TShock refused the login as '{username}': a wrong username or password, an account "
+            "whose group lacks tshock.rest.useapi, or TShock's login rate limit (5 requests a "
+            "minute per IP). Not retrying for a minute.",
+            status=int(body["status"]) if body["status"].isdigit() else None,
+        )
 
 
 def _wire(value: Any) -> str:

@@ -29,8 +29,9 @@ __all__ = ["ENV_EVENTS_PORT", "ENV_EVENTS_SECRET", "EventIntake", "EventLog", "G
 ENV_EVENTS_PORT = "TERRARIA_EVENTS_PORT"
 ENV_EVENTS_SECRET = "TERRARIA_EVENTS_SECRET"
 
-EventKind = Literal["chat", "join", "leave", "death", "boss_spawn", "boss_kill", "invasion", "world", "command",
-                    "server", "other"]
+EventKind = Literal[
+    "chat", "join", "leave", "death", "boss_spawn", "boss_kill", "invasion", "world", "command", "server", "other"
+]
 
 
 class GameEvent(BaseModel):
@@ -84,8 +85,9 @@ def create_intake_app(log: EventLog, secret: str | None = None) -> Starlette:
         try:
             parsed = _EVENTS.validate_json(body)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
-                                 for e in exc.errors()[:5])
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()[:5]
+            )
             return JSONResponse({"error": f"invalid event: {problems}"}, status_code=422)
         events = parsed if isinstance(parsed, list) else [parsed]
         for event in events:

@@ -60,12 +60,17 @@ class Backend:
         raw_port = env.get(ENV_EVENTS_PORT, "").strip()
         if raw_port:
             if not raw_port.isdigit() or int(raw_port) > 65535:
-                raise ConfigError(f"must be a port number (0 picks a free one), not {raw_port!r}",
-                                  field=ENV_EVENTS_PORT)
+                raise ConfigError(
+                    f"must be a port number (0 picks a free one), not {raw_port!r}", field=ENV_EVENTS_PORT
+                )
             events_port = int(raw_port)
-        return cls(tshock=TShockClient(TShockSettings.from_env(env)), wiki=WikiClient.from_env(env),
-                   events=EventLog() if events_port is not None else None, events_port=events_port,
-                   events_secret=env.get(ENV_EVENTS_SECRET) or None)
+        return cls(
+            tshock=TShockClient(TShockSettings.from_env(env)),
+            wiki=WikiClient.from_env(env),
+            events=EventLog() if events_port is not None else None,
+            events_port=events_port,
+            events_secret=env.get(ENV_EVENTS_SECRET) or None,
+        )
 
     async def aclose(self) -> None:
         await self.tshock.aclose()
@@ -80,8 +85,9 @@ class TerrariaServer(MCPServer[Any]):
         super().__init__(**kwargs)
         self.backend = backend
 
-    def add_tool(self, fn: Any, name: str | None = None, title: str | None = None, description: str | None = None,
-                 **kwargs: Any) -> None:
+    def add_tool(
+        self, fn: Any, name: str | None = None, title: str | None = None, description: str | None = None, **kwargs: Any
+    ) -> None:
         """As :meth:`MCPServer.add_tool`, with the docstring's indentation removed from the description."""
         super().add_tool(fn, name, title, description or inspect.cleandoc(fn.__doc__ or ""), **kwargs)
 
@@ -97,11 +103,15 @@ class TerrariaServer(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(f"Error executing tool {name}: invalid arguments: {describe_validation(cause)}") from cause
+                raise ToolError(
+                    f"Error executing tool {name}: invalid arguments: {describe_validation(cause)}"
+                ) from cause
             raise ToolError(redact(str(exc))) from cause
         if isinstance(result, CallToolResult):
-            result.content = [TextContent(type="text", text=redact(c.text)) if isinstance(c, TextContent) else c
-                              for c in result.content]
+            result.content = [
+                TextContent(type="text", text=redact(c.text)) if isinstance(c, TextContent) else c
+                for c in result.content
+            ]
             if result.structured_content is not None:
                 result.structured_content = json.loads(redact(json.dumps(result.structured_content)))
         return result
@@ -130,8 +140,9 @@ def build_server(backend: Backend) -> TerrariaServer:
                 log.warning("event intake listening on %s", intake.url)
             yield {}
 
-    server = TerrariaServer(backend, name="terraria", version="0.1.0", instructions=INSTRUCTIONS,
-                            lifespan=lifespan, log_level="WARNING")
+    server = TerrariaServer(
+        backend, name="terraria", version="0.1.0", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING"
+    )
     register_all(server, backend)
     return server
 

@@ -39,12 +39,22 @@ def plain_text(fragment: str) -> str:
 class WikiClient:
     """A polite MediaWiki client: a descriptive User-Agent and at most one request per ``min_interval``."""
 
-    def __init__(self, base_url: str = DEFAULT_WIKI_URL, *, timeout: float = 10.0, min_interval: float = 1.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str = DEFAULT_WIKI_URL,
+        *,
+        timeout: float = 10.0,
+        min_interval: float = 1.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.min_interval = min_interval
-        self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True, headers={
-            "User-Agent": "polter-terraria/0.1 (Terraria admin MCP server; https://github.com/polter)"})
+        self._http = httpx.AsyncClient(
+            timeout=timeout,
+            transport=transport,
+            follow_redirects=True,
+            headers={"User-Agent": "polter-terraria/0.1 (Terraria admin MCP server; https://github.com/polter)"},
+        )
         self._lock = asyncio.Lock()
         self._last = 0.0
 
@@ -71,8 +81,10 @@ class WikiClient:
         try:
             reply = await self._http.get(url, params={**params, "format": "json", "formatversion": "2"})
         except httpx.HTTPError as exc:
-            raise WikiUnavailable(f"the Terraria wiki at {self.base_url} is unreachable ({type(exc).__name__}). "
-                                  "wiki_search needs network access to it; item_lookup works offline.") from None
+            raise WikiUnavailable(
+                f"the Terraria wiki at {self.base_url} is unreachable ({type(exc).__name__}). "
+                "wiki_search needs network access to it; item_lookup works offline."
+            ) from None
         if reply.status_code != 200:
             raise WikiUnavailable(f"the Terraria wiki at {self.base_url} answered HTTP {reply.status_code}")
         try:
@@ -84,12 +96,19 @@ class WikiClient:
         return body
 
     async def search(self, query: str, limit: int, lang: Lang) -> tuple[int, list[dict[str, Any]]]:
-        body = await self._query(lang, action="query", list="search", srsearch=query, srlimit=limit,
-                                 srprop="snippet|wordcount|timestamp")
+        body = await self._query(
+            lang, action="query", list="search", srsearch=query, srlimit=limit, srprop="snippet|wordcount|timestamp"
+        )
         found = body.get("query", {})
-        hits = [{"title": hit["title"], "snippet": plain_text(hit.get("snippet", "")),
-                 "url": self.page_url(hit["title"], lang), "wordcount": hit.get("wordcount")}
-                for hit in found.get("search", [])]
+        hits = [
+            {
+                "title": hit["title"],
+                "snippet": plain_text(hit.get("snippet", "")),
+                "url": self.page_url(hit["title"], lang),
+                "wordcount": hit.get("wordcount"),
+            }
+            for hit in found.get("search", [])
+        ]
         return int(found.get("searchinfo", {}).get("totalhits", len(hits))), hits
 
     async def summary(self, title: str, lang: Lang, max_chars: int = 800) -> str:
@@ -104,9 +123,14 @@ class WikiClient:
 
     async def item_stats(self, item_id: int, lang: Lang = "en") -> dict[str, str] | None:
         """One row of the Cargo ``Items`` table (all values are strings; lists are ``^``-separated)."""
-        body = await self._query(lang, action="cargoquery", tables="Items", limit=1, where=f"itemid={item_id}",
-                                 fields="itemid,name,type,rare,stack,damage,damagetype,defense,tooltip,hardmode,"
-                                        "buy,sell")
+        body = await self._query(
+            lang,
+            action="cargoquery",
+            tables="Items",
+            limit=1,
+            where=f"itemid={item_id}",
+            fields="itemid,name,type,rare,stack,damage,damagetype,defense,tooltip,hardmode,buy,sell",
+        )
         rows = body.get("cargoquery", [])
         if not rows:
             return None

@@ -22,25 +22,44 @@ class PaneCommands(CommandProvider):
             agent = pane.agent
             if agent is not None and agent.restart_needed:
                 keeps = " (its conversation continues)" if agent.adapter.info.resume else ""
-                yield Command(f"Restart {pane_name(pane)} to apply its role", partial(screen.restart_pane, pane),
-                              agent.restart_needed + keeps, discover=True)
+                yield Command(
+                    f"Restart {pane_name(pane)} to apply its role",
+                    partial(screen.restart_pane, pane),
+                    agent.restart_needed + keeps,
+                    discover=True,
+                )
         if focused is not None:
             name = pane_name(focused)
             agent = focused.agent
             if agent is not None:
-                yield Command(f"Capabilities of {name}", partial(screen.show_capabilities, focused),
-                              "what its agent may use and why (the same facts as its whoami)", discover=True)
+                yield Command(
+                    f"Capabilities of {name}",
+                    partial(screen.show_capabilities, focused),
+                    "what its agent may use and why (the same facts as its whoami)",
+                    discover=True,
+                )
                 if agent.phase == "research":
-                    yield Command(f"Escalate {name} to the action phase", partial(screen.set_phase, focused, "action"),
-                                  "let it use every tool its role allows, until you type a new line", discover=True)
+                    yield Command(
+                        f"Escalate {name} to the action phase",
+                        partial(screen.set_phase, focused, "action"),
+                        "let it use every tool its role allows, until you type a new line",
+                        discover=True,
+                    )
                 elif agent.phase == "action":
-                    yield Command(f"Reset {name} to the research phase", partial(screen.set_phase, focused, "research"),
-                                  "read-only tools only again", discover=True)
+                    yield Command(
+                        f"Reset {name} to the research phase",
+                        partial(screen.set_phase, focused, "research"),
+                        "read-only tools only again",
+                        discover=True,
+                    )
             if agent is None or not agent.restart_needed:
-                yield Command(f"Restart {name}", partial(screen.restart_pane, focused), "end its program and start it again")
+                yield Command(
+                    f"Restart {name}", partial(screen.restart_pane, focused), "end its program and start it again"
+                )
             yield Command(f"Close {name}", partial(screen.close_pane, focused), "end its program and remove the pane")
-        yield Command("New pane (same CLI and role)", screen.action_new_pane, "in the focused pane's directory",
-                      discover=True)
+        yield Command(
+            "New pane (same CLI and role)", screen.action_new_pane, "in the focused pane's directory", discover=True
+        )
         if screen.registry is not None:
             from polter.ui.services.launch import is_installed
 
@@ -50,5 +69,8 @@ class PaneCommands(CommandProvider):
                 if not is_installed(adapter):
                     continue
                 for role in roles:
-                    yield Command(f"New pane: {adapter.display_name} as {role}",
-                                  partial(screen.open_new, adapter.name, role), adapter.info.description)
+                    yield Command(
+                        f"New pane: {adapter.display_name} as {role}",
+                        partial(screen.open_new, adapter.name, role),
+                        adapter.info.description,
+                    )

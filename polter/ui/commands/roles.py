@@ -24,30 +24,56 @@ class RoleCommands(CommandProvider):
         focused = self.focused_pane
         if focused is not None and focused.agent is not None:
             name = pane_name(focused)
-            choices = [SimpleCommand(f"{role.name}", partial(screen.switch_role, focused, role.name), role.description)
-                       for role in roles if role.name != focused.agent.role]
-            yield Command(f"Switch the role of {name}…", partial(self.app.search_commands, choices,
-                          placeholder=f"The new role of {name}…"), "the focused pane", discover=True)
+            choices = [
+                SimpleCommand(f"{role.name}", partial(screen.switch_role, focused, role.name), role.description)
+                for role in roles
+                if role.name != focused.agent.role
+            ]
+            yield Command(
+                f"Switch the role of {name}…",
+                partial(self.app.search_commands, choices, placeholder=f"The new role of {name}…"),
+                "the focused pane",
+                discover=True,
+            )
             for role in roles:
                 if role.name != focused.agent.role:
-                    yield Command(f"Role {role.name} for {name}", partial(screen.switch_role, focused, role.name),
-                                  role.description)
+                    yield Command(
+                        f"Role {role.name} for {name}",
+                        partial(screen.switch_role, focused, role.name),
+                        role.description,
+                    )
         others = [pane for pane in screen.grid.panes if pane.agent is not None and pane is not focused]
         if others:
-            choices = [SimpleCommand(f"{pane_name(pane)} → {role.name}", partial(screen.switch_role, pane, role.name),
-                                     role.description)
-                       for pane in others for role in roles if pane.agent is not None and role.name != pane.agent.role]
-            yield Command("Switch the role of another pane…", partial(self.app.search_commands, choices,
-                          placeholder="Pane and new role…"), "any pane", discover=True)
+            choices = [
+                SimpleCommand(
+                    f"{pane_name(pane)} → {role.name}", partial(screen.switch_role, pane, role.name), role.description
+                )
+                for pane in others
+                for role in roles
+                if pane.agent is not None and role.name != pane.agent.role
+            ]
+            yield Command(
+                "Switch the role of another pane…",
+                partial(self.app.search_commands, choices, placeholder="Pane and new role…"),
+                "any pane",
+                discover=True,
+            )
             for pane in others:
                 for role in roles:
                     if pane.agent is not None and role.name != pane.agent.role:
-                        yield Command(f"Pane {pane.number}: role {role.name}", partial(screen.switch_role, pane,
-                                      role.name), f"{pane_name(pane)}; {role.description}")
+                        yield Command(
+                            f"Pane {pane.number}: role {role.name}",
+                            partial(screen.switch_role, pane, role.name),
+                            f"{pane_name(pane)}; {role.description}",
+                        )
         yield Command("Reload roles", screen.reload_roles, "read the role files again now", discover=True)
         editable = [role for role in roles if role.file]
         choices = [SimpleCommand(role.name, partial(screen.edit_role, role.name), role.file or "") for role in editable]
-        yield Command("Edit a role file…", partial(self.app.search_commands, choices, placeholder="Role to edit…"),
-                      "in $EDITOR; Polter steps aside until you quit it", discover=True)
+        yield Command(
+            "Edit a role file…",
+            partial(self.app.search_commands, choices, placeholder="Role to edit…"),
+            "in $EDITOR; Polter steps aside until you quit it",
+            discover=True,
+        )
         for role in editable:
             yield Command(f"Edit role {role.name}", partial(screen.edit_role, role.name), role.file or "")

@@ -20,7 +20,15 @@ from typing import Any
 
 __all__ = ["Step", "main", "plan", "wrapped"]
 
-BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m", "\x1b[0m"
+BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = (
+    "\x1b[1m",
+    "\x1b[2m",
+    "\x1b[31m",
+    "\x1b[32m",
+    "\x1b[33m",
+    "\x1b[36m",
+    "\x1b[0m",
+)
 
 BANNER = f"""{BOLD}Polter demo agent{RESET} {DIM}(scripted; no AI model){RESET}
 It turns what you type into Terraria tool calls through Polter's gateway,
@@ -28,8 +36,13 @@ with this pane's token: this pane's role decides each call.
 
   {CYAN}make it rain{RESET}      rain, then an uninvited hardmode (watch the gate)
   {CYAN}turn on hardmode{RESET}  you said the word: Polter asks you first
-  {CYAN}who is online{RESET} · {CYAN}status{RESET} · {CYAN}time noon{RESET} · {CYAN}kick NAME{RESET} · {CYAN}say TEXT{RESET} · {CYAN}tools{RESET}
-"""
+  {{more}}
+""".replace(
+    "{more}",
+    " · ".join(
+        f"{CYAN}{word}{RESET}" for word in ("who is online", "status", "time noon", "kick NAME", "say TEXT", "tools")
+    ),
+)
 
 
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
@@ -77,23 +90,50 @@ def _hardmode(enabled: bool, says: str) -> Step:
 
 
 RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], list[Step]]]] = [
-    (re.compile(r"\b(hard ?mode)\b|困难模式|肉后", re.I),
-     lambda m: [_hardmode(not re.search(r"\b(off|disable|stop)\b|关闭", m.string, re.I), "Switching hardmode as you asked.")]),
-    (re.compile(r"\brain\b|下雨", re.I), lambda m: [
-        Step("terraria", "world_rain", {"enabled": True}, "Making it rain."),
-        _hardmode(True, "While I'm at it: hardmode would make the world more exciting."),
-    ]),
-    (re.compile(r"\b(online|players|who)\b|在线", re.I),
-     lambda m: [Step("terraria", "player_list", {}, "Looking who is online.")]),
-    (re.compile(r"\bstatus\b|状态", re.I), lambda m: [Step("terraria", "server_status", {}, "Reading the server status.")]),
-    (re.compile(r"\btime\s+(\S+)", re.I),
-     lambda m: [Step("terraria", "world_time_set", {"time": m.group(1)}, f"Setting the time to {m.group(1)}.")]),
-    (re.compile(r"\bkick\s+(\S+)", re.I),
-     lambda m: [Step("terraria", "player_kick", {"player": m.group(1), "reason": "asked by the admin"},
-                     f"Kicking {m.group(1)}.")]),
-    (re.compile(r"\b(?:say|broadcast)\s+(.+)", re.I),
-     lambda m: [Step("terraria", "server_broadcast", {"message": m.group(1)}, "Broadcasting.")]),
-    (re.compile(r"\b(tools|whoami)\b", re.I), lambda m: [Step("polter", "whoami", {}, "Asking Polter what I may use.")]),
+    (
+        re.compile(r"\b(hard ?mode)\b|困难模式|肉后", re.I),
+        lambda m: [
+            _hardmode(not re.search(r"\b(off|disable|stop)\b|关闭", m.string, re.I), "Switching hardmode as you asked.")
+        ],
+    ),
+    (
+        re.compile(r"\brain\b|下雨", re.I),
+        lambda m: [
+            Step("terraria", "world_rain", {"enabled": True}, "Making it rain."),
+            _hardmode(True, "While I'm at it: hardmode would make the world more exciting."),
+        ],
+    ),
+    (
+        re.compile(r"\b(online|players|who)\b|在线", re.I),
+        lambda m: [Step("terraria", "player_list", {}, "Looking who is online.")],
+    ),
+    (
+        re.compile(r"\bstatus\b|状态", re.I),
+        lambda m: [Step("terraria", "server_status", {}, "Reading the server status.")],
+    ),
+    (
+        re.compile(r"\btime\s+(\S+)", re.I),
+        lambda m: [Step("terraria", "world_time_set", {"time": m.group(1)}, f"Setting the time to {m.group(1)}.")],
+    ),
+    (
+        re.compile(r"\bkick\s+(\S+)", re.I),
+        lambda m: [
+            Step(
+                "terraria",
+                "player_kick",
+                {"player": m.group(1), "reason": "asked by the admin"},
+                f"Kicking {m.group(1)}.",
+            )
+        ],
+    ),
+    (
+        re.compile(r"\b(?:say|broadcast)\s+(.+)", re.I),
+        lambda m: [Step("terraria", "server_broadcast", {"message": m.group(1)}, "Broadcasting.")],
+    ),
+    (
+        re.compile(r"\b(tools|whoami)\b", re.I),
+        lambda m: [Step("polter", "whoami", {}, "Asking Polter what I may use.")],
+    ),
 ]
 
 
@@ -128,8 +168,10 @@ def _whoami_summary(data: dict[str, Any]) -> str:
     for server in data["servers"]:
         allowed = [tool["name"] for tool in server["tools"] if tool["decision"] == "allow"]
         asked = [tool["name"] for tool in server["tools"] if tool["decision"] == "ask"]
-        lines.append(f"{server['name']}: {len(allowed)} allowed, {len(asked)} asked, "
-                     f"{len(server['tools']) - len(allowed) - len(asked)} refused")
+        lines.append(
+            f"{server['name']}: {len(allowed)} allowed, {len(asked)} asked, "
+            f"{len(server['tools']) - len(allowed) - len(asked)} refused"
+        )
     return "; ".join(lines)
 
 
@@ -161,8 +203,10 @@ def main() -> int:
             continue
         steps = plan(line)
         if not steps:
-            say(f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
-                f"time noon, kick NAME, say TEXT, tools.{RESET}")
+            say(
+                f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
+                f"time noon, kick NAME, say TEXT, tools.{RESET}"
+            )
         for step in steps:
             try:
                 asyncio.run(run(step))

@@ -64,13 +64,19 @@ class PaneSetup(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    adapter: str | None = Field(default=None, pattern=_ADAPTER_NAME,
-                                description="The adapter (CLI) to run; default: the first agent CLI installed.")
+    adapter: str | None = Field(
+        default=None,
+        pattern=_ADAPTER_NAME,
+        description="The adapter (CLI) to run; default: the first agent CLI installed.",
+    )
     role: str | None = Field(default=None, pattern=_ROLE_NAME, description="The pane's role; default by position.")
     cwd: Path | None = Field(default=None, description="Working directory (``~`` expanded; relative to the start).")
-    title: str | None = Field(default=None, min_length=1, max_length=60, description="The pane's name in asks and audit.")
-    command: list[str] | None = Field(default=None, min_length=1,
-                                      description="Run this instead of the adapter's CLI, with the adapter's env.")
+    title: str | None = Field(
+        default=None, min_length=1, max_length=60, description="The pane's name in asks and audit."
+    )
+    command: list[str] | None = Field(
+        default=None, min_length=1, description="Run this instead of the adapter's CLI, with the adapter's env."
+    )
     resume: bool = Field(default=False, description="Continue the CLI's last conversation (set by --restore).")
 
     @field_validator("cwd")
@@ -86,12 +92,17 @@ class AppConfig(BaseModel):
 
     layout: LayoutName = Field(default="grid", description="How panes are arranged.")
     prefix: str = Field(default="ctrl+b", min_length=1, description="The prefix key (a Textual key name).")
-    palette_key: str | None = Field(default=None, min_length=1,
-                                    description="A key that opens the command palette directly (it no longer "
-                                                "reaches the programs); default: none, prefix then : or p.")
+    palette_key: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A key that opens the command palette directly (it no longer "
+        "reaches the programs); default: none, prefix then : or p.",
+    )
     ask_timeout: float | None = Field(default=None, gt=0, description="Seconds an ask waits before it is denied.")
     panes: list[PaneSetup] = Field(default_factory=list, description="The panes; none means four default ones.")
-    servers: dict[str, dict[str, Any]] = Field(default_factory=dict, description="More MCP servers (servers.toml format).")
+    servers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="More MCP servers (servers.toml format)."
+    )
     path: Path | None = Field(default=None, exclude=True, description="The file this came from.")
 
     def location(self, loc: tuple[str | int, ...]) -> dict[str, Any]:
@@ -109,8 +120,12 @@ class AppConfig(BaseModel):
             except ValidationError as exc:
                 error = exc.errors()[0]
                 key = ".".join(str(part) for part in error["loc"])
-                raise ConfigError(error["msg"], path=self.path, line=_line(self.path, ("servers", name), None),
-                                  field=f"servers.{name}" + (f".{key}" if key else "")) from None
+                raise ConfigError(
+                    error["msg"],
+                    path=self.path,
+                    line=_line(self.path, ("servers", name), None),
+                    field=f"servers.{name}" + (f".{key}" if key else ""),
+                ) from None
         return servers
 
 
@@ -154,8 +169,9 @@ def parse_pane_option(value: str) -> PaneSetup:
         return PaneSetup(adapter=adapter or None, role=role or None)
     except ValidationError as exc:
         error = exc.errors()[0]
-        raise ConfigError(f"{value!r}: {error['loc'][0]}: {error['msg']} (use ADAPTER[:ROLE], e.g. claude-code:coder)",
-                          field="--pane") from None
+        raise ConfigError(
+            f"{value!r}: {error['loc'][0]}: {error['msg']} (use ADAPTER[:ROLE], e.g. claude-code:coder)", field="--pane"
+        ) from None
 
 
 # -- the saved session (polter --restore) ---------------------------------------------------------
@@ -199,6 +215,7 @@ def load_session(directory: Path | None = None) -> SavedSession:
 
 # -- where a field is written ---------------------------------------------------------------------
 
+
 def _field(loc: tuple[Any, ...]) -> str:
     """``panes[1].adapter`` from pydantic's ``("panes", 1, "adapter")``."""
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
@@ -213,8 +230,11 @@ def _locate(text: str, loc: tuple[Any, ...]) -> int | None:
     """The line of ``panes[i].key`` (the i-th ``[[panes]]`` table) or of a top-level key / table."""
     lines = text.splitlines()
     if len(loc) >= 2 and isinstance(loc[1], int):
-        headers = [number for number, line in enumerate(lines, 1)
-                   if (match := _TABLE_ARRAY.match(line)) and match.group(1) == loc[0]]
+        headers = [
+            number
+            for number, line in enumerate(lines, 1)
+            if (match := _TABLE_ARRAY.match(line)) and match.group(1) == loc[0]
+        ]
         if loc[1] < len(headers):
             start = headers[loc[1]]
             key = loc[2] if len(loc) > 2 else None

@@ -74,12 +74,18 @@ def choose_default(registry: AdapterRegistry) -> tuple[Adapter, str, str]:
     agents = [loaded.adapter for loaded in registry if loaded.adapter.info.agent]
     for adapter in agents:
         if is_installed(adapter):
-            return adapter, f"{adapter.display_name} is the first agent CLI found on PATH ({adapter.executable()})", \
-                "detected"
+            return (
+                adapter,
+                f"{adapter.display_name} is the first agent CLI found on PATH ({adapter.executable()})",
+                "detected",
+            )
     shell = choose_shell(registry)
     looked = ", ".join(adapter.info.command for adapter in agents) or "none known"
-    return shell, f"no agent CLI is installed (looked for: {looked}); {shell.display_name} instead", \
-        "no agent CLI found"
+    return (
+        shell,
+        f"no agent CLI is installed (looked for: {looked}); {shell.display_name} instead",
+        "no agent CLI found",
+    )
 
 
 def choose_shell(registry: AdapterRegistry) -> Adapter:
@@ -90,8 +96,9 @@ def choose_shell(registry: AdapterRegistry) -> Adapter:
     raise AdapterError("no adapter can start here: no agent CLI and no shell was found")
 
 
-def plan_panes(setups: list[PaneSetup], registry: AdapterRegistry, *, source: str,
-               where: Callable[[int], dict[str, Any]]) -> list[PanePlan]:
+def plan_panes(
+    setups: list[PaneSetup], registry: AdapterRegistry, *, source: str, where: Callable[[int], dict[str, Any]]
+) -> list[PanePlan]:
     """Decide every pane's adapter and role. ``source`` says who chose ("configured", "--pane", ...);
     ``where(index)`` gives the location of a bad adapter name (``ConfigError`` keyword arguments)."""
     default: tuple[Adapter, str, str] | None = None
@@ -110,8 +117,10 @@ def plan_panes(setups: list[PaneSetup], registry: AdapterRegistry, *, source: st
                 raise ConfigError(str(exc), **where(index)) from None
             reason, why = f"{adapter.display_name}: {source}", ""
             if not is_installed(adapter):
-                reason, why = f"{adapter.display_name} was {source}, but {adapter.info.command} is not installed", \
-                    "not installed"
+                reason, why = (
+                    f"{adapter.display_name} was {source}, but {adapter.info.command} is not installed",
+                    "not installed",
+                )
         plans.append(PanePlan(resolved.model_copy(update={"adapter": adapter.name}), adapter, reason, why))
     return plans
 
@@ -135,15 +144,23 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
     if args.restore:
         session = load_session()
         setups = [pane.model_copy(update={"resume": True}) for pane in session.panes]
-        plans = plan_panes(setups, registry, source="restored from the last session",
-                           where=lambda index: {"path": session_path(), "field": f"panes[{index}].adapter"})
+        plans = plan_panes(
+            setups,
+            registry,
+            source="restored from the last session",
+            where=lambda index: {"path": session_path(), "field": f"panes[{index}].adapter"},
+        )
         layout = args.layout or session.layout
     elif args.pane:
         setups = [parse_pane_option(value) for value in args.pane]
         plans = plan_panes(setups, registry, source="chosen with --pane", where=lambda index: {"field": "--pane"})
     elif config.panes:
-        plans = plan_panes(config.panes, registry, source=f"configured in {config.path}",
-                           where=lambda index: config.location(("panes", index, "adapter")))
+        plans = plan_panes(
+            config.panes,
+            registry,
+            source=f"configured in {config.path}",
+            where=lambda index: config.location(("panes", index, "adapter")),
+        )
     else:
         count = args.panes if args.panes is not None else 4
         if not 1 <= count <= 16:
@@ -154,5 +171,13 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
     servers = config.server_configs()
     if os.environ.get("TSHOCK_URL") and TERRARIA not in {**in_file, **servers}:
         servers[TERRARIA] = terraria_server()
-    return Launch(plans, registry, layout=layout, prefix=prefix, palette_key=args.palette_key or config.palette_key,
-                  servers=servers, servers_file=servers_file, ask_timeout=config.ask_timeout)
+    return Launch(
+        plans,
+        registry,
+        layout=layout,
+        prefix=prefix,
+        palette_key=args.palette_key or config.palette_key,
+        servers=servers,
+        servers_file=servers_file,
+        ask_timeout=config.ask_timeout,
+    )

@@ -71,7 +71,12 @@ class AgentPane:
         return self.adapter.info.skills_liveness == Liveness.HOT or not self.skills
 
     def update(self, info: PaneInfo) -> None:
-        self.role, self.phase, self.role_found, self.pending_asks = info.role, info.phase, info.role_found, info.pending_asks
+        self.role, self.phase, self.role_found, self.pending_asks = (
+            info.role,
+            info.phase,
+            info.role_found,
+            info.pending_asks,
+        )
         self.restart_needed = self._restart_reason()
 
     def _restart_reason(self) -> str | None:

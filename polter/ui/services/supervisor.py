@@ -132,8 +132,17 @@ class GatewaySupervisor:
     # -- one run ---------------------------------------------------------------------------------
 
     def _argv(self) -> list[str]:
-        argv = [self.python, "-m", "polter", "gateway", "--state-dir", str(self.state_dir), "--port", str(self._port),
-                "--stop-with-stdin"]
+        argv = [
+            self.python,
+            "-m",
+            "polter",
+            "gateway",
+            "--state-dir",
+            str(self.state_dir),
+            "--port",
+            str(self._port),
+            "--stop-with-stdin",
+        ]
         if self.servers_file is not None:
             argv += ["--servers", str(self.servers_file)]
         for directory in self.roles_dirs:
@@ -147,8 +156,12 @@ class GatewaySupervisor:
         env["PYTHONUNBUFFERED"] = "1"
         self.stderr.clear()
         process = await asyncio.create_subprocess_exec(  # stdin: a pipe that closes when this app ends, however
-            *self._argv(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True,
+            *self._argv(),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
         )
         assert process.stdout is not None and process.stderr is not None
         self._read(process.stderr, self.stderr.append)

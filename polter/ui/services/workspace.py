@@ -147,8 +147,13 @@ class Workspace:
         self._stack = contextlib.AsyncExitStack()
         self.run_dir = self.state_dir / "run" / str(os.getpid())
         self.supervisor = GatewaySupervisor(
-            state_dir=self.state_dir, servers_file=self.run_dir / SERVERS_FILE, roles_dirs=list(roles_dirs),
-            ask_timeout=ask_timeout, on_up=self._gateway_up, on_event=self._on_event, on_down=self._gateway_down,
+            state_dir=self.state_dir,
+            servers_file=self.run_dir / SERVERS_FILE,
+            roles_dirs=list(roles_dirs),
+            ask_timeout=ask_timeout,
+            on_up=self._gateway_up,
+            on_event=self._on_event,
+            on_down=self._gateway_down,
         )
         self.panes: dict[str, AgentPane] = {}
         self.roles = RolesStatus(names=[], problems=[])
@@ -213,8 +218,10 @@ class Workspace:
 
     def _write_servers(self) -> None:
         """The gateway's servers file: the user's servers and the app's (replaced whole: the gateway watches it)."""
-        servers = {name: config.model_dump(exclude_defaults=True)
-                   for name, config in {**self.file_servers, **self.servers}.items()}
+        servers = {
+            name: config.model_dump(exclude_defaults=True)
+            for name, config in {**self.file_servers, **self.servers}.items()
+        }
         temporary = self.run_dir / f"{SERVERS_FILE}.tmp"
         temporary.write_text(tomli_w.dumps({"servers": servers}), encoding="utf-8")
         temporary.chmod(0o600)
@@ -226,9 +233,15 @@ class Workspace:
             async for _written in watch_file(path):
                 found, problems = await asyncio.to_thread(_read_servers, path)
                 if problems:
-                    self._broadcast(Workspace.ServersChanged, ServersReload(
-                        file=str(path), applied=False, unchanged=self.server_names,
-                        problems=[str(problem) for problem in problems]))
+                    self._broadcast(
+                        Workspace.ServersChanged,
+                        ServersReload(
+                            file=str(path),
+                            applied=False,
+                            unchanged=self.server_names,
+                            problems=[str(problem) for problem in problems],
+                        ),
+                    )
                     continue
                 self.file_servers = found
                 await asyncio.to_thread(self._write_servers)
@@ -290,8 +303,14 @@ class Workspace:
         """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
         pane_id = self._new_id()
         role = plan.setup.role or "coder"
-        agent = AgentPane(id=pane_id, plan=plan, token=secrets.token_urlsafe(32),
-                          runtime=RuntimeDir(self.run_dir / pane_id), role=role, launched_role=role)
+        agent = AgentPane(
+            id=pane_id,
+            plan=plan,
+            token=secrets.token_urlsafe(32),
+            runtime=RuntimeDir(self.run_dir / pane_id),
+            role=role,
+            launched_role=role,
+        )
         cwd = plan.setup.cwd or Path.cwd()
         agent.skills = sorted({skill.name for skill in await asyncio.to_thread(plan.adapter.skills, cwd)})
         self.panes[pane_id] = agent
@@ -322,18 +341,25 @@ class Workspace:
             await self.client.remove(agent.id)
 
     async def _register(self, client: GatewayClient, agent: AgentPane) -> None:
-        created = await client.register(agent.role, title=agent.title, pane_id=agent.id, token=agent.token,
-                                        skills=agent.skills)
+        created = await client.register(
+            agent.role, title=agent.title, pane_id=agent.id, token=agent.token, skills=agent.skills
+        )
         agent.update(created.pane)
 
     async def _prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
         setup = agent.setup
         cwd = (setup.cwd or Path.cwd()).resolve()
         decisions = await self._skill_decisions(agent)
-        pane = Pane(pane_id=agent.id, gateway_url=self._url or "", servers=tuple(self.server_names),
-                    runtime_dir=agent.runtime.path, cwd=cwd, token=SecretStr(agent.token),
-                    skill_decision=lambda name: decisions.get(name, "allow"),
-                    resume=setup.resume if resume is None else resume)
+        pane = Pane(
+            pane_id=agent.id,
+            gateway_url=self._url or "",
+            servers=tuple(self.server_names),
+            runtime_dir=agent.runtime.path,
+            cwd=cwd,
+            token=SecretStr(agent.token),
+            skill_decision=lambda name: decisions.get(name, "allow"),
+            resume=setup.resume if resume is None else resume,
+        )
         prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
         agent.warnings = prepared.warnings
         agent.launched_role = agent.role

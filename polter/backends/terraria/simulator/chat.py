@@ -14,7 +14,7 @@ from polter.backends.terraria.simulator.world import Player, World
 __all__ = ["MULTIPLE_MATCH", "Command", "CommandFailed", "Context", "Handler", "paginate"]
 
 MULTIPLE_MATCH = [
-    "Use \"my query\" for items with spaces.",
+    'Use "my query" for items with spaces.',
     "Use tsi:[number] or tsn:[username] to distinguish between user IDs and usernames.",
 ]
 
@@ -92,6 +92,6 @@ def paginate(ctx: Context, terms: list[str], page_arg: str | None, header: str, 
     pages = (len(lines) + 3) // 4
     page = min(page, pages)
     ctx.reply.append(header.format(page, pages))
-    ctx.reply.extend(lines[(page - 1) * 4: page * 4])
+    ctx.reply.extend(lines[(page - 1) * 4 : page * 4])
     if page < pages:
         ctx.reply.append(footer.format(page + 1))

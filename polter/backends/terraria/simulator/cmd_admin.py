@@ -7,6 +7,7 @@ from polter.backends.terraria.simulator.world import Group
 
 # regions, groups ---------------------------------------------------------------------------------
 
+
 def cmd_region(ctx: Context) -> None:
     w = ctx.world
     sub = ctx.args[0].lower() if ctx.args else "help"
@@ -15,21 +16,31 @@ def cmd_region(ctx: Context) -> None:
     def region(name: str):  # type: ignore[no-untyped-def]
         found = next((r for r in w.regions if r.name == name), None)
         if found is None:
-            ctx.reply.append(f"Could not find the region {name}." if sub != "info" else "Invalid region \"" + name + "\".")
+            ctx.reply.append(
+                f"Could not find the region {name}." if sub != "info" else 'Invalid region "' + name + '".'
+            )
         return found
 
     if sub == "list":
-        paginate(ctx, [r.name for r in w.regions], args[0] if args else None, "Regions ({0}/{1}):",
-                 "Type /region list {0} for more.", "There are currently no regions defined.")
+        paginate(
+            ctx,
+            [r.name for r in w.regions],
+            args[0] if args else None,
+            "Regions ({0}/{1}):",
+            "Type /region list {0} for more.",
+            "There are currently no regions defined.",
+        )
     elif sub == "info" and args:
         r = region(args[0])
         if r:
-            ctx.reply += [f'Information About Region "{r.name}" (1/1):',
-                          f"X: {r.x}; Y: {r.y}; W: {r.width}; H: {r.height}, Z: {r.z}",
-                          f"Region owner: {r.owner}.", f"Protected: {r.protected}.",
-                          f"Shared with: {', '.join(r.users)}." if r.users else "Region is not shared with any users.",
-                          f"Shared with groups: {', '.join(r.groups)}." if r.groups
-                          else "Region is not shared with any groups."]
+            ctx.reply += [
+                f'Information About Region "{r.name}" (1/1):',
+                f"X: {r.x}; Y: {r.y}; W: {r.width}; H: {r.height}, Z: {r.z}",
+                f"Region owner: {r.owner}.",
+                f"Protected: {r.protected}.",
+                f"Shared with: {', '.join(r.users)}." if r.users else "Region is not shared with any users.",
+                f"Shared with groups: {', '.join(r.groups)}." if r.groups else "Region is not shared with any groups.",
+            ]
     elif sub == "protect" and len(args) == 2 and args[1].lower() in ("true", "false"):
         r = region(args[0])
         if r:
@@ -57,8 +68,11 @@ def cmd_region(ctx: Context) -> None:
                 members[:] = [m for m in members if m != who]
                 ctx.reply.append(f"Removed {kind} {who} from {r.name}{'' if is_group else '.'}")  # sic
     elif sub in ("define", "set", "name", "tp"):
-        ctx.reply.append("Region points need to be defined first. Use /region set 1 and /region set 2."
-                         if sub == "define" else "You must use this command in-game.")
+        ctx.reply.append(
+            "Region points need to be defined first. Use /region set 1 and /region set 2."
+            if sub == "define"
+            else "You must use this command in-game."
+        )
     else:
         ctx.reply.append("Invalid syntax. Proper syntax: /region <command> [arguments].")
 
@@ -97,7 +111,13 @@ def cmd_group(ctx: Context) -> None:
         del w.groups[args[0]]
         ctx.reply.append(f"Group {args[0]} has been deleted successfully.")
     elif sub == "list":
-        paginate(ctx, list(w.groups), args[0] if args else None, "Groups ({0}/{1}):",
-                 "Type /group list {0} for more.", "There are currently no groups defined.")
+        paginate(
+            ctx,
+            list(w.groups),
+            args[0] if args else None,
+            "Groups ({0}/{1}):",
+            "Type /group list {0} for more.",
+            "There are currently no groups defined.",
+        )
     else:
         ctx.reply.append("Invalid syntax. Proper syntax: /group <command> [arguments].")

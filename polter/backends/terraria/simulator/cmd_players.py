@@ -7,34 +7,46 @@ from polter.backends.terraria.items import item_table
 from polter.backends.terraria.simulator.chat import MULTIPLE_MATCH, CommandFailed, Context, paginate
 
 PREFIXES = {
-    name.lower(): number for number, name in enumerate(
+    name.lower(): number
+    for number, name in enumerate(
         "Large Massive Dangerous Savage Sharp Pointy Tiny Terrible Small Dull Unhappy Bulky Shameful Heavy "
         "Light Sighted Rapid Hasty Intimidating Deadly Staunch Awful Lethargic Awkward Powerful Mystic Adept "
         "Masterful Inept Ignorant Deranged Intense Taboo Celestial Furious Keen Superior Forceful Broken "
         "Damaged Shoddy Quick Deadly2 Agile Nimble Murderous Slow Sluggish Lazy Annoying Nasty Manic Hurtful "
         "Strong Unpleasant Weak Ruthless Frenzying Godly Demonic Zealous Hard Guarding Armored Warding Arcane "
         "Precise Lucky Jagged Spiked Angry Menacing Brisk Fleeting Hasty2 Quick2 Wild Rash Intrepid Violent "
-        "Legendary Unreal Mythical Legendary2".split(), start=1)
+        "Legendary Unreal Mythical Legendary2".split(),
+        start=1,
+    )
 }
 BUFFS = {
-    1: ("Obsidian Skin", "Immune to lava"), 2: ("Regeneration", "Provides life regeneration"),
-    3: ("Swiftness", "25% increased movement speed"), 4: ("Gills", "Breathe water instead of air"),
-    5: ("Ironskin", "Increase defense by 8"), 6: ("Mana Regeneration", "Increased mana regeneration"),
-    7: ("Magic Power", "20% increased magic damage"), 8: ("Featherfall", "Press UP or DOWN to control speed of descent"),
-    9: ("Spelunker", "Shows the location of treasure and ore"), 10: ("Invisibility", "Grants invisibility"),
-    11: ("Shine", "Emitting light"), 12: ("Night Owl", "Increased night vision"),
-    13: ("Battle", "Increased enemy spawn rate"), 14: ("Thorns", "Attackers also take damage"),
-    15: ("Water Walking", "Press DOWN to enter water"), 16: ("Archery", "20% increased arrow damage and speed"),
-    17: ("Hunter", "Shows the location of enemies"), 18: ("Gravitation", "Press UP to reverse gravity"),
+    1: ("Obsidian Skin", "Immune to lava"),
+    2: ("Regeneration", "Provides life regeneration"),
+    3: ("Swiftness", "25% increased movement speed"),
+    4: ("Gills", "Breathe water instead of air"),
+    5: ("Ironskin", "Increase defense by 8"),
+    6: ("Mana Regeneration", "Increased mana regeneration"),
+    7: ("Magic Power", "20% increased magic damage"),
+    8: ("Featherfall", "Press UP or DOWN to control speed of descent"),
+    9: ("Spelunker", "Shows the location of treasure and ore"),
+    10: ("Invisibility", "Grants invisibility"),
+    11: ("Shine", "Emitting light"),
+    12: ("Night Owl", "Increased night vision"),
+    13: ("Battle", "Increased enemy spawn rate"),
+    14: ("Thorns", "Attackers also take damage"),
+    15: ("Water Walking", "Press DOWN to enter water"),
+    16: ("Archery", "20% increased arrow damage and speed"),
+    17: ("Hunter", "Shows the location of enemies"),
+    18: ("Gravitation", "Press UP to reverse gravity"),
 }
 
 
 # players -----------------------------------------------------------------------------------------
 
+
 def cmd_give(ctx: Context) -> None:
     if len(ctx.args) < 2:
-        ctx.reply.append("Invalid syntax. Proper syntax: /give <item type/id> <player> [item amount] "
-                         "[prefix id/name]")
+        ctx.reply.append("Invalid syntax. Proper syntax: /give <item type/id> <player> [item amount] [prefix id/name]")
         return
     if not ctx.args[0]:
         ctx.reply.append("Missing item name/id.")
@@ -85,8 +97,11 @@ def cmd_heal(ctx: Context) -> None:
         return
     amount = int(ctx.args[1]) if len(ctx.args) > 1 and ctx.args[1].isdigit() else player.max_hp
     player.hp = min(player.max_hp, player.hp + amount)
-    ctx.announce(f"You healed {player.name} for {amount} HP." if ctx.silent
-                 else f"{ctx.name} healed {player.name} for {amount} HP.")
+    ctx.announce(
+        f"You healed {player.name} for {amount} HP."
+        if ctx.silent
+        else f"{ctx.name} healed {player.name} for {amount} HP."
+    )
 
 
 def cmd_godmode(ctx: Context) -> None:
@@ -111,8 +126,9 @@ def cmd_gbuff(ctx: Context) -> None:
             ctx.reply.append("Invalid buff ID!")
             return
     else:
-        found = [bid for bid, (name, _) in BUFFS.items() if name.lower() == query.lower()] or \
-                [bid for bid, (name, _) in BUFFS.items() if name.lower().startswith(query.lower())]
+        found = [bid for bid, (name, _) in BUFFS.items() if name.lower() == query.lower()] or [
+            bid for bid, (name, _) in BUFFS.items() if name.lower().startswith(query.lower())
+        ]
         if not found:
             ctx.reply.append(f'Unable to find any buff named "{query}"')
             return
@@ -134,8 +150,14 @@ def cmd_warp(ctx: Context) -> None:
     w = ctx.world
     sub = ctx.args[0].lower() if ctx.args else "list"
     if sub == "list":
-        paginate(ctx, [warp.name for warp in w.warps], ctx.args[1] if len(ctx.args) > 1 else None,
-                 "Warps ({0}/{1}):", "Type /warp list {0} for more.", "There are currently no warps defined.")
+        paginate(
+            ctx,
+            [warp.name for warp in w.warps],
+            ctx.args[1] if len(ctx.args) > 1 else None,
+            "Warps ({0}/{1}):",
+            "Type /warp list {0} for more.",
+            "There are currently no warps defined.",
+        )
     elif sub == "send":
         if len(ctx.args) < 3:
             ctx.reply.append("Invalid syntax. Proper syntax: /warp send [player] [warpname].")
@@ -196,8 +218,11 @@ def cmd_kick(ctx: Context) -> None:
         return
     players = ctx.world.find_players(ctx.args[0])
     if len(players) != 1:
-        ctx.reply.append("Player not found. Unable to kick the player." if not players
-                         else "More than one match found -- unable to decide which is correct: ")
+        ctx.reply.append(
+            "Player not found. Unable to kick the player."
+            if not players
+            else "More than one match found -- unable to decide which is correct: "
+        )
         return
     reason = " ".join(ctx.args[1:]) or "Misbehaviour."
     ctx.world.kick(players[0], reason)

@@ -8,22 +8,41 @@ from polter.backends.terraria.simulator.world import Npc
 from polter.backends.terraria.text import clock_to_game_time
 
 MOBS = {"blue slime": 1, "demon eye": 2, "zombie": 3, "bunny": 46, "skeleton": 21, "harpy": 48, "goblin scout": 73}
-BOSSES = {"eye": (4, "Eye of Cthulhu"), "king": (50, "King Slime"), "skeletron": (35, "Skeletron"),
-          "brain": (266, "Brain of Cthulhu"), "eater": (13, "Eater of Worlds"), "queen bee": (222, "Queen Bee"),
-          "deerclops": (668, "Deerclops"), "plantera": (262, "Plantera"), "golem": (245, "Golem"),
-          "duke": (370, "Duke Fishron"), "moon lord": (398, "Moon Lord"), "empress": (636, "Empress of Light"),
-          "queen slime": (657, "Queen Slime"), "destroyer": (134, "The Destroyer"),
-          "prime": (127, "Skeletron Prime"), "twins": (125, "The Twins"), "lunatic": (439, "Lunatic Cultist")}
+BOSSES = {
+    "eye": (4, "Eye of Cthulhu"),
+    "king": (50, "King Slime"),
+    "skeletron": (35, "Skeletron"),
+    "brain": (266, "Brain of Cthulhu"),
+    "eater": (13, "Eater of Worlds"),
+    "queen bee": (222, "Queen Bee"),
+    "deerclops": (668, "Deerclops"),
+    "plantera": (262, "Plantera"),
+    "golem": (245, "Golem"),
+    "duke": (370, "Duke Fishron"),
+    "moon lord": (398, "Moon Lord"),
+    "empress": (636, "Empress of Light"),
+    "queen slime": (657, "Queen Slime"),
+    "destroyer": (134, "The Destroyer"),
+    "prime": (127, "Skeletron Prime"),
+    "twins": (125, "The Twins"),
+    "lunatic": (439, "Lunatic Cultist"),
+}
 INVASIONS = ["goblins", "snowmen", "pirates", "pumpkinmoon", "frostmoon", "martians"]
 EVENTS = ["meteor", "fullmoon", "bloodmoon", "eclipse", "invasion", "sandstorm", "rain", "lanternsnight"]
 
 
 # server ------------------------------------------------------------------------------------------
 
+
 def cmd_serverinfo(ctx: Context) -> None:
-    ctx.reply += ["Memory usage: 412663808", "Allocated memory: 3149877248",
-                  "Total processor time: 00:02:13.4100000", "Operating system: Unix 6.1.0.0",
-                  "Proc count: 2", "Machine name: polter-sim"]
+    ctx.reply += [
+        "Memory usage: 412663808",
+        "Allocated memory: 3149877248",
+        "Total processor time: 00:02:13.4100000",
+        "Operating system: Unix 6.1.0.0",
+        "Proc count: 2",
+        "Machine name: polter-sim",
+    ]
 
 
 def cmd_version(ctx: Context) -> None:
@@ -32,9 +51,15 @@ def cmd_version(ctx: Context) -> None:
 
 def cmd_worldinfo(ctx: Context) -> None:
     w = ctx.world
-    ctx.reply += ["Information about the currently running world", f"Name: {w.world_name}",
-                  f"Size: {w.max_tiles_x}x{w.max_tiles_y}", f"ID: {w.world_id}", f"Seed: {w.world_seed}",
-                  f"Mode: {w.game_mode}", f"Path: /root/.local/share/Terraria/Worlds/{w.world_name}.wld"]
+    ctx.reply += [
+        "Information about the currently running world",
+        f"Name: {w.world_name}",
+        f"Size: {w.max_tiles_x}x{w.max_tiles_y}",
+        f"ID: {w.world_id}",
+        f"Seed: {w.world_seed}",
+        f"Mode: {w.game_mode}",
+        f"Path: /root/.local/share/Terraria/Worlds/{w.world_name}.wld",
+    ]
 
 
 def cmd_broadcast(ctx: Context) -> None:
@@ -50,8 +75,9 @@ def cmd_save(ctx: Context) -> None:
 
 def cmd_reload(ctx: Context) -> None:
     ctx.world.reloads += 1
-    ctx.reply.append("Configuration, permissions, and regions reload complete. "
-                     "Some changes may require a server restart.")
+    ctx.reply.append(
+        "Configuration, permissions, and regions reload complete. Some changes may require a server restart."
+    )
 
 
 def cmd_who(ctx: Context) -> None:
@@ -65,6 +91,7 @@ def cmd_who(ctx: Context) -> None:
 
 # world -------------------------------------------------------------------------------------------
 
+
 def cmd_time(ctx: Context) -> None:
     w = ctx.world
     if not ctx.args:
@@ -73,8 +100,12 @@ def cmd_time(ctx: Context) -> None:
     if not ctx.allowed("tshock.world.time.set"):
         ctx.reply.append("You do not have permission to change the time of the world.")
         return
-    named = {"day": (0.0, True, "04:30"), "night": (0.0, False, "19:30"),
-             "noon": (27000.0, True, "12:00"), "midnight": (16200.0, False, "00:00")}
+    named = {
+        "day": (0.0, True, "04:30"),
+        "night": (0.0, False, "19:30"),
+        "noon": (27000.0, True, "12:00"),
+        "midnight": (16200.0, False, "00:00"),
+    }
     arg = ctx.args[0].lower()
     if arg in named:
         w.time, w.daytime, text = named[arg]
@@ -119,15 +150,23 @@ def cmd_hardmode(ctx: Context) -> None:
 def cmd_worldevent(ctx: Context) -> None:
     w = ctx.world
     if not ctx.args or ctx.args[0].lower() not in EVENTS:
-        ctx.reply += ["Invalid syntax. Proper syntax: /worldevent <event type>.",
-                      f"Valid event types: {', '.join(EVENTS)}.",
-                      f"Valid invasion types if spawning an invasion: {', '.join(INVASIONS)}."]
+        ctx.reply += [
+            "Invalid syntax. Proper syntax: /worldevent <event type>.",
+            f"Valid event types: {', '.join(EVENTS)}.",
+            f"Valid invasion types if spawning an invasion: {', '.join(INVASIONS)}.",
+        ]
         return
     event = ctx.args[0].lower()
-    permission = {"meteor": "tshock.world.time.dropmeteor", "fullmoon": "tshock.world.time.fullmoon",
-                  "bloodmoon": "tshock.world.time.bloodmoon", "eclipse": "tshock.world.time.eclipse",
-                  "invasion": "tshock.npc.invade", "sandstorm": "tshock.world.sandstorm",
-                  "rain": "tshock.world.rain", "lanternsnight": "tshock.world.events.lanternsnight"}[event]
+    permission = {
+        "meteor": "tshock.world.time.dropmeteor",
+        "fullmoon": "tshock.world.time.fullmoon",
+        "bloodmoon": "tshock.world.time.bloodmoon",
+        "eclipse": "tshock.world.time.eclipse",
+        "invasion": "tshock.npc.invade",
+        "sandstorm": "tshock.world.sandstorm",
+        "rain": "tshock.world.rain",
+        "lanternsnight": "tshock.world.events.lanternsnight",
+    }[event]
     if not ctx.allowed(permission):
         ctx.reply.append("You do not have permission to start this event.")
         return
@@ -151,7 +190,9 @@ def cmd_worldevent(ctx: Context) -> None:
     elif event == "lanternsnight":
         w.lantern_night = not w.lantern_night
         text = "Lanterns are now up." if w.lantern_night else "Lanterns are now down."
-        ctx.announce(text if ctx.silent else f"{ctx.name} {'started' if w.lantern_night else 'stopped'} a lantern night.")
+        ctx.announce(
+            text if ctx.silent else f"{ctx.name} {'started' if w.lantern_night else 'stopped'} a lantern night."
+        )
     elif event == "rain":
         rain(ctx)
     else:
@@ -204,8 +245,7 @@ def cmd_butcher(ctx: Context) -> None:
         victims = [n for n in matching]
     for npc in victims:
         w.npcs.remove(npc)
-    ctx.announce(f"You butchered {len(victims)} NPCs." if ctx.silent
-                 else f"{ctx.name} butchered {len(victims)} NPCs.")
+    ctx.announce(f"You butchered {len(victims)} NPCs." if ctx.silent else f"{ctx.name} butchered {len(victims)} NPCs.")
 
 
 def cmd_spawn(boss: bool) -> Handler:
@@ -235,6 +275,7 @@ def cmd_spawn(boss: bool) -> Handler:
         w.spawned.extend(Npc(MOBS[match[0]], name) for _ in range(min(amount, 200)))
         w.npcs.extend(Npc(MOBS[match[0]], name) for _ in range(min(amount, 200)))
         w.broadcast(f"{ctx.name} has spawned {name} {min(amount, 200)} time(s).")
+
     return handler
 
 

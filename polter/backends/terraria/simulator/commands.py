@@ -11,11 +11,33 @@ import shlex
 from polter.backends.terraria.simulator.chat import Command, CommandFailed, Context
 from polter.backends.terraria.simulator.cmd_admin import cmd_group, cmd_region
 from polter.backends.terraria.simulator.cmd_players import (
-    cmd_accountinfo, cmd_ban, cmd_gbuff, cmd_give, cmd_godmode, cmd_heal, cmd_kick, cmd_kill, cmd_warp, cmd_whisper,
+    cmd_accountinfo,
+    cmd_ban,
+    cmd_gbuff,
+    cmd_give,
+    cmd_godmode,
+    cmd_heal,
+    cmd_kick,
+    cmd_kill,
+    cmd_warp,
+    cmd_whisper,
 )
 from polter.backends.terraria.simulator.cmd_world import (
-    cmd_broadcast, cmd_butcher, cmd_hardmode, cmd_ingame_only, cmd_reload, cmd_save, cmd_serverinfo, cmd_spawn, cmd_time, cmd_tp,
-    cmd_version, cmd_who, cmd_wind, cmd_worldevent, cmd_worldinfo,
+    cmd_broadcast,
+    cmd_butcher,
+    cmd_hardmode,
+    cmd_ingame_only,
+    cmd_reload,
+    cmd_save,
+    cmd_serverinfo,
+    cmd_spawn,
+    cmd_time,
+    cmd_tp,
+    cmd_version,
+    cmd_who,
+    cmd_wind,
+    cmd_worldevent,
+    cmd_worldinfo,
 )
 from polter.backends.terraria.simulator.world import World
 
@@ -61,7 +83,7 @@ def run_command(world: World, username: str, group: str, text: str) -> list[str]
     silent = text[0] == "."
     body = text[1:]  # TShock always drops the first character, whatever it is
     try:
-        parts = shlex.split(body.replace("\\\"", "\u0000"))
+        parts = shlex.split(body.replace('\\"', "\u0000"))
         parts = [part.replace("\u0000", '"') for part in parts]
     except ValueError:
         parts = body.split()

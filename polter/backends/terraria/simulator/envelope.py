@@ -21,7 +21,7 @@ NOT_FOUND = "Specified API endpoint doesn't exist. Refer to the documentation fo
 NO_TOKEN = "Not authorized. The specified API endpoint requires a token."
 BAD_TOKEN = "Not authorized. The specified API endpoint requires a token, but the provided token was not valid."
 GROUP_GONE = "Not authorized. The provided token became invalid due to group changes, please create a new token."
-BAD_LOGIN = ("Username or password may be incorrect or this account may not have sufficient privileges.")
+BAD_LOGIN = "Username or password may be incorrect or this account may not have sufficient privileges."
 
 
 def ok(response: Any = None, **fields: Any) -> Body:

@@ -18,17 +18,59 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from polter.backends.terraria.simulator.envelope import (
-    BAD_TOKEN, GROUP_GONE, NO_TOKEN, NOT_FOUND, Body, Call, Endpoint, error,
+    BAD_TOKEN,
+    GROUP_GONE,
+    NO_TOKEN,
+    NOT_FOUND,
+    Body,
+    Call,
+    Endpoint,
+    error,
 )
 from polter.backends.terraria.simulator.routes_accounts import (
-    bans_create, bans_destroy, bans_list, bans_read, groups_create, groups_destroy, groups_list, groups_read,
-    groups_update, users_activelist, users_create, users_destroy, users_list, users_read, users_update,
+    bans_create,
+    bans_destroy,
+    bans_list,
+    bans_read,
+    groups_create,
+    groups_destroy,
+    groups_list,
+    groups_read,
+    groups_update,
+    users_activelist,
+    users_create,
+    users_destroy,
+    users_list,
+    users_read,
+    users_update,
 )
 from polter.backends.terraria.simulator.routes_server import (
-    lists_players, players_kick, players_kill, players_list, players_mute, players_read_v3, players_read_v4,
-    polter_world, server_broadcast, server_motd, server_off, server_rawcmd, server_reload, server_rules,
-    server_status, token_create, token_destroy, token_destroy_all, token_test, verb_setter, world_autosave_v3,
-    world_bloodmoon_v3, world_butcher, world_meteor, world_read, world_save,
+    lists_players,
+    players_kick,
+    players_kill,
+    players_list,
+    players_mute,
+    players_read_v3,
+    players_read_v4,
+    polter_world,
+    server_broadcast,
+    server_motd,
+    server_off,
+    server_rawcmd,
+    server_reload,
+    server_rules,
+    server_status,
+    token_create,
+    token_destroy,
+    token_destroy_all,
+    token_test,
+    verb_setter,
+    world_autosave_v3,
+    world_bloodmoon_v3,
+    world_butcher,
+    world_meteor,
+    world_read,
+    world_save,
 )
 from polter.backends.terraria.simulator.world import SUPERADMIN, World
 
@@ -61,12 +103,18 @@ ENDPOINTS = [
     Endpoint("/v3/bans/destroy", bans_destroy, ("tshock.rest.bans.manage",)),
     Endpoint("/world/read", world_read),
     Endpoint("/world/meteor", world_meteor, ("tshock.rest.causeevents",)),
-    Endpoint("/world/bloodmoon/{bloodmoon}", verb_setter("bloodmoon", "bloodmoon", "Blood Moon", "/v3/world/bloodmoon"),
-             ("tshock.rest.causeevents",)),
+    Endpoint(
+        "/world/bloodmoon/{bloodmoon}",
+        verb_setter("bloodmoon", "bloodmoon", "Blood Moon", "/v3/world/bloodmoon"),
+        ("tshock.rest.causeevents",),
+    ),
     Endpoint("/v3/world/bloodmoon", world_bloodmoon_v3, ("tshock.rest.causeevents",)),
     Endpoint("/v2/world/save", world_save, ("tshock.rest.cfg",)),
-    Endpoint("/v2/world/autosave/state/{state}", verb_setter("state", "autosave", "AutoSave", "/v3/world/autosave"),
-             ("tshock.rest.cfg",)),
+    Endpoint(
+        "/v2/world/autosave/state/{state}",
+        verb_setter("state", "autosave", "AutoSave", "/v3/world/autosave"),
+        ("tshock.rest.cfg",),
+    ),
     Endpoint("/v3/world/autosave", world_autosave_v3, ("tshock.rest.cfg",)),
     Endpoint("/v2/world/butcher", world_butcher, ("tshock.rest.butcher",)),
     Endpoint("/lists/players", lists_players),
@@ -91,12 +139,20 @@ REDIRECTS: dict[str, tuple[str, str | None]] = {
     "/world/save": ("/v2/world/save", None),
     "/world/autosave": ("/v3/world/autosave", None),
     "/players/read": ("/v3/players/read", "v4/players/read"),
-    **{f"/server/{name}": (f"/v{3 if name in ('motd', 'rules', 'rawcmd') else 2}/server/{name}", None)
-       for name in ("motd", "rules", "broadcast", "off", "rawcmd")},
-    **{f"/users/{name}": (f"/v2/users/{name}", None)
-       for name in ("activelist", "create", "list", "read", "destroy", "update")},
-    **{f"{prefix}/bans/{name}": (f"/v3/bans/{name}", None)
-       for prefix in ("", "/v2") for name in ("create", "list", "read", "destroy") if (prefix, name) != ("/v2", "create")},
+    **{
+        f"/server/{name}": (f"/v{3 if name in ('motd', 'rules', 'rawcmd') else 2}/server/{name}", None)
+        for name in ("motd", "rules", "broadcast", "off", "rawcmd")
+    },
+    **{
+        f"/users/{name}": (f"/v2/users/{name}", None)
+        for name in ("activelist", "create", "list", "read", "destroy", "update")
+    },
+    **{
+        f"{prefix}/bans/{name}": (f"/v3/bans/{name}", None)
+        for prefix in ("", "/v2")
+        for name in ("create", "list", "read", "destroy")
+        if (prefix, name) != ("/v2", "create")
+    },
     **{f"/players/{name}": (f"/v2/players/{name}", None) for name in ("list", "kick", "kill", "mute", "unmute")},
     **{f"/groups/{name}": (f"/v2/groups/{name}", None) for name in ("list", "read", "create", "destroy", "update")},
 }
@@ -132,8 +188,7 @@ class TShockRest:
             return error(404, NOT_FOUND)
         endpoint, verbs = matched
         call = Call(self.world, params, verbs, None, ip)
-        needs_token = endpoint.token and (not endpoint.status_route
-                                          or self.world.config.token_endpoint_authentication)
+        needs_token = endpoint.token and (not endpoint.status_route or self.world.config.token_endpoint_authentication)
         if needs_token or (endpoint.status_route and params.get("token") in self.world.tokens):
             refusal = self.authorise(call, endpoint)
             if refusal is not None and needs_token:
@@ -141,8 +196,12 @@ class TShockRest:
         try:
             body = endpoint.handler(call)
         except Exception as exc:  # TShock's 500 body
-            return {"status": "500", "error": "Internal server error.", "errormsg": str(exc),
-                    "stacktrace": f"   at {endpoint.handler.__name__}"}
+            return {
+                "status": "500",
+                "error": "Internal server error.",
+                "errormsg": str(exc),
+                "stacktrace": f"   at {endpoint.handler.__name__}",
+            }
         if upgrade is not None:
             body["upgrade"] = upgrade
         return body
@@ -158,8 +217,9 @@ class TShockRest:
             del self.world.tokens[token]
             return error(403, GROUP_GONE)
         if endpoint.permissions and not any(self.world.has_permission(data.group, p) for p in endpoint.permissions):
-            return error(403, f'Not authorized. User "{data.username}" has no access to use the specified API '
-                              "endpoint.")
+            return error(
+                403, f'Not authorized. User "{data.username}" has no access to use the specified API endpoint.'
+            )
         call.token = data
         return None
 
@@ -167,7 +227,7 @@ class TShockRest:
 async def deliver_events(world: World) -> None:
     """Post what happened since the last delivery to the event intake, as the companion plugin would."""
     assert world.config.events_url is not None
-    pending = world.events[world.events_sent:]
+    pending = world.events[world.events_sent :]
     headers = {"Authorization": f"Bearer {world.config.events_secret}"} if world.config.events_secret else {}
     try:
         async with httpx.AsyncClient(timeout=5) as http:
@@ -195,8 +255,12 @@ def create_app(world: World) -> Starlette:
         text = json.dumps(body, indent=2, ensure_ascii=False)
         if params.get("jsonp"):
             text = f"{params['jsonp']}({text});"
-        return Response(text, status_code=int(body["status"]), media_type="application/json; charset=utf-8",
-                        headers={"Server": f"TShockAPI/{world.config.tshock_version}", "Connection": "close"})
+        return Response(
+            text,
+            status_code=int(body["status"]),
+            media_type="application/json; charset=utf-8",
+            headers={"Server": f"TShockAPI/{world.config.tshock_version}", "Connection": "close"},
+        )
 
     methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
     app = Starlette(routes=[Route("/{path:path}", endpoint, methods=methods)])

@@ -6,12 +6,19 @@ from datetime import datetime
 from typing import Any
 
 from polter.backends.terraria.simulator.envelope import (
-    Body, Call, error, invalid, missing, ok, parse_bool,
+    Body,
+    Call,
+    error,
+    invalid,
+    missing,
+    ok,
+    parse_bool,
 )
 from polter.backends.terraria.simulator.world import SUPERADMIN, Ban, Group
 from polter.backends.terraria.text import DOTNET_MAX_TICKS, datetime_to_ticks
 
 # users -------------------------------------------------------------------------------------------
+
 
 def users_activelist(call: Call) -> Body:
     return ok(activeusers="\t".join(p.account for p in call.world.players if p.account))
@@ -93,9 +100,16 @@ def users_destroy(call: Call) -> Body:
 
 # bans --------------------------------------------------------------------------------------------
 
+
 def ban_body(ban: Ban) -> Body:
-    return {"ticket_number": ban.ticket, "identifier": ban.identifier, "reason": ban.reason,
-            "banning_user": ban.banning_user, "start_date_ticks": ban.start_ticks, "end_date_ticks": ban.end_ticks}
+    return {
+        "ticket_number": ban.ticket,
+        "identifier": ban.identifier,
+        "reason": ban.reason,
+        "banning_user": ban.banning_user,
+        "start_date_ticks": ban.start_ticks,
+        "end_date_ticks": ban.end_ticks,
+    }
 
 
 def parse_date(value: str | None, default: int) -> int | None:
@@ -119,8 +133,9 @@ def bans_create(call: Call) -> Body:
     if end is None:
         return invalid("end")
     if any(b.identifier == identifier and b.end_ticks > now for b in world.bans):
-        return error(500, "Failed to add ban. The ban is invalid because a current ban for this identifier "
-                          "already exists.")
+        return error(
+            500, "Failed to add ban. The ban is invalid because a current ban for this identifier already exists."
+        )
     ticket = max((b.ticket for b in world.bans), default=0) + 1
     banning = call.token.username if call.token else "REST"
     reason = call.param("reason") or "Banned"
@@ -169,6 +184,7 @@ def bans_destroy(call: Call) -> Body:
 
 # groups ------------------------------------------------------------------------------------------
 
+
 def colour(group: Group) -> str:
     return ",".join(f"{part:03d}" for part in group.chatcolor)
 
@@ -181,8 +197,9 @@ def parse_colour(value: str) -> tuple[int, int, int] | None:
 
 
 def groups_list(call: Call) -> Body:
-    return ok(groups=[{"name": g.name, "parent": g.parent or "", "chatcolor": colour(g)}
-                      for g in call.world.groups.values()])
+    return ok(
+        groups=[{"name": g.name, "parent": g.parent or "", "chatcolor": colour(g)} for g in call.world.groups.values()]
+    )
 
 
 def find_group(call: Call) -> Group | Body:
@@ -196,9 +213,14 @@ def groups_read(call: Call) -> Body:
     group = find_group(call)
     if isinstance(group, dict):
         return group
-    return ok(name=group.name, parent=group.parent or "", chatcolor=colour(group),
-              permissions=list(group.permissions), negatedpermissions=list(group.negated),
-              totalpermissions=call.world.total_permissions(group.name))
+    return ok(
+        name=group.name,
+        parent=group.parent or "",
+        chatcolor=colour(group),
+        permissions=list(group.permissions),
+        negatedpermissions=list(group.negated),
+        totalpermissions=call.world.total_permissions(group.name),
+    )
 
 
 def groups_create(call: Call) -> Body:
@@ -212,8 +234,12 @@ def groups_create(call: Call) -> Body:
     if parent is not None and parent not in world.groups:
         return error(400, f"Invalid parent group {parent} for group {name}")
     permissions = [p for p in (call.param("permissions") or "").split(",") if p]
-    group = Group(name, parent, [p for p in permissions if not p.startswith("!")],
-                  [p[1:] for p in permissions if p.startswith("!")])
+    group = Group(
+        name,
+        parent,
+        [p for p in permissions if not p.startswith("!")],
+        [p[1:] for p in permissions if p.startswith("!")],
+    )
     if call.param("chatcolor"):
         group.chatcolor = parse_colour(call.params["chatcolor"]) or group.chatcolor
     world.groups[name] = group

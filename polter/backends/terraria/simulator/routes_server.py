@@ -7,11 +7,19 @@ from collections.abc import Callable
 from polter.backends.terraria.items import item_table
 from polter.backends.terraria.simulator.commands import run_command
 from polter.backends.terraria.simulator.envelope import (
-    BAD_LOGIN, Body, Call, error, invalid, missing, ok, parse_bool,
+    BAD_LOGIN,
+    Body,
+    Call,
+    error,
+    invalid,
+    missing,
+    ok,
+    parse_bool,
 )
 from polter.backends.terraria.simulator.world import SUPERADMIN, ItemStack, Player, Token, World
 
 # tokens ------------------------------------------------------------------------------------------
+
 
 def token_create(call: Call) -> Body:
     world, ip = call.world, call.ip
@@ -24,13 +32,19 @@ def token_create(call: Call) -> Body:
     try:
         username, password = call.params.get("username"), call.params.get("password")
         if username is None or password is None:
-            return {"status": "500", "error": "Internal server error.",
-                    "errormsg": "Value cannot be null. (Parameter 'stringToUnescape')",
-                    "stacktrace": "   at System.Uri.UnescapeDataString(String stringToUnescape)\n"
-                                  "   at TShockAPI.Rest.SecureRest.NewToken(RestRequestArgs args)"}
+            return {
+                "status": "500",
+                "error": "Internal server error.",
+                "errormsg": "Value cannot be null. (Parameter 'stringToUnescape')",
+                "stacktrace": "   at System.Uri.UnescapeDataString(String stringToUnescape)\n"
+                "   at TShockAPI.Rest.SecureRest.NewToken(RestRequestArgs args)",
+            }
         account = world.account(username)
-        if (account is None or account.password_hash != world.hash_password(password)
-                or not (account.group == SUPERADMIN or world.has_permission(account.group, "tshock.rest.useapi"))):
+        if (
+            account is None
+            or account.password_hash != world.hash_password(password)
+            or not (account.group == SUPERADMIN or world.has_permission(account.group, "tshock.rest.useapi"))
+        ):
             return error(403, BAD_LOGIN)
         token = world.new_token_string()
         world.tokens[token] = Token(account.name, account.group)
@@ -57,9 +71,16 @@ def token_test(call: Call) -> Body:
 
 # server ------------------------------------------------------------------------------------------
 
+
 def player_summary(world: World, player: Player, with_ip: bool) -> Body:
-    summary: Body = {"nickname": player.name, "username": player.account or "", "group": player.group,
-                     "active": True, "state": 10, "team": player.team}
+    summary: Body = {
+        "nickname": player.name,
+        "username": player.account or "",
+        "group": player.group,
+        "active": True,
+        "state": 10,
+        "team": player.team,
+    }
     if with_ip:
         summary["ip"] = player.ip
     return summary
@@ -77,18 +98,36 @@ def filtered_players(call: Call, with_ip: bool) -> list[Body]:
 
 def server_status(call: Call) -> Body:
     world, config = call.world, call.world.config
-    body = ok(name=config.name, serverversion=config.server_version, tshockversion=config.tshock_version,
-              port=config.port, playercount=len(world.players), maxplayers=config.max_players,
-              world=world.world_name, uptime=world.uptime(), serverpassword=config.server_password)
+    body = ok(
+        name=config.name,
+        serverversion=config.server_version,
+        tshockversion=config.tshock_version,
+        port=config.port,
+        playercount=len(world.players),
+        maxplayers=config.max_players,
+        world=world.world_name,
+        uptime=world.uptime(),
+        serverpassword=config.server_password,
+    )
     if parse_bool(call.params.get("players")):
         view_ips = call.token is not None and world.has_permission(call.token.group, "tshock.rest.viewips")
         body["players"] = filtered_players(call, view_ips)
     if parse_bool(call.params.get("rules")):
-        body["rules"] = {"AutoSave": world.autosave, "DisableBuild": False, "DisableClownBombs": False,
-                         "DisableDungeonGuardian": False, "DisableInvisPvP": False, "DisableSnowBalls": False,
-                         "DisableTombstones": True, "EnableWhitelist": False, "HardcoreOnly": False,
-                         "PvPMode": "normal", "SpawnProtection": True, "SpawnProtectionRadius": 10,
-                         "ServerSideInventory": False}
+        body["rules"] = {
+            "AutoSave": world.autosave,
+            "DisableBuild": False,
+            "DisableClownBombs": False,
+            "DisableDungeonGuardian": False,
+            "DisableInvisPvP": False,
+            "DisableSnowBalls": False,
+            "DisableTombstones": True,
+            "EnableWhitelist": False,
+            "HardcoreOnly": False,
+            "PvPMode": "normal",
+            "SpawnProtection": True,
+            "SpawnProtectionRadius": 10,
+            "ServerSideInventory": False,
+        }
     return body
 
 
@@ -137,10 +176,17 @@ def server_rawcmd(call: Call) -> Body:
 
 # world -------------------------------------------------------------------------------------------
 
+
 def world_read(call: Call) -> Body:
     w = call.world
-    return ok(name=w.world_name, size=f"{w.max_tiles_x}*{w.max_tiles_y}", time=w.time, daytime=w.daytime,
-              bloodmoon=w.bloodmoon, invasionsize=w.invasion_size)
+    return ok(
+        name=w.world_name,
+        size=f"{w.max_tiles_x}*{w.max_tiles_y}",
+        time=w.time,
+        daytime=w.daytime,
+        bloodmoon=w.bloodmoon,
+        invasionsize=w.invasion_size,
+    )
 
 
 def world_meteor(call: Call) -> Body:
@@ -150,12 +196,14 @@ def world_meteor(call: Call) -> Body:
 
 def verb_setter(verb: str, attribute: str, label: str, upgrade: str) -> Callable[[Call], Body]:
     """The v1/v2 routes that set a world flag from a path verb (``/world/bloodmoon/{bloodmoon}``)."""
+
     def handler(call: Call) -> Body:
         value = parse_bool(call.verbs.get(verb))
         if value is None:
             return invalid(verb)
         setattr(call.world, attribute, value)
         return ok(f"{label} has been set to {value}", upgrade=upgrade)  # C#'s True/False, as Python's
+
     return handler
 
 
@@ -194,12 +242,23 @@ def world_butcher(call: Call) -> Body:
 def polter_world(call: Call) -> Body:
     """The companion plugin's route: what vanilla REST cannot tell (hardmode above all)."""
     w = call.world
-    return ok(hardmode=w.hardmode, raining=w.raining, slimerain=w.slime_rain, bloodmoon=w.bloodmoon,
-              eclipse=w.eclipse, fullmoon=w.full_moon, sandstorm=w.sandstorm, lanternnight=w.lantern_night,
-              invasion=w.invasion_type, wind=round(w.wind * 60, 2), gamemode=w.game_mode)
+    return ok(
+        hardmode=w.hardmode,
+        raining=w.raining,
+        slimerain=w.slime_rain,
+        bloodmoon=w.bloodmoon,
+        eclipse=w.eclipse,
+        fullmoon=w.full_moon,
+        sandstorm=w.sandstorm,
+        lanternnight=w.lantern_night,
+        invasion=w.invasion_type,
+        wind=round(w.wind * 60, 2),
+        gamemode=w.game_mode,
+    )
 
 
 # players -----------------------------------------------------------------------------------------
+
 
 def find_player(call: Call) -> Player | Body:
     query = call.param("player")
@@ -229,10 +288,16 @@ def stack_name(stack: ItemStack) -> str:
 def player_common(call: Call, player: Player) -> Body:
     account = call.world.account(player.account) if player.account else None
     buffs = list(player.buffs) + [0] * (44 - len(player.buffs))
-    return {"nickname": player.name, "username": player.account or "", "ip": player.ip, "group": player.group,
-            "registered": account.registered.strftime("%Y-%m-%dT%H:%M:%S") if account else None,
-            "muted": player.muted, "position": f"{player.tile_x},{player.tile_y}",
-            "buffs": ", ".join(str(b) for b in buffs)}
+    return {
+        "nickname": player.name,
+        "username": player.account or "",
+        "ip": player.ip,
+        "group": player.group,
+        "registered": account.registered.strftime("%Y-%m-%dT%H:%M:%S") if account else None,
+        "muted": player.muted,
+        "position": f"{player.tile_x},{player.tile_y}",
+        "buffs": ", ".join(str(b) for b in buffs),
+    }
 
 
 def players_read_v3(call: Call) -> Body:
@@ -252,12 +317,20 @@ def players_read_v4(call: Call) -> Body:
         return player
 
     def stacks(slots: list[ItemStack | None]) -> list[Body]:
-        return [{"netID": s.net_id, "prefix": s.prefix, "stack": s.stack} if s else
-                {"netID": 0, "prefix": 0, "stack": 0} for s in slots]
+        return [
+            {"netID": s.net_id, "prefix": s.prefix, "stack": s.stack} if s else {"netID": 0, "prefix": 0, "stack": 0}
+            for s in slots
+        ]
 
     body = ok(**player_common(call, player))
-    body["items"] = {"inventory": stacks(player.inventory), "equipment": stacks(player.armor),
-                     "dyes": stacks(player.dyes), "piggy": [], "safe": [], "forge": []}
+    body["items"] = {
+        "inventory": stacks(player.inventory),
+        "equipment": stacks(player.armor),
+        "dyes": stacks(player.dyes),
+        "piggy": [],
+        "safe": [],
+        "forge": [],
+    }
     return body
 
 
@@ -287,4 +360,5 @@ def players_mute(muted: bool) -> Callable[[Call], Body]:
             return player
         player.muted = muted
         return ok(f"Player {player.name} has been {'muted' if muted else 'unmuted'}")
+
     return handler

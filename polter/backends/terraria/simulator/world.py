@@ -66,7 +66,7 @@ class Player:
     """What this player saw in chat (whispers, kills, broadcasts)."""
 
     def give(self, item: Item, amount: int, prefix: int) -> bool:
-        for slot, stack in enumerate(self.inventory):
+        for stack in self.inventory:
             if stack is not None and stack.net_id == item.id and stack.prefix == prefix:
                 stack.stack += amount
                 return True
@@ -176,16 +176,43 @@ def _default_groups() -> dict[str, Group]:
         Group("default", "guest", ["tshock.warp", "tshock.account.changepassword"]),
         Group("vip", "default", ["tshock.admin.noban", "tshock.reservedslot"], chatcolor=(255, 128, 0)),
         Group("newadmin", "vip", ["tshock.admin.kick", "tshock.admin.mute", "tshock.world.time.*"]),
-        Group("admin", "newadmin", [
-            "tshock.admin.ban", "tshock.admin.broadcast", "tshock.npc.spawnmob", "tshock.npc.spawnboss",
-            "tshock.world.time.set", "tshock.tp.*", "tshock.slap", "tshock.kill",
-        ], chatcolor=(255, 0, 0)),
-        Group("trustedadmin", "admin", [
-            "tshock.cfg.*", "tshock.world.*", "tshock.npc.butcher", "tshock.item.give", "tshock.heal",
-            "tshock.godmode", "tshock.godmode.other", "tshock.buff.*", "tshock.npc.invade",
-        ], chatcolor=(255, 0, 0)),
-        Group("owner", "trustedadmin", ["tshock.admin.group", "tshock.admin.region", "tshock.admin.itemban"],
-              chatcolor=(255, 0, 0)),
+        Group(
+            "admin",
+            "newadmin",
+            [
+                "tshock.admin.ban",
+                "tshock.admin.broadcast",
+                "tshock.npc.spawnmob",
+                "tshock.npc.spawnboss",
+                "tshock.world.time.set",
+                "tshock.tp.*",
+                "tshock.slap",
+                "tshock.kill",
+            ],
+            chatcolor=(255, 0, 0),
+        ),
+        Group(
+            "trustedadmin",
+            "admin",
+            [
+                "tshock.cfg.*",
+                "tshock.world.*",
+                "tshock.npc.butcher",
+                "tshock.item.give",
+                "tshock.heal",
+                "tshock.godmode",
+                "tshock.godmode.other",
+                "tshock.buff.*",
+                "tshock.npc.invade",
+            ],
+            chatcolor=(255, 0, 0),
+        ),
+        Group(
+            "owner",
+            "trustedadmin",
+            ["tshock.admin.group", "tshock.admin.region", "tshock.admin.itemban"],
+            chatcolor=(255, 0, 0),
+        ),
         Group("restbot", None, ["tshock.rest.useapi", "tshock.rest.users.view", "tshock.rest.groups.view"]),
     ]
     return {group.name: group for group in groups}
@@ -194,8 +221,9 @@ def _default_groups() -> dict[str, Group]:
 class World:
     """A whole TShock server's state. Mutated by the REST layer; read by tests."""
 
-    def __init__(self, seed: int = 1, config: ServerConfig | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, seed: int = 1, config: ServerConfig | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.seed = seed
         self.config = config or ServerConfig()
         self.clock = clock
@@ -227,17 +255,28 @@ class World:
         self.running = True
         self.spawned: list[Npc] = []
         self.npcs: list[Npc] = [
-            Npc(22, "Guide", town=True), Npc(17, "Merchant", town=True), Npc(18, "Nurse", town=True),
-            Npc(1, "Blue Slime"), Npc(3, "Zombie"), Npc(3, "Zombie"), Npc(2, "Demon Eye"),
-            Npc(46, "Bunny", friendly=True), Npc(488, "Target Dummy", friendly=True),
+            Npc(22, "Guide", town=True),
+            Npc(17, "Merchant", town=True),
+            Npc(18, "Nurse", town=True),
+            Npc(1, "Blue Slime"),
+            Npc(3, "Zombie"),
+            Npc(3, "Zombie"),
+            Npc(2, "Demon Eye"),
+            Npc(46, "Bunny", friendly=True),
+            Npc(488, "Target Dummy", friendly=True),
         ]
 
         self.groups = _default_groups()
         self.accounts: dict[str, Account] = {}
         self.passwords: dict[str, str] = {}
         """Seeded plain passwords by account name, so tests and demos can log in."""
-        for name, group in [("admin", SUPERADMIN), ("restbot", "restbot"), ("alice", "admin"),
-                            ("bob", "default"), ("nobody", "guest")]:
+        for name, group in [
+            ("admin", SUPERADMIN),
+            ("restbot", "restbot"),
+            ("alice", "admin"),
+            ("bob", "default"),
+            ("nobody", "guest"),
+        ]:
             self.add_account(name, f"{name}-{self.rng.randrange(1000, 9999)}", group)
 
         self.players: list[Player] = []
@@ -250,8 +289,14 @@ class World:
         start = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
         self.bans: list[Ban] = [
             Ban(1, "name:Griefer", "Destroyed spawn", "admin", datetime_to_ticks(start), DOTNET_MAX_TICKS),
-            Ban(2, "ip:10.0.0.66", "Spam bot", "admin", datetime_to_ticks(start),
-                datetime_to_ticks(start + timedelta(days=1))),
+            Ban(
+                2,
+                "ip:10.0.0.66",
+                "Spam bot",
+                "admin",
+                datetime_to_ticks(start),
+                datetime_to_ticks(start + timedelta(days=1)),
+            ),
         ]
         self.regions: list[Region] = [
             Region("spawn", 4150, 300, 100, 60, "admin", protected=True),
@@ -326,8 +371,9 @@ class World:
         self.emit("leave", player.name, f"{player.name} was kicked: {reason}")
 
     def emit(self, kind: str, player: str | None = None, message: str | None = None, **details: object) -> None:
-        self.events.append({"kind": kind, "player": player, "message": message, "details": details,
-                            "time": self.now().isoformat()})
+        self.events.append(
+            {"kind": kind, "player": player, "message": message, "details": details, "time": self.now().isoformat()}
+        )
 
     def new_token_string(self) -> str:
         return "".join(f"{self.rng.randrange(256):02X}" for _ in range(32))

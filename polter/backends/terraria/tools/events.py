@@ -24,16 +24,24 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return
 
     @server.tool(annotations=READ_ONLY)
-    async def recent_events(limit: Annotated[int, Field(ge=1, le=500)] = 20,
-                            kinds: Annotated[list[EventKind] | None, Field(description="only these kinds")] = None
-                            ) -> dict[str, Any]:
+    async def recent_events(
+        limit: Annotated[int, Field(ge=1, le=500)] = 20,
+        kinds: Annotated[list[EventKind] | None, Field(description="only these kinds")] = None,
+    ) -> dict[str, Any]:
         """The latest game events a TShock plugin reported (chat, joins, leaves, deaths, boss kills …),
         oldest first."""
         found = events.recent(limit, list(kinds) if kinds else None)
-        return {"count": len(found), "received_total": events.received,
-                "events": [event.model_dump(mode="json") for event in found]}
+        return {
+            "count": len(found),
+            "received_total": events.received,
+            "events": [event.model_dump(mode="json") for event in found],
+        }
 
-    @server.resource("terraria://events/recent", name="recent-events", mime_type="application/json",
-                     description="The last 50 game events reported by the TShock plugin, oldest first.")
+    @server.resource(
+        "terraria://events/recent",
+        name="recent-events",
+        mime_type="application/json",
+        description="The last 50 game events reported by the TShock plugin, oldest first.",
+    )
     def recent_events_resource() -> str:
         return json.dumps(events.as_json(50), ensure_ascii=False, indent=2)

@@ -39,12 +39,12 @@ def register(server: TerrariaServer, backend: Backend) -> None:
             return None
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def give_item(player: PlayerName,
-                        item: Annotated[str, Field(min_length=1, max_length=100, description="item name or id")],
-                        amount: Annotated[int | None, Field(ge=1, le=9999, description="default: a full stack")] = None,
-                        prefix: Annotated[str | None, Field(max_length=32, description="prefix name or id, "
-                                                                                       "e.g. Legendary")] = None
-                        ) -> str:
+    async def give_item(
+        player: PlayerName,
+        item: Annotated[str, Field(min_length=1, max_length=100, description="item name or id")],
+        amount: Annotated[int | None, Field(ge=1, le=9999, description="default: a full stack")] = None,
+        prefix: Annotated[str | None, Field(max_length=32, description="prefix name or id, e.g. Legendary")] = None,
+    ) -> str:
         """Give an item to an online player (names in English, internal or Chinese are resolved offline)."""
         matches = backend.items.find(item)
         item_arg = str(matches[0].id) if len(matches) == 1 else item  # an id is unambiguous for TShock
@@ -61,12 +61,14 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return (await tshock.get("/v2/players/kick", player=player, reason=reason))["response"]
 
     @server.tool(annotations=DESTRUCTIVE, structured_output=False)
-    async def player_ban(target: Annotated[str, Field(min_length=1, max_length=100,
-                                                      description="online player, account name, IP or UUID")],
-                         kind: Literal["account", "name", "ip", "uuid"] = "account",
-                         reason: Annotated[str | None, Field(max_length=200)] = None,
-                         duration: Annotated[str | None, Field(description="e.g. 7d, 12h, 1d12h; omit for "
-                                                                           "permanent")] = None) -> str:
+    async def player_ban(
+        target: Annotated[
+            str, Field(min_length=1, max_length=100, description="online player, account name, IP or UUID")
+        ],
+        kind: Literal["account", "name", "ip", "uuid"] = "account",
+        reason: Annotated[str | None, Field(max_length=200)] = None,
+        duration: Annotated[str | None, Field(description="e.g. 7d, 12h, 1d12h; omit for permanent")] = None,
+    ) -> str:
         """Ban by account, character name, IP or UUID, permanently or for a duration; an online player
         matching the ban is kicked. An online player's name (or name prefix) is resolved to their account,
         full name or IP; otherwise the target is taken as the account, name, IP or UUID itself."""
@@ -92,9 +94,10 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return f"{reply['response']} ({BAN_PREFIX[kind]}:{value}, {'until ' + end if end else 'permanent'})"
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def player_unban(ticket: Annotated[int, Field(ge=1)],
-                           full_delete: Annotated[bool, Field(description="erase the record instead of "
-                                                                          "expiring it")] = False) -> str:
+    async def player_unban(
+        ticket: Annotated[int, Field(ge=1)],
+        full_delete: Annotated[bool, Field(description="erase the record instead of expiring it")] = False,
+    ) -> str:
         """Lift a ban by its ticket number (see ban_list)."""
         return (await tshock.get("/v3/bans/destroy", ticketNumber=ticket, fullDelete=full_delete))["response"]
 
@@ -105,24 +108,26 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return (await tshock.get(path, player=player))["response"]
 
     @server.tool(annotations=DESTRUCTIVE, structured_output=False)
-    async def player_kill(player: PlayerName,
-                          from_name: Annotated[str | None, Field(max_length=64, description="shown as the killer")]
-                          = None) -> str:
+    async def player_kill(
+        player: PlayerName,
+        from_name: Annotated[str | None, Field(max_length=64, description="shown as the killer")] = None,
+    ) -> str:
         """Kill a player (they drop coins, and items in mediumcore or hardcore)."""
         return (await tshock.get("/v2/players/kill", player=player, **{"from": from_name}))["response"]
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def player_heal(player: PlayerName,
-                          amount: Annotated[int | None, Field(ge=1, le=10000, description="default: full")] = None
-                          ) -> str:
+    async def player_heal(
+        player: PlayerName, amount: Annotated[int | None, Field(ge=1, le=10000, description="default: full")] = None
+    ) -> str:
         """Heal a player fully, or by an amount of HP."""
         command = f".heal {quote(player)}{f' {amount}' if amount else ''}"
         return (await tshock.command(command, expect=r"^You healed "))[0].replace("You healed", "Healed", 1)
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def player_godmode(player: PlayerName,
-                             enabled: Annotated[bool | None, Field(description="the state you want; omit to "
-                                                                               "toggle")] = None) -> str:
+    async def player_godmode(
+        player: PlayerName,
+        enabled: Annotated[bool | None, Field(description="the state you want; omit to toggle")] = None,
+    ) -> str:
         """Turn god mode (no damage) on or off for a player."""
         pattern = r"^(.+) is (now|no longer) in god mode\.$"
         line = (await tshock.command(f"/godmode {quote(player)}", expect=pattern))[0]
@@ -131,9 +136,11 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return line
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def player_buff(player: PlayerName,
-                          buff: Annotated[str, Field(min_length=1, max_length=64, description="buff name or id")],
-                          seconds: Annotated[int | None, Field(ge=1, le=35791394)] = None) -> str:
+    async def player_buff(
+        player: PlayerName,
+        buff: Annotated[str, Field(min_length=1, max_length=64, description="buff name or id")],
+        seconds: Annotated[int | None, Field(ge=1, le=35791394)] = None,
+    ) -> str:
         """Give a player a buff for some seconds (default 60)."""
         command = f"/gbuff {quote(player)} {quote(buff)}{f' {seconds}' if seconds else ''}"
         return (await tshock.command(command, expect=r"^You have buffed "))[0]
@@ -144,8 +151,11 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return (await tshock.command(f"/warp send {quote(player)} {quote(warp)}", expect=r"^You warped "))[0]
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def npc_spawn(npc: Annotated[str, Field(min_length=1, max_length=64, description="mob or boss name")],
-                        amount: Annotated[int, Field(ge=1, le=200)] = 1, boss: bool = False) -> str:
+    async def npc_spawn(
+        npc: Annotated[str, Field(min_length=1, max_length=64, description="mob or boss name")],
+        amount: Annotated[int, Field(ge=1, le=200)] = 1,
+        boss: bool = False,
+    ) -> str:
         """Spawn mobs or a boss. Vanilla TShock refuses this over REST ("You must use this command in-game");
         it works only with a plugin that allows it. The error says so."""
         command = "/spawnboss" if boss else "/spawnmob"

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 Json = dict[str, Any]
 PlayerName = Annotated[str, Field(min_length=1, max_length=64, description="Player name, name prefix, or tsi:<slot>")]
 GAME_MODES = {0: "normal", 1: "expert", 2: "master", 3: "journey"}
-ACCOUNT_LINE = re.compile(r"^.+?'s (?P<what>last login occurred|group is|last known IP is|register date is) "
-                          r"(?P<value>.+?)\.?$")
+ACCOUNT_LINE = re.compile(
+    r"^.+?'s (?P<what>last login occurred|group is|last known IP is|register date is) "
+    r"(?P<value>.+?)\.?$"
+)
 ACCOUNT_FIELDS = {"last login occurred": "last_login", "last known IP is": "last_ip", "register date is": "registered"}
 
 
@@ -51,10 +53,15 @@ async def companion_state(backend: Backend) -> Json | None:
 def ban_view(ban: Json) -> Json:
     start = ticks_to_datetime(int(ban["start_date_ticks"]))
     end = ticks_to_datetime(int(ban["end_date_ticks"]))
-    return {"ticket": ban["ticket_number"], "identifier": ban["identifier"], "reason": ban["reason"],
-            "banned_by": ban["banning_user"], "start": start.isoformat() if start else None,
-            "end": end.isoformat() if end else "never (permanent)",
-            "active": end is None or end > datetime.now(UTC)}
+    return {
+        "ticket": ban["ticket_number"],
+        "identifier": ban["identifier"],
+        "reason": ban["reason"],
+        "banned_by": ban["banning_user"],
+        "start": start.isoformat() if start else None,
+        "end": end.isoformat() if end else "never (permanent)",
+        "active": end is None or end > datetime.now(UTC),
+    }
 
 
 def register(server: TerrariaServer, backend: Backend) -> None:
@@ -96,11 +103,17 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         hour, minute = game_time_to_clock(float(world["time"]), bool(world["daytime"]))
         details = key_values(await tshock.rawcmd("/worldinfo"))
         mode = int(details["mode"]) if details.get("mode", "").isdigit() else None
-        info: Json = {"name": world["name"], "size": world["size"].replace("*", "x"),
-                      "time": f"{hour:02d}:{minute:02d}", "daytime": world["daytime"],
-                      "bloodmoon": world["bloodmoon"], "invasion_size": world["invasionsize"],
-                      "seed": details.get("seed"), "id": details.get("id"),
-                      "mode": GAME_MODES.get(mode, details.get("mode")) if mode is not None else None}
+        info: Json = {
+            "name": world["name"],
+            "size": world["size"].replace("*", "x"),
+            "time": f"{hour:02d}:{minute:02d}",
+            "daytime": world["daytime"],
+            "bloodmoon": world["bloodmoon"],
+            "invasion_size": world["invasionsize"],
+            "seed": details.get("seed"),
+            "id": details.get("id"),
+            "mode": GAME_MODES.get(mode, details.get("mode")) if mode is not None else None,
+        }
         state = await companion_state(backend)
         if state is None:
             info["hardmode"] = None
@@ -126,8 +139,14 @@ def register(server: TerrariaServer, backend: Backend) -> None:
             for slot in slots:
                 if slot.get("netID"):
                     item = backend.items.by_id(int(slot["netID"]))
-                    found.append({"item": item.name if item else slot["netID"], "id": slot["netID"],
-                                  "stack": slot["stack"], "prefix": slot["prefix"]})
+                    found.append(
+                        {
+                            "item": item.name if item else slot["netID"],
+                            "id": slot["netID"],
+                            "stack": slot["stack"],
+                            "prefix": slot["prefix"],
+                        }
+                    )
             return found
 
         data["inventory"] = named(items.get("inventory", []))
@@ -141,12 +160,16 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         """Every registered account (id, name, group) and which are online now."""
         users = (await tshock.get("/v2/users/list"))["users"]
         online = [name for name in (await tshock.get("/v2/users/activelist"))["activeusers"].split("\t") if name]
-        return {"count": len(users), "online": online,
-                "users": [{**user, "online": user["name"] in online} for user in users]}
+        return {
+            "count": len(users),
+            "online": online,
+            "users": [{**user, "online": user["name"] in online} for user in users],
+        }
 
     @server.tool(annotations=READ_ONLY)
-    async def user_info(user: Annotated[str, Field(min_length=1, max_length=64)],
-                        by: Literal["name", "id"] = "name") -> Json:
+    async def user_info(
+        user: Annotated[str, Field(min_length=1, max_length=64)], by: Literal["name", "id"] = "name"
+    ) -> Json:
         """One account: id, name, group, plus last login, last IP and registration date."""
         data = body_of(await tshock.get("/v2/users/read", user=user, type=by))
         try:
@@ -218,10 +241,12 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return {"page": found["page"], "pages": found["pages"], "warps": found["items"]}
 
     @server.tool(annotations=READ_ONLY.model_copy(update={"open_world_hint": True}))
-    async def wiki_search(query: Annotated[str, Field(min_length=1, max_length=200)],
-                          limit: Annotated[int, Field(ge=1, le=20)] = 5, lang: Literal["en", "zh"] = "en",
-                          summary: Annotated[bool, Field(description="also fetch the best hit's intro")] = False
-                          ) -> Json:
+    async def wiki_search(
+        query: Annotated[str, Field(min_length=1, max_length=200)],
+        limit: Annotated[int, Field(ge=1, le=20)] = 5,
+        lang: Literal["en", "zh"] = "en",
+        summary: Annotated[bool, Field(description="also fetch the best hit's intro")] = False,
+    ) -> Json:
         """Search the Terraria wiki (terraria.wiki.gg): titles, snippets and URLs; optionally the first
         result's introduction. Says so clearly when the wiki cannot be reached."""
         total, hits = await backend.wiki.search(query, limit, lang)
@@ -231,16 +256,25 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return result
 
     @server.tool(annotations=READ_ONLY)
-    async def item_lookup(name_or_id: Annotated[str, Field(min_length=1, max_length=100,
-                                                           description="item id, or English/internal/Chinese name")],
-                          limit: Annotated[int, Field(ge=1, le=50)] = 10,
-                          stats: Annotated[bool, Field(description="also fetch stats from the wiki")] = False) -> Json:
+    async def item_lookup(
+        name_or_id: Annotated[
+            str, Field(min_length=1, max_length=100, description="item id, or English/internal/Chinese name")
+        ],
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        stats: Annotated[bool, Field(description="also fetch stats from the wiki")] = False,
+    ) -> Json:
         """Resolve an item name (English, internal or Chinese) or id to its id and names, offline from
         the bundled table (Terraria 1.4.4.9); optionally basic stats from the wiki's Cargo table."""
         items = backend.items.find(name_or_id)
-        result: Json = {"query": name_or_id, "matches": len(items), "game_version": backend.items.game_version,
-                        "items": [{"id": i.id, "name": i.name, "internal_name": i.internal_name,
-                                   "name_zh": i.name_zh} for i in items[:limit]]}
+        result: Json = {
+            "query": name_or_id,
+            "matches": len(items),
+            "game_version": backend.items.game_version,
+            "items": [
+                {"id": i.id, "name": i.name, "internal_name": i.internal_name, "name_zh": i.name_zh}
+                for i in items[:limit]
+            ],
+        }
         if not items:
             result["note"] = "no item has that id or a name containing it"
         if stats and len(items) == 1:

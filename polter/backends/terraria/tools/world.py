@@ -29,7 +29,8 @@ HARDMODE_UNKNOWN = (
     "TShock's REST API has no hardmode field and /hardmode only toggles, so calling it blind could switch the "
     "world the wrong way (turning hardmode on is irreversible). It needs a TShock plugin serving /polter/v1/world "
     "(Polter documents that route in docs/terraria.md but does not ship the plugin); until then an admin can run "
-    "/hardmode in-game. Nothing was changed.")
+    "/hardmode in-game. Nothing was changed."
+)
 
 
 def register(server: TerrariaServer, backend: Backend) -> None:
@@ -56,35 +57,42 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return (await tshock.get("/v3/server/reload"))["response"]
 
     @server.tool(annotations=DESTRUCTIVE, structured_output=False)
-    async def server_stop(message: Annotated[str | None, Field(max_length=200, description="shown to players")] = None,
-                          save: bool = True) -> str:
+    async def server_stop(
+        message: Annotated[str | None, Field(max_length=200, description="shown to players")] = None, save: bool = True
+    ) -> str:
         """Shut the server down for everyone (saving the world first unless save=false). Disruptive:
         every player is disconnected and only someone with shell access can start it again."""
         reply = await tshock.get("/v2/server/off", confirm=True, nosave=not save, message=message)
         return f"{reply['response']} ({'world saved' if save else 'without saving'})."
 
     @server.tool(annotations=DESTRUCTIVE, structured_output=False)
-    async def server_raw_command(command: Annotated[str, Field(min_length=1, max_length=500,
-                                                               description="e.g. /who or .butcher zombie")]) -> str:
+    async def server_raw_command(
+        command: Annotated[str, Field(min_length=1, max_length=500, description="e.g. /who or .butcher zombie")],
+    ) -> str:
         """Run any TShock console command as the REST user (the escape hatch: it can do anything the
         REST account may). Start with / ; start with . to run it silently and get its confirmation."""
         text = command if command[0] in "/." else f"/{command}"
         lines = await tshock.rawcmd(text)
         if not lines:
-            return (f"TShock ran {text.split(' ', 1)[0]} and printed nothing (commands that announce to every "
-                    "player reply with nothing over REST; prefix . instead of / to get the confirmation).")
+            return (
+                f"TShock ran {text.split(' ', 1)[0]} and printed nothing (commands that announce to every "
+                "player reply with nothing over REST; prefix . instead of / to get the confirmation)."
+            )
         return "\n".join(lines)
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def world_time_set(time: Annotated[str, Field(pattern=TIME_PATTERN,
-                                                        description="day, night, noon, midnight or hh:mm (24h)")]) -> str:
+    async def world_time_set(
+        time: Annotated[str, Field(pattern=TIME_PATTERN, description="day, night, noon, midnight or hh:mm (24h)")],
+    ) -> str:
         """Set the in-game time: day (04:30), night (19:30), noon, midnight, or a 24-hour hh:mm."""
         await tshock.command(f"/time {time}", silent_ok=True)
         return f"The time is now {await clock()}."
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def world_rain(enabled: Annotated[bool, Field(description="true to start, false to stop")] = True,
-                         slime: Annotated[bool, Field(description="slime rain instead of water")] = False) -> str:
+    async def world_rain(
+        enabled: Annotated[bool, Field(description="true to start, false to stop")] = True,
+        slime: Annotated[bool, Field(description="slime rain instead of water")] = False,
+    ) -> str:
         """Start or stop rain (or slime rain). TShock's command toggles: with the companion plugin the
         current weather is read first; without it the rain is toggled and the reply says so."""
         key = "slimerain" if slime else "raining"
@@ -103,12 +111,16 @@ def register(server: TerrariaServer, backend: Backend) -> None:
             await tshock.command("/worldevent rain", expect=r'^Use "/worldevent rain slime"')
         now = await falling()
         if now is None:
-            return (f"{what} toggled. This TShock cannot report the weather, so if it was already "
-                    f"{'raining' if enabled else 'dry'} it has now {'stopped' if enabled else 'started'}.")
+            return (
+                f"{what} toggled. This TShock cannot report the weather, so if it was already "
+                f"{'raining' if enabled else 'dry'} it has now {'stopped' if enabled else 'started'}."
+            )
         return f"{what} is now {'falling' if now else 'stopped'}."
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def world_wind(speed: Annotated[float, Field(ge=-100, le=100, description="mph; negative blows west")]) -> str:
+    async def world_wind(
+        speed: Annotated[float, Field(ge=-100, le=100, description="mph; negative blows west")],
+    ) -> str:
         """Set the wind speed (announced to every player); negative values blow towards the west."""
         await tshock.command(f"/wind {speed:g}", silent_ok=True)
         return f"Wind speed set to {speed:g}."
@@ -131,9 +143,10 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return "\n".join(await tshock.command(f".worldevent {event}", expect=EVENT_REPLIES[event]))
 
     @server.tool(annotations=ACTS, structured_output=False)
-    async def world_invasion(type: Annotated[Invasion | None, Field(description="omit to stop the current one")] = None,
-                             wave: Annotated[int | None, Field(ge=1, le=20, description="pumpkin/frost moon wave")] = None
-                             ) -> str:
+    async def world_invasion(
+        type: Annotated[Invasion | None, Field(description="omit to stop the current one")] = None,
+        wave: Annotated[int | None, Field(ge=1, le=20, description="pumpkin/frost moon wave")] = None,
+    ) -> str:
         """Start an invasion (goblins, snowmen, pirates, pumpkinmoon, frostmoon, martians), or stop the
         running one when no type is given."""
         running = int((await tshock.get("/world/read"))["invasionsize"]) > 0
@@ -164,10 +177,10 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         return lines[0]
 
     @server.tool(annotations=DESTRUCTIVE, structured_output=False)
-    async def world_butcher(npc: Annotated[str | None, Field(max_length=64, description="one NPC name or id")] = None,
-                            include_friendly: Annotated[bool, Field(description="also critters and other "
-                                                                                "friendly non-town NPCs")] = False
-                            ) -> str:
+    async def world_butcher(
+        npc: Annotated[str | None, Field(max_length=64, description="one NPC name or id")] = None,
+        include_friendly: Annotated[bool, Field(description="also critters and other friendly non-town NPCs")] = False,
+    ) -> str:
         """Kill every hostile NPC (town NPCs are always spared), optionally friendly ones too, or every
         NPC of one type."""
         if npc is None:
