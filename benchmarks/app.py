@@ -56,9 +56,9 @@ def workspace_app() -> object:
     from polter.adapters import discover
     from polter.gateway.servers import StdioServer
     from polter.ui.app import PolterApp
-    from polter.ui.services.config import PaneSetup
-    from polter.ui.services.launch import Launch
-    from polter.ui.services.panes import PanePlan
+    from polter.session.config import PaneSetup
+    from polter.session.launch import Launch
+    from polter.session.agents import PanePlan
 
     shell = discover(entry_points=False).get("shell")
     plans = [PanePlan(PaneSetup(adapter="shell", role="clock", command=[BASH, "--norc", "--noprofile"]), shell, "")

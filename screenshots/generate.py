@@ -71,7 +71,7 @@ async def four_panes(app: PolterApp, pilot: Pilot[None]) -> None:
 def demo_app() -> PolterApp:
     """``polter --demo`` with the human's shell as a quiet bash (the same prompt on every machine)."""
     from polter.adapters import discover
-    from polter.ui.demo import demo_launch
+    from polter.demo import demo_launch
 
     os.environ["PS1"] = PROMPT
     launch = demo_launch(discover(entry_points=False))

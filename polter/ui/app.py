@@ -11,11 +11,11 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from polter.errors import ConfigError
+from polter.session.launch import Launch
+from polter.session.workspace import Workspace
 from polter.terminal.launch import LaunchSpec
 from polter.ui.layout import LayoutMode
 from polter.ui.multiplexer import DEFAULT_PREFIX, MultiplexerScreen
-from polter.ui.services.launch import Launch
-from polter.ui.services.workspace import Workspace
 
 __all__ = ["MAX_PANES", "PolterApp"]
 
@@ -88,7 +88,7 @@ class PolterApp(App[None], inherit_bindings=False):
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> PolterApp:
         """The app for ``polter`` and its options (see :mod:`polter.cli.app`)."""
-        from polter.ui.services.launch import plan_launch
+        from polter.session.launch import plan_launch
 
         return cls(launch=plan_launch(args))
 

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
-from polter.ui.services.workspace import Workspace
+from polter.session.workspace import Workspace
 
 __all__ = ["DECISIONS", "AuditScreen"]
 

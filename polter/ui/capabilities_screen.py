@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from polter.errors import PolterError
 from polter.gateway.models import Capabilities
-from polter.ui.services.panes import AgentPane
-from polter.ui.services.workspace import Workspace
+from polter.session.agents import AgentPane
+from polter.session.workspace import Workspace
 
 __all__ = ["CapabilitiesScreen"]
 

@@ -13,14 +13,14 @@ from textual.message import Message
 from textual.reactive import reactive
 
 from polter.adapters import AgentState
+from polter.session.agent_state import screen_activity
+from polter.session.typed_line import TypedLine
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView, TypingClock
-from polter.ui.agent_state import screen_activity
 from polter.ui.pane_header import BadgeVariant, PaneHeader
-from polter.ui.typed_line import TypedLine
 
 if TYPE_CHECKING:
-    from polter.ui.services.panes import AgentPane
+    from polter.session.agents import AgentPane
 
 __all__ = ["Pane"]
 

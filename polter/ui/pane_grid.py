@@ -15,7 +15,7 @@ from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
 from polter.ui.pane import Pane
 
 if TYPE_CHECKING:
-    from polter.ui.services.panes import AgentPane
+    from polter.session.agents import AgentPane
 
 __all__ = ["PaneGrid"]
 

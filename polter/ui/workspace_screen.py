@@ -1,7 +1,7 @@
 """The main screen with the gateway behind it: agent panes under roles, asks, and the palette's commands.
 
 It is the multiplexer (:class:`~polter.ui.multiplexer.MultiplexerScreen`) whose panes are opened
-through the :class:`~polter.ui.services.workspace.Workspace`: each pane is registered with the
+through the :class:`~polter.session.workspace.Workspace`: each pane is registered with the
 gateway before its CLI starts, and closing it releases its token and runtime dir. The screen turns
 the workspace's messages into headers, notifications and ask modals, and offers the palette
 providers of :mod:`polter.ui.commands` the actions they run.
@@ -24,15 +24,15 @@ from polter.adapters import AdapterRegistry
 from polter.errors import PolterError
 from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
+from polter.session.agents import PanePlan
+from polter.session.config import PaneSetup, SavedSession, save_session
+from polter.session.workspace import Workspace
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
 from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands
 from polter.ui.layout import LayoutMode
 from polter.ui.multiplexer import MultiplexerScreen, working_directory
 from polter.ui.pane import Pane
-from polter.ui.services.config import PaneSetup, SavedSession, save_session
-from polter.ui.services.panes import PanePlan
-from polter.ui.services.workspace import Workspace
 
 __all__ = ["STATE_INTERVAL", "WorkspaceScreen", "servers_report"]
 
@@ -141,7 +141,7 @@ class WorkspaceScreen(MultiplexerScreen):
         """New pane with ``adapter`` × ``role`` (the palette's "new pane")."""
         if self.registry is None:
             return
-        from polter.ui.services.launch import plan_panes
+        from polter.session.launch import plan_panes
 
         current = self.active_pane
         cwd = working_directory(current) if current is not None else None

@@ -16,9 +16,9 @@ from polter.gateway.servers import ServerConfig
 from polter.paths import config_dir
 from polter.ui.app import PolterApp
 from polter.ui.pane import Pane
-from polter.ui.services.config import PaneSetup
-from polter.ui.services.launch import Launch
-from polter.ui.services.panes import PanePlan
+from polter.session.config import PaneSetup
+from polter.session.launch import Launch
+from polter.session.agents import PanePlan
 from polter.ui.workspace_screen import WorkspaceScreen
 
 QUIET_BASH = [BASH, "--norc", "--noprofile"]

@@ -13,8 +13,8 @@ from support.panes import BASH
 from support.workspace_app import badges, panes, screen, workspace_app
 
 from polter.cli import build_parser
-from polter.ui.services.config import DEFAULT_ROLES
-from polter.ui.services.launch import plan_launch
+from polter.session.config import DEFAULT_ROLES
+from polter.session.launch import plan_launch
 
 QUIET = f"#!/bin/sh\nexec {BASH} --norc --noprofile\n"
 """A program that is a quiet bash whatever arguments it gets (stands in for a CLI)."""

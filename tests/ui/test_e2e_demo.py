@@ -15,9 +15,9 @@ from textual.pilot import Pilot
 from polter.adapters import discover
 from polter.ui.app import PolterApp
 from polter.ui.ask_screen import AskScreen
-from polter.ui.demo import demo_launch
+from polter.demo import demo_launch
 from polter.ui.pane import Pane
-from polter.ui.demo.agent import plan, wrapped
+from polter.demo.agent import plan, wrapped
 
 pytestmark = pytest.mark.e2e
 

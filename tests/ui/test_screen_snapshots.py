@@ -21,9 +21,9 @@ from polter.gateway.models import AuditRow, GatewayEvent, Capabilities, ServerCa
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
-from polter.ui.services.config import PaneSetup
-from polter.ui.services.panes import AgentPane, PanePlan
-from polter.ui.services.workspace import Workspace
+from polter.session.config import PaneSetup
+from polter.session.agents import AgentPane, PanePlan
+from polter.session.workspace import Workspace
 
 SIZE = (110, 32)
 
@@ -221,7 +221,7 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     from polter.adapters import discover
     from polter.paths import config_dir
     from polter.ui.app import PolterApp
-    from polter.ui.services.launch import Launch
+    from polter.session.launch import Launch
 
     monkeypatch.setenv("PS1", r"$ \[\e[?25l\]")  # the prompt hides the cursor: no blink in the picture
     write_roles(config_dir() / "roles")

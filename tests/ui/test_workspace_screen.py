@@ -21,8 +21,8 @@ from polter.ui.ask_screen import AskScreen
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
-from polter.ui.services.config import load_session
-from polter.ui.services.launch import plan_launch
+from polter.session.config import load_session
+from polter.session.launch import plan_launch
 
 SHELL = discover(entry_points=False).get("shell")
 

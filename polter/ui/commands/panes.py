@@ -61,7 +61,7 @@ class PaneCommands(CommandProvider):
             "New pane (same CLI and role)", screen.action_new_pane, "in the focused pane's directory", discover=True
         )
         if screen.registry is not None:
-            from polter.ui.services.launch import is_installed
+            from polter.session.launch import is_installed
 
             roles = [role.name for role in screen.workspace.roles.roles]
             for loaded in screen.registry:

@@ -13,7 +13,7 @@ from polter.adapters import AdapterRegistry, discover
 from polter.cli import build_parser
 from polter.errors import ConfigError
 from polter.paths import config_dir
-from polter.ui.services.config import (
+from polter.session.config import (
     DEFAULT_ROLES,
     PaneSetup,
     SavedSession,
@@ -22,7 +22,7 @@ from polter.ui.services.config import (
     parse_pane_option,
     save_session,
 )
-from polter.ui.services.launch import plan_launch, plan_panes
+from polter.session.launch import plan_launch, plan_panes
 
 
 @pytest.fixture

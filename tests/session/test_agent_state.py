@@ -9,7 +9,7 @@ from support.waiting import wait_until
 from support.workspace_app import badges, panes, run_in, shell_plans, workspace_app
 
 from polter.adapters import AgentState, ScreenView, discover
-from polter.ui.agent_state import ACTIVE_SECONDS, ECHO_SECONDS, screen_activity
+from polter.session.agent_state import ACTIVE_SECONDS, ECHO_SECONDS, screen_activity
 
 WORKING, IDLE = AgentState.WORKING, AgentState.IDLE
 SHELL = discover(entry_points=False).get("shell")

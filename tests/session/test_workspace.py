@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,9 +27,9 @@ from polter.adapters import Liveness, Skill, find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.ui.services.config import PaneSetup
-from polter.ui.services.panes import AgentPane, PanePlan
-from polter.ui.services.workspace import Workspace
+from polter.session.agents import AgentPane, PanePlan
+from polter.session.config import PaneSetup
+from polter.session.workspace import Workspace
 from polter.ui.workspace_screen import servers_report
 
 
@@ -280,7 +280,7 @@ async def test_a_gateway_never_outlives_its_app_even_when_the_app_is_killed(tmp_
     script = f"""
 import asyncio, sys
 from pathlib import Path
-from polter.ui.services.workspace import Workspace
+from polter.session.workspace import Workspace
 from polter.ui.workspace_screen import servers_report
 
 async def main():
@@ -318,7 +318,7 @@ async def test_with_tshock_url_set_the_terraria_backend_is_managed(tmp_path: Pat
     of the gateway's upstreams, pointed at that TShock (here the simulator), and a pane can use it."""
     from polter.backends.terraria.simulator import SimulatorServer, World
     from polter.cli import build_parser
-    from polter.ui.services.launch import plan_launch
+    from polter.session.launch import plan_launch
 
     world = World(seed=11)
     async with SimulatorServer(world) as tshock:

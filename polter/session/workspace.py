@@ -1,6 +1,6 @@
 """The panes' side of the gateway: registration, adapter launch, roles, asks, audit. No widgets.
 
-A :class:`Workspace` owns the supervised gateway (:mod:`~polter.ui.services.supervisor`) and one
+A :class:`Workspace` owns the supervised gateway (:mod:`~polter.session.supervisor`) and one
 :class:`AgentPane` per pane. Opening a pane registers it with the gateway under a token the
 workspace chose (so a restarted gateway can take the same one back), lets the pane's adapter
 prepare the CLI's launch, and writes the adapter's files into the pane's private runtime dir
@@ -52,9 +52,9 @@ from polter.gateway.models import (
 )
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
+from polter.session.agents import AgentPane, PanePlan, denied_skills
+from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
-from polter.ui.services.panes import AgentPane, PanePlan, denied_skills
-from polter.ui.services.supervisor import GatewayProcess, GatewaySupervisor
 
 __all__ = ["AUDIT_KEPT", "Workspace"]
 

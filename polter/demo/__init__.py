@@ -2,7 +2,7 @@
 
 The TShock simulator runs inside the app, the bundled Terraria MCP server is the gateway's
 ``terraria`` upstream pointed at it, and four panes run under the Terraria roles: three scripted
-agents (:mod:`polter.ui.demo.agent`, no model) as admin, moderator and researcher, and a shell as
+agents (:mod:`polter.demo.agent`, no model) as admin, moderator and researcher, and a shell as
 researcher for ``polter tools`` and ``polter call``. Typing "make it rain" in the admin pane shows
 a keyword gate refusing the agent's uninvited hardmode; "turn on hardmode" then brings up an ask.
 """
@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 
 from polter.adapters import AdapterRegistry
 from polter.gateway.servers import ServerConfig
-from polter.ui.services.config import PaneSetup
-from polter.ui.services.launch import Launch, choose_shell, plan_panes, terraria_server
+from polter.session.config import PaneSetup
+from polter.session.launch import Launch, choose_shell, plan_panes, terraria_server
 
 __all__ = ["DEMO_HINT", "demo_launch", "simulator"]
 
@@ -26,7 +26,7 @@ DEMO_HINT = (
     "panes 2 and 3, and  polter tools  in pane 4. ctrl+b then : shows every command."
 )
 
-AGENT = [sys.executable, "-m", "polter.ui.demo.agent"]
+AGENT = [sys.executable, "-m", "polter.demo.agent"]
 
 
 @contextlib.asynccontextmanager

@@ -22,7 +22,8 @@ from typing import Any, Literal
 from polter.adapters import Adapter, AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
 from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
-from polter.ui.services.config import (
+from polter.session.agents import PanePlan
+from polter.session.config import (
     DEFAULT_ROLES,
     AppConfig,
     PaneSetup,
@@ -31,7 +32,6 @@ from polter.ui.services.config import (
     parse_pane_option,
     session_path,
 )
-from polter.ui.services.panes import PanePlan
 
 __all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
 
@@ -133,7 +133,7 @@ def terraria_server(env: dict[str, str] | None = None) -> StdioServer:
 def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
     """The panes and options of ``polter [--config PATH] [--pane A:R ...] [--restore] [--demo] [--panes N]``."""
     if args.demo:
-        from polter.ui.demo import demo_launch
+        from polter.demo import demo_launch
 
         return demo_launch(registry or discover())
     config: AppConfig = load_config(args.config)

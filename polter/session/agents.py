@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from polter.adapters import Adapter, Liveness, RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
-from polter.ui.services.config import PaneSetup
+from polter.session.config import PaneSetup
 
 __all__ = ["AgentPane", "PanePlan", "denied_skills"]
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from polter.ui.typed_line import MAX_LINE, TypedLine
+from polter.session.typed_line import MAX_LINE, TypedLine
 
 
 def typed(*keys: str) -> tuple[list[str], TypedLine]:

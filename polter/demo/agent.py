@@ -4,7 +4,7 @@ It reads what the human types, turns a few phrases into Terraria tool calls, and
 Polter's gateway with this pane's token (``$POLTER_TOKEN``), exactly as a real CLI's MCP client
 would: the pane's role decides every call. Like an over-eager model, it follows "make it rain" with
 an uninvited hardmode, which is what keyword gates are for. Run inside a pane:
-``python -m polter.ui.demo.agent``.
+``python -m polter.demo.agent``.
 """
 
 from __future__ import annotations
