@@ -13,6 +13,8 @@
     │   └── AdapterLoadError       a plugin that fails to import or breaks the contract
     ├── TerminalError
     │   └── SpawnError             a pane's command cannot start (not found, bad cwd)
+    ├── SessionError               a session cannot be started, found or reached (name taken, no such session)
+    │   └── SessionLost            the connection to a session's host broke (the host ended or was killed)
     └── BackendError
         └── TShockError            the TShock REST API refused or failed a request
 
@@ -36,6 +38,8 @@ __all__ = [
     "PolicyError",
     "PolterError",
     "RoleError",
+    "SessionError",
+    "SessionLost",
     "SpawnError",
     "TShockError",
     "TerminalError",
@@ -127,6 +131,14 @@ class TerminalError(PolterError):
 
 class SpawnError(TerminalError):
     """A pane's command could not be started."""
+
+
+class SessionError(PolterError):
+    """A session cannot be started, found or reached; the message says what to do instead."""
+
+
+class SessionLost(SessionError):
+    """The connection to a session's host broke: the host ended, was killed, or the socket went away."""
 
 
 class BackendError(PolterError):

@@ -14,11 +14,13 @@ import platformdirs
 __all__ = [
     "ENV_CONFIG_DIR",
     "ENV_GATEWAY_URL",
+    "ENV_RUNTIME_DIR",
     "ENV_STATE_DIR",
     "ENV_TOKEN",
     "bundled_dir",
     "config_dir",
     "project_roles_dir",
+    "runtime_dir",
     "state_dir",
 ]
 
@@ -33,6 +35,9 @@ ENV_CONFIG_DIR = "POLTER_CONFIG_DIR"
 ENV_STATE_DIR = "POLTER_STATE_DIR"
 """Overrides the state dir (``gateway.json``, audit log, per-pane runtime dirs, saved layout)."""
 
+ENV_RUNTIME_DIR = "POLTER_RUNTIME_DIR"
+"""Overrides the runtime dir (the sessions' sockets and locks)."""
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -46,6 +51,27 @@ def state_dir() -> Path:
     """The state dir: ``$POLTER_STATE_DIR`` or the platform's (``~/.local/state/polter``)."""
     override = os.environ.get(ENV_STATE_DIR)
     return Path(override) if override else platformdirs.user_state_path(APP_NAME)
+
+
+def runtime_dir() -> Path:
+    """Where sessions keep their sockets: ``$POLTER_RUNTIME_DIR``, else ``$XDG_RUNTIME_DIR/polter``
+    (a tmpfs of the user's, mode 0700), else ``/tmp/polter-UID``. Created 0700 and checked to be the
+    user's own: a socket there is how a window reaches a session."""
+    override = os.environ.get(ENV_RUNTIME_DIR)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if override:
+        path = Path(override)
+    elif xdg and Path(xdg).is_dir():
+        path = Path(xdg) / APP_NAME
+    else:
+        path = Path("/tmp") / f"{APP_NAME}-{os.getuid()}"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        from polter.errors import ConfigError
+
+        raise ConfigError("must be a private directory of yours (mode 0700): fix or remove it", path=path)
+    return path
 
 
 def project_roles_dir(cwd: Path | None = None) -> Path:

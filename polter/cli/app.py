@@ -1,9 +1,19 @@
-"""``polter`` with no command: start the app (agent panes under roles, with the gateway behind them)."""
+"""``polter`` with no command: start a session (agent panes under roles, the gateway behind them) and
+show it in this window. The session runs in a host process of its own and outlives the window
+(prefix then ``d`` detaches, ``polter attach`` comes back); where a detached session exists, ``polter``
+says so and offers to attach to it instead of starting a second one."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from polter.session.protocol import SessionInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--prefix", default=None, metavar="KEY", help="the prefix key (default ctrl+b)")
     parser.add_argument(
+        "--session",
+        "-s",
+        metavar="NAME",
+        default=None,
+        help="the new session's name (default: main, else the first free of main-2, main-3, ...)",
+    )
+    parser.add_argument(
         "--palette-key",
         default=None,
         metavar="KEY",
@@ -46,8 +63,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from polter.ui.app import PolterApp
+    from polter.cli.sessions import attach_window, describe, print_notes, survey
+    from polter.errors import SessionError
+    from polter.session.daemon import start_host
+    from polter.session.launch import plan_launch
+    from polter.session.registry import DEFAULT_NAME, check_name
 
-    app = PolterApp.from_args(args)
-    app.run()
-    return app.return_code or 0
+    plan_launch(args)  # a mistake in the options or the config is reported before anything starts
+    live, notes = asyncio.run(survey())
+    print_notes(notes)
+    names = {info.name for info in live}
+    if args.session is not None:
+        if check_name(args.session) in names:
+            raise SessionError(f"a session named {args.session} is already running: `polter attach {args.session}`")
+        name = args.session
+    else:
+        detached = [info for info in live if not info.clients]
+        if detached and _offer_attach(max(detached, key=lambda info: info.started), describe):
+            return attach_window(max(detached, key=lambda info: info.started).name)
+        name = DEFAULT_NAME
+        number = 1
+        while name in names:
+            number += 1
+            name = f"{DEFAULT_NAME}-{number}"
+    start_host(name, sys.argv[1:] if args.argv is None else args.argv)
+    return attach_window(name)
+
+
+def _offer_attach(info: SessionInfo, describe: Callable[[SessionInfo], str]) -> bool:
+    """Tell the human a session is running detached and ask whether to attach to it (yes by default);
+    with no terminal to ask on, say so and start a new session."""
+    print(f"polter: a session is running detached: {describe(info)}", file=sys.stderr)
+    if not sys.stdin.isatty():
+        print(f"polter: starting a new session (`polter attach {info.name}` shows that one)", file=sys.stderr)
+        return False
+    try:
+        answer = input(f"Attach to {info.name} instead of starting a new session? [Y/n] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("", "y", "yes")

@@ -36,6 +36,8 @@ from polter.session.config import (
 __all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
 
 TERRARIA = "terraria"
+MAX_PANES = 16
+"""Panes one session holds at most."""
 
 
 @dataclass
@@ -58,6 +60,16 @@ class Launch:
     demo: bool = False
     hint: str | None = None
     """A first notification for the human (the demo says what to try)."""
+
+    def __post_init__(self) -> None:
+        if not self.prefix.strip():
+            raise ConfigError("must name a key, e.g. ctrl+a", field="--prefix")
+        if self.palette_key is not None and not self.palette_key.strip():
+            self.palette_key = None
+        if self.palette_key == self.prefix:
+            raise ConfigError(f"{self.palette_key} is already the prefix key", field="--palette-key")
+        if len(self.plans) > MAX_PANES:
+            raise ConfigError(f"must be between 1 and {MAX_PANES}, not {len(self.plans)}", field="--panes")
 
 
 def is_installed(adapter: Adapter) -> bool:

@@ -4,16 +4,16 @@ A :class:`Workspace` owns the supervised gateway (:mod:`~polter.session.supervis
 :class:`AgentPane` per pane. Opening a pane registers it with the gateway under a token the
 workspace chose (so a restarted gateway can take the same one back), lets the pane's adapter
 prepare the CLI's launch, and writes the adapter's files into the pane's private runtime dir
-(0700, removed when the pane is closed). The UI asks the workspace to act (switch a role, pass on a
-typed line, answer an ask) and hears back only through messages posted to the message pumps that
-subscribed: the screen is handed the workspace, never the other way round. An ask arrives as
-:class:`Workspace.AskRequested` carrying a future; whoever shows it resolves the future with the
+(0700, removed when the pane is closed). The session host asks the workspace to act (switch a role,
+pass on a typed line, answer an ask) and hears back only through the events it subscribed to: the
+workspace knows nothing of who listens. An ask arrives as
+:class:`AskRequested` carrying a future; whoever shows it resolves the future with the
 human's answer and the workspace sends it to the gateway (Toad's pattern).
 
 The gateway serves a servers file the workspace writes into its run dir: the user's servers file
 (followed while the app runs) plus the app's own servers (the config file's, the backends'). When the
 user's file changes, the workspace writes that file again and the gateway's watcher applies it; a
-broken file changes nothing and is reported as :class:`Workspace.ServersChanged` with its problems.
+broken file changes nothing and is reported as :class:`ServersChanged` with its problems.
 """
 
 from __future__ import annotations
@@ -28,13 +28,12 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import tomli_w
 from pydantic import SecretStr
-from textual.message import Message
-from textual.message_pump import MessagePump
 
 from polter.adapters import Pane, PreparedPane, RuntimeDir, write_pane_files
 from polter.errors import ConfigError, ControlError, GatewayError
@@ -68,64 +67,81 @@ HELD_LINES: Final = 100
 """Typed lines kept for a restarting gateway (the newest; a gate looks at recent input only)."""
 
 
+@dataclass(frozen=True)
+class GatewayUp:
+    """The gateway is ready; after a restart (``restarted``) every pane was registered again."""
+
+    url: str
+    restarted: bool
+
+
+@dataclass(frozen=True)
+class GatewayDown:
+    """The gateway died (``reason``); it is being restarted."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class PaneChanged:
+    """A pane's role, phase, pending asks or restart-needed changed."""
+
+    agent: AgentPane
+
+
+@dataclass(frozen=True)
+class AskRequested:
+    """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
+
+    ask: AskInfo
+    future: asyncio.Future[AskAnswer]
+
+
+@dataclass(frozen=True)
+class AskClosed:
+    """An ask is over (answered here or elsewhere, timed out, the pane switched role...)."""
+
+    ask: AskInfo
+
+
+@dataclass(frozen=True)
+class AuditAppended:
+    """The gateway logged a decision."""
+
+    row: AuditRow
+
+
+@dataclass(frozen=True)
+class RolesChanged:
+    """The role files were (re)loaded."""
+
+    status: RolesStatus
+
+
+@dataclass(frozen=True)
+class ServersChanged:
+    """The gateway applied a changed servers file, or the user's file has problems and changed nothing."""
+
+    report: ServersReload
+
+
+WorkspaceEvent = (
+    GatewayUp | GatewayDown | PaneChanged | AskRequested | AskClosed | AuditAppended | RolesChanged | ServersChanged
+)
+Listener = Callable[[WorkspaceEvent], None]
+
+
 class Workspace:
-    """The app's panes and their gateway. Create, ``await start()``, then open panes."""
+    """The session's agent panes and their gateway. Create, ``await start()``, then open panes."""
 
-    class GatewayUp(Message):
-        """The gateway is ready; after a restart (``restarted``) every pane was registered again."""
-
-        def __init__(self, url: str, restarted: bool) -> None:
-            super().__init__()
-            self.url, self.restarted = url, restarted
-
-    class GatewayDown(Message):
-        """The gateway died (``reason``); it is being restarted."""
-
-        def __init__(self, reason: str) -> None:
-            super().__init__()
-            self.reason = reason
-
-    class PaneChanged(Message):
-        """A pane's role, phase, pending asks or restart-needed changed."""
-
-        def __init__(self, agent: AgentPane) -> None:
-            super().__init__()
-            self.agent = agent
-
-    class AskRequested(Message):
-        """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
-
-        def __init__(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
-            super().__init__()
-            self.ask, self.future = ask, future
-
-    class AskClosed(Message):
-        """An ask is over (answered here or elsewhere, timed out, the pane switched role...)."""
-
-        def __init__(self, ask: AskInfo) -> None:
-            super().__init__()
-            self.ask = ask
-
-    class AuditAppended(Message):
-        """The gateway logged a decision."""
-
-        def __init__(self, row: AuditRow) -> None:
-            super().__init__()
-            self.row = row
-
-    class RolesChanged(Message):
-        """The role files were (re)loaded."""
-
-        def __init__(self, status: RolesStatus) -> None:
-            super().__init__()
-            self.status = status
-
-    class ServersChanged(Message):
-        """The gateway applied a changed servers file, or the user's file has problems and changed nothing."""
-
-        def __init__(self, report: ServersReload) -> None:
-            super().__init__()
-            self.report = report
+    GatewayUp = GatewayUp
+    GatewayDown = GatewayDown
+    PaneChanged = PaneChanged
+    AskRequested = AskRequested
+    AskClosed = AskClosed
+    AuditAppended = AuditAppended
+    RolesChanged = RolesChanged
+    ServersChanged = ServersChanged
 
     def __init__(
         self,
@@ -162,7 +178,7 @@ class Workspace:
         self.asks: dict[str, AskInfo] = {}
         """Pending asks by id, oldest first."""
         self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
-        self._targets: list[MessagePump] = []
+        self._listeners: list[Listener] = []
         self._numbers = 0
         self._tasks: set[asyncio.Task[object]] = set()
         self._url: str | None = None
@@ -172,18 +188,18 @@ class Workspace:
 
     # -- messages --------------------------------------------------------------------------------
 
-    def subscribe(self, target: MessagePump) -> None:
-        """Post this workspace's messages to ``target`` too; the first subscriber also gets the asks."""
-        if target not in self._targets:
-            self._targets.append(target)
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener`` with this workspace's events; the first listener also gets the asks."""
+        if listener not in self._listeners:
+            self._listeners.append(listener)
 
-    def unsubscribe(self, target: MessagePump) -> None:
+    def unsubscribe(self, listener: Listener) -> None:
         with contextlib.suppress(ValueError):
-            self._targets.remove(target)
+            self._listeners.remove(listener)
 
-    def _broadcast(self, message_type: type[Message], *args: object) -> None:
-        for target in list(self._targets):
-            target.post_message(message_type(*args))  # type: ignore[call-arg]
+    def _broadcast(self, event: WorkspaceEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -233,15 +249,13 @@ class Workspace:
             async for _written in watch_file(path):
                 found, problems = await asyncio.to_thread(_read_servers, path)
                 if problems:
-                    self._broadcast(
-                        Workspace.ServersChanged,
-                        ServersReload(
-                            file=str(path),
-                            applied=False,
-                            unchanged=self.server_names,
-                            problems=[str(problem) for problem in problems],
-                        ),
+                    report = ServersReload(
+                        file=str(path),
+                        applied=False,
+                        unchanged=self.server_names,
+                        problems=[str(problem) for problem in problems],
                     )
+                    self._broadcast(ServersChanged(report))
                     continue
                 self.file_servers = found
                 await asyncio.to_thread(self._write_servers)
@@ -269,7 +283,7 @@ class Workspace:
             await self._register(gateway.client, agent)
             if moved:
                 agent.restart_needed = f"the gateway moved to {gateway.url}; restart to reconnect"
-                self._broadcast(Workspace.PaneChanged, agent)
+                self._broadcast(PaneChanged(agent))
         status = await gateway.client.status()
         self.server_names = [server.name for server in status.servers]
         self.roles = status.roles
@@ -279,11 +293,11 @@ class Workspace:
             agent, text = self._held_lines.popleft()
             if not agent.closed:
                 await self._send_line(gateway.client, agent, text)
-        self._broadcast(Workspace.GatewayUp, gateway.url, restarted)
+        self._broadcast(GatewayUp(gateway.url, restarted))
 
     def _gateway_down(self, reason: str) -> None:
         self._down = True
-        self._broadcast(Workspace.GatewayDown, reason)
+        self._broadcast(GatewayDown(reason))
 
     async def _catch_up(self, client: GatewayClient) -> None:
         """Audit rows and asks that happened while nobody followed the events."""
@@ -299,9 +313,9 @@ class Workspace:
         self._numbers += 1
         return f"p{self._numbers}"
 
-    async def open(self, plan: PanePlan) -> tuple[AgentPane, LaunchSpec]:
+    async def open(self, plan: PanePlan, pane_id: str | None = None) -> tuple[AgentPane, LaunchSpec]:
         """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
-        pane_id = self._new_id()
+        pane_id = pane_id or self._new_id()
         role = plan.setup.role or "coder"
         agent = AgentPane(
             id=pane_id,
@@ -329,7 +343,7 @@ class Workspace:
         """What to run when the pane restarts: prepared again, so the CLI starts under the current role."""
         spec = await self._prepare(agent, resume=resume)
         agent.restart_needed = None
-        self._broadcast(Workspace.PaneChanged, agent)
+        self._broadcast(PaneChanged(agent))
         return spec
 
     async def close(self, agent: AgentPane) -> None:
@@ -396,7 +410,7 @@ class Workspace:
         if not agent.skills_live:
             agent.hidden_now = denied_skills(await self._skill_decisions(agent))
             agent.restart_needed = agent._restart_reason()
-        self._broadcast(Workspace.PaneChanged, agent)
+        self._broadcast(PaneChanged(agent))
 
     # -- acting on panes -------------------------------------------------------------------------
 
@@ -407,7 +421,7 @@ class Workspace:
     async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
         reason = "escalated by the human" if phase == "action" else "reset by the human"
         agent.update(await self.client.set_phase(agent.id, phase, reason))
-        self._broadcast(Workspace.PaneChanged, agent)
+        self._broadcast(PaneChanged(agent))
 
     def submit_line(self, agent: AgentPane, text: str) -> None:
         """A line the human typed into the pane: the gateway's evidence for gates and phases. While the
@@ -451,7 +465,7 @@ class Workspace:
                 if self.audit_rows and (row.id or 0) <= (self.audit_rows[-1].id or 0):
                     return  # already caught up with it
                 self.audit_rows.append(row)
-                self._broadcast(Workspace.AuditAppended, row)
+                self._broadcast(AuditAppended(row))
             case "pane":
                 info = PaneInfo.model_validate(event.data)
                 agent = self.panes.get(info.id)
@@ -461,16 +475,16 @@ class Workspace:
                     if changed:  # switched by someone else (polter panes role ...)
                         self._spawn(self._role_changed(agent), f"reading the new role of {agent.id}")
                     else:
-                        self._broadcast(Workspace.PaneChanged, agent)
+                        self._broadcast(PaneChanged(agent))
             case "servers":
                 report = ServersReload.model_validate(event.data)
                 if report.applied:
                     self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
                 if report.changes() or report.problems:
-                    self._broadcast(Workspace.ServersChanged, report)
+                    self._broadcast(ServersChanged(report))
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
-                self._broadcast(Workspace.RolesChanged, self.roles)
+                self._broadcast(RolesChanged(self.roles))
 
     def _ask_arrived(self, ask: AskInfo) -> None:
         if ask.id in self._futures:
@@ -479,8 +493,8 @@ class Workspace:
         self._futures[ask.id] = future
         self.asks[ask.id] = ask
         future.add_done_callback(lambda done: self._resolved(ask, done))
-        if self._targets:
-            self._targets[0].post_message(Workspace.AskRequested(ask, future))
+        if self._listeners:
+            self._listeners[0](AskRequested(ask, future))
 
     def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
         if not future.cancelled():
@@ -500,7 +514,7 @@ class Workspace:
             future.cancel()
         ask = ask or known
         if ask is not None and future is not None:
-            self._broadcast(Workspace.AskClosed, ask)
+            self._broadcast(AskClosed(ask))
 
     def _spawn(self, coroutine: object, what: str) -> None:
         async def run() -> None:

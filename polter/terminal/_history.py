@@ -23,6 +23,11 @@ class History:
     def __init__(self, limit: int) -> None:
         self._texts: deque[str | tuple[str, ...]] = deque(maxlen=max(0, limit))
         self._styles: deque[Style | tuple[Style, ...]] = deque(maxlen=max(0, limit))
+        self.pushed = 0
+        """Rows ever appended: row ``-k`` is the ``pushed - k``-th, a number that stays with the row
+        while it is kept (so a reader can cache rows by it)."""
+        self.epoch = 0
+        """Changes whenever rows were taken back or cleared: numbers seen before may name other rows."""
 
     @property
     def limit(self) -> int:
@@ -35,6 +40,7 @@ class History:
         """Keep a copy of a row (the caller may reuse the lists)."""
         if not self._texts.maxlen:
             return
+        self.pushed += 1
         text = "".join(chars)
         first = styles[0]
         self._texts.append(text if len(text) == len(chars) else tuple(chars))
@@ -46,9 +52,12 @@ class History:
 
     def pop(self, columns: int) -> tuple[list[str], list[Style]]:
         """Take the newest row back (a screen growing taller pulls rows down from history)."""
+        self.epoch += 1
+        self.pushed -= 1
         return fit_row(self._texts.pop(), self._styles.pop(), columns)
 
     def clear(self) -> None:
+        self.epoch += 1
         self._texts.clear()
         self._styles.clear()
 

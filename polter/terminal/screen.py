@@ -128,6 +128,16 @@ class TerminalScreen(ControlSequences):
         return len(self._history)
 
     @property
+    def history_pushed(self) -> int:
+        """Rows ever pushed into the scrollback: row ``-k`` is number ``history_pushed - k``."""
+        return self._history.pushed
+
+    @property
+    def history_epoch(self) -> int:
+        """Changes when scrollback rows were cleared or taken back (numbers may then name other rows)."""
+        return self._history.epoch
+
+    @property
     def scrollback_limit(self) -> int:
         return self._history.limit
 

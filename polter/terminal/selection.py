@@ -16,17 +16,17 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 
-from polter.terminal.screen import TerminalScreen
+from polter.terminal.sources import ScreenReader
 
 __all__ = ["highlight", "line_number", "selected_text", "word_or_line"]
 
 
-def line_number(screen: TerminalScreen, row: int) -> int:
+def line_number(screen: ScreenReader, row: int) -> int:
     """The selection's number for ``row`` (negative rows are scrollback, as in ``TerminalScreen.line``)."""
     return screen.history_size + row
 
 
-def selected_text(screen: TerminalScreen, selection: Selection) -> str:
+def selected_text(screen: ScreenReader, selection: Selection) -> str:
     """The selected cells' characters, one line per row, trailing blanks dropped as a terminal does."""
     last = screen.history_size + screen.lines - 1
     first_line = selection.start.y if selection.start is not None else 0

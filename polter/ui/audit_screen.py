@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
-from polter.session.workspace import Workspace
+from polter.ui.remote import RemoteSession
 
 __all__ = ["DECISIONS", "AuditScreen"]
 
@@ -62,9 +62,9 @@ class AuditScreen(Screen[None]):
         Binding("end", "follow", "Newest", show=False),
     ]
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, session: RemoteSession) -> None:
         super().__init__()
-        self.workspace = workspace
+        self.session = session
         self.pane: str | None = None
         self.decision: str | None = None
         self.server: str | None = None
@@ -72,8 +72,8 @@ class AuditScreen(Screen[None]):
         self.shown = 0
 
     def compose(self) -> ComposeResult:
-        space = self.workspace
-        panes = [(f"{agent.id} · {agent.title}", agent.id) for agent in space.panes.values()]
+        space = self.session
+        panes = [(f"{pane.id} · {pane.agent.title}", pane.id) for pane in space.panes if pane.agent is not None]
         servers = [(name, name) for name in dict.fromkeys(["polter", *space.server_names])]
         with Horizontal(id="audit-filters"):
             yield Label("Audit")
@@ -91,12 +91,12 @@ class AuditScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.workspace.subscribe(self)
+        self.session.subscribe(self)
         self._rebuild()
         self.query_one(DataTable).focus()
 
     def on_unmount(self) -> None:
-        self.workspace.unsubscribe(self)
+        self.session.unsubscribe(self)
 
     # -- filters ---------------------------------------------------------------------------------
 
@@ -139,14 +139,14 @@ class AuditScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         self.shown = 0
-        for row in self.workspace.audit_rows:
+        for row in self.session.audit_rows:
             if self.matches(row):
                 self._add(table, row)
         self.action_follow()
         self._count()
 
-    @on(Workspace.AuditAppended)
-    def _appended(self, event: Workspace.AuditAppended) -> None:
+    @on(RemoteSession.AuditAppended)
+    def _appended(self, event: RemoteSession.AuditAppended) -> None:
         if not self.matches(event.row):
             return
         table = self.query_one(DataTable)
@@ -173,13 +173,13 @@ class AuditScreen(Screen[None]):
         self.shown += 1
 
     def _count(self) -> None:
-        total = len(self.workspace.audit_rows)
+        total = len(self.session.audit_rows)
         self.query_one("#audit-count", Label).update(f"{self.shown} of {total}")
 
     @on(DataTable.RowHighlighted)
     def _detail(self, event: DataTable.RowHighlighted) -> None:
         key = event.row_key.value
-        row = next((row for row in reversed(self.workspace.audit_rows) if str(row.id) == key), None)
+        row = next((row for row in reversed(self.session.audit_rows) if str(row.id) == key), None)
         detail = self.query_one("#audit-detail", Static)
         if row is None:
             detail.update("")

@@ -13,8 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from polter.errors import PolterError
 from polter.gateway.models import Capabilities
-from polter.session.agents import AgentPane
-from polter.session.workspace import Workspace
+from polter.ui.remote import RemotePane, RemoteSession
 
 __all__ = ["CapabilitiesScreen"]
 
@@ -43,12 +42,12 @@ class CapabilitiesScreen(Screen[None]):
     ]
 
     def __init__(
-        self, workspace: Workspace, agent: AgentPane, label: str, capabilities: Capabilities | None = None
+        self, session: RemoteSession, pane: RemotePane, label: str, capabilities: Capabilities | None = None
     ) -> None:
         """``capabilities`` shows these instead of asking the gateway first (``r`` asks it)."""
         super().__init__()
-        self.workspace = workspace
-        self.agent = agent
+        self.session = session
+        self.pane = pane
         self.label = label
         self.capabilities = capabilities
 
@@ -68,7 +67,7 @@ class CapabilitiesScreen(Screen[None]):
     @work(exclusive=True)
     async def action_refresh(self) -> None:
         try:
-            capabilities = await self.workspace.capabilities(self.agent)
+            capabilities = await self.session.capabilities(self.pane)
         except PolterError as exc:
             self.query_one("#capabilities-summary", Static).update(f"{self.label}: {exc}")
             return
@@ -77,7 +76,8 @@ class CapabilitiesScreen(Screen[None]):
     def show(self, capabilities: Capabilities) -> None:
         self.capabilities = capabilities
         phase = f", phase {capabilities.phase}" if capabilities.phase else ""
-        lines = [f"{self.label} · {self.agent.adapter.display_name} · role {capabilities.role}{phase}"]
+        adapter = self.pane.agent.display_name if self.pane.agent is not None else ""
+        lines = [f"{self.label} · {adapter} · role {capabilities.role}{phase}"]
         if capabilities.description:
             lines.append(capabilities.description)
         lines.extend(f"note: {note}" for note in capabilities.notes)

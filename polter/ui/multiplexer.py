@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Final
 
 from textual import events, on, work
@@ -14,16 +12,18 @@ from textual.screen import Screen
 from textual.selection import Selection
 from textual.widget import Widget
 
+from polter.errors import PolterError
 from polter.terminal.keys import encode_key
-from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.layout import LAYOUT_MODES, Direction, LayoutMode
+from polter.ui.leave_screen import LeaveScreen
 from polter.ui.pane import Pane
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
+from polter.ui.remote import RemoteSession
 
-__all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name", "working_directory"]
+__all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name"]
 
 DEFAULT_PREFIX: Final = "ctrl+b"
 
@@ -45,47 +45,65 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
     "colon": "command_palette",
     "p": "command_palette",
     "question_mark": "help",
+    "d": "detach",
     "q": "quit",
 }
 """What the key after the prefix does: a key name → an action of :class:`MultiplexerScreen`."""
 
 PREFIX_HINTS: Final = (
     ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("z", "zoom"), ("c", "new"), ("x", "close"),
-    ("r", "restart"), ("[", "scroll"), ("space", "layout"), (": p", "commands"), ("?", "keys"), ("q", "quit"),
+    ("r", "restart"), ("[", "scroll"), ("space", "layout"), (": p", "commands"), ("?", "keys"),
+    ("d", "detach"), ("q", "quit"),
 )  # fmt: skip
 
 
 class MultiplexerScreen(Screen[None]):
-    """Panes of programs. Keys go to the focused pane, except the prefix key (default ``ctrl+b``)
+    """The session's panes. Keys go to the focused pane, except the prefix key (default ``ctrl+b``)
     and a direct palette key if one is configured; after the prefix, one key runs a command from
     :data:`PREFIX_COMMANDS` (``:`` or ``p``: the command palette, as tmux's command prompt) and the
-    prefix key again sends itself to the pane."""
+    prefix key again sends itself to the pane.
+
+    The panes are the session host's (:class:`~polter.ui.remote.RemoteSession`): closing, restarting
+    or opening one asks the host, and the grid follows what the host reports."""
 
     BINDINGS = [Binding(DEFAULT_PREFIX, "prefix", "Prefix", id="polter.prefix", priority=True, show=False)]
     AUTO_FOCUS = None  # the first pane is focused on mount; after that the user decides
 
     def __init__(
         self,
-        specs: list[LaunchSpec],
+        session: RemoteSession,
         *,
         layout_mode: LayoutMode = "grid",
         prefix: str = DEFAULT_PREFIX,
-        scrollback: int = 10_000,
+        active: str | None = None,
+        zoomed: str | None = None,
     ) -> None:
         super().__init__()
+        self.session = session
         self.prefix = prefix
-        self.grid = PaneGrid(specs, layout_mode=layout_mode, scrollback=scrollback)
+        self.grid = PaneGrid(layout_mode=layout_mode)
         self._active: Pane | None = None
+        self._start_at = (active, zoomed)
+        self._focus_when_added: str | None = None
         self._copied: dict[Widget, Selection] = {}
+        self.leaving = False
 
     def compose(self) -> ComposeResult:
         yield self.grid
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         self.app.update_keymap({"polter.prefix": self.prefix})
+        for index, remote in enumerate(self.session.panes):
+            await self.grid.add_pane(remote, index)
+        active, zoomed = self._start_at
         panes = self.grid.panes
-        if panes:
-            panes[0].terminal.focus()
+        start = self.grid.pane_of(active) if active else None
+        if zoomed and (zoom := self.grid.pane_of(zoomed)) is not None:
+            self.grid.zoomed = zoom
+        start = start or (panes[0] if panes else None)
+        if start is not None:
+            start.terminal.focus()
+        self.session.subscribe(self)
 
     # -- which pane ----------------------------------------------------------------------------
 
@@ -101,8 +119,15 @@ class MultiplexerScreen(Screen[None]):
     def _track_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
             if isinstance(node, Pane):
-                self._active = node
+                if node is not self._active:
+                    self._active = node
+                    self._remember_view()
                 return
+
+    def _remember_view(self) -> None:
+        active = self._active.remote.id if self._active is not None else None
+        zoomed = self.grid.zoomed.remote.id if self.grid.zoomed is not None else None
+        self.session.set_view(active, zoomed)
 
     @on(events.TextSelected)
     @on(TerminalView.Selected)
@@ -124,6 +149,50 @@ class MultiplexerScreen(Screen[None]):
         if self.grid.zoomed is not None and self.grid.zoomed is not pane:
             self.grid.zoomed = None
         pane.terminal.focus()
+
+    # -- what the session reports ----------------------------------------------------------------
+
+    @on(RemoteSession.PaneAdded)
+    async def _pane_added(self, event: RemoteSession.PaneAdded) -> None:
+        if self.grid.pane_of(event.pane.id) is not None:
+            return
+        pane = await self.grid.add_pane(event.pane, event.index)
+        if self._focus_when_added == event.pane.id or len(self.grid.panes) == 1:
+            self._focus_when_added = None
+            pane.terminal.focus()
+
+    @on(RemoteSession.PaneRemoved)
+    async def _pane_removed(self, event: RemoteSession.PaneRemoved) -> None:
+        pane = self.grid.pane_of(event.pane.id)
+        if pane is None:
+            return
+        panes = self.grid.panes
+        index = panes.index(pane)
+        focused = pane is self.active_pane
+        await self.grid.remove_pane(pane)
+        remaining = self.grid.panes
+        if remaining and focused:
+            self.focus_pane(remaining[min(index, len(remaining) - 1)])
+
+    @on(RemoteSession.PaneChanged)
+    def _pane_changed(self, event: RemoteSession.PaneChanged) -> None:
+        pane = self.grid.pane_of(event.pane.id)
+        if pane is not None:
+            pane.show_state()
+
+    @on(RemoteSession.LayoutChanged)
+    def _layout_changed(self, event: RemoteSession.LayoutChanged) -> None:
+        self.grid.layout_mode = event.layout
+
+    @on(RemoteSession.Ended)
+    def _ended(self, event: RemoteSession.Ended) -> None:
+        if self.leaving and not event.failed:
+            return
+        if event.lost:
+            message = f"polter: lost session {self.session.name}: {event.reason}"
+        else:
+            message = f"polter: session {self.session.name} ended: {event.reason}"
+        self.app.exit(return_code=1 if event.failed or event.lost else 0, message=message)
 
     # -- prefix --------------------------------------------------------------------------------
 
@@ -174,22 +243,31 @@ class MultiplexerScreen(Screen[None]):
         if pane is not None:
             self.grid.toggle_zoom(pane)
             pane.terminal.focus()
+            self._remember_view()
 
     def action_next_layout(self) -> None:
         modes = LAYOUT_MODES
         self.grid.layout_mode = modes[(modes.index(self.grid.layout_mode) + 1) % len(modes)]
+        self.session.set_layout(self.grid.layout_mode)
 
+    @work(exclusive=True, group="pane-command")
     async def action_new_pane(self) -> None:
-        """A new pane (a shell here), started in the directory the focused pane's program is in."""
+        """A new pane like the focused one (its CLI and role; a shell beside a plain program), started
+        in the directory the focused pane's program is in."""
         pane = self.active_pane
-        cwd = working_directory(pane) if pane is not None else None
-        new = await self.open_pane(cwd)
-        if new is not None:
-            new.terminal.focus()
+        await self.open_pane(like=pane.remote.id if pane is not None else None)
 
-    async def open_pane(self, cwd: Path | None) -> Pane | None:
-        """Add the pane that "new pane" opens; screens with more kinds of pane override it."""
-        return await self.grid.add_pane(LaunchSpec.shell(cwd=cwd))
+    async def open_pane(self, **how: str | None) -> None:
+        """Ask the session for a new pane (see :meth:`RemoteSession.open`); it is focused once it shows."""
+        try:
+            self._focus_when_added = await self.session.open(**how)
+        except PolterError as exc:
+            self.notify(f"Could not open a pane: {exc}", severity="error", timeout=15)
+            return
+        pane = self.grid.pane_of(self._focus_when_added)
+        if pane is not None:
+            self._focus_when_added = None
+            pane.terminal.focus()
 
     def action_close_pane(self) -> None:
         if (pane := self.active_pane) is not None:
@@ -197,30 +275,28 @@ class MultiplexerScreen(Screen[None]):
 
     @work(exclusive=True, group="pane-command")
     async def close_pane(self, pane: Pane) -> None:
-        """Close ``pane``, asking first if its program still runs; quits after the last pane."""
+        """Close ``pane``, asking first if its program still runs; the session ends after its last pane."""
         if not await self._may_end(pane, "Close", "closing"):
             return
-        panes = self.grid.panes
-        index = panes.index(pane)
-        await self.discard_pane(pane)
-        remaining = self.grid.panes
-        if not remaining:
-            self.app.exit()
+        if len(self.grid.panes) == 1:
+            self.leaving = True
+        try:
+            await self.session.close(pane.remote)
+        except PolterError as exc:
+            self.leaving = False
+            self.notify(f"Could not close pane {pane.number}: {exc}", severity="error")
             return
-        self.focus_pane(remaining[min(index, len(remaining) - 1)])
+        if self.leaving:
+            self.app.exit(message=f"polter: session {self.session.name} ended (its last pane was closed)")
 
     async def _may_end(self, pane: Pane, verb: str, doing: str) -> bool:
         """Whether ``pane``'s program may be ended to ``verb`` the pane: yes if it is not running,
         else the user's answer to a confirmation."""
         if not pane.running:
             return True
-        question = f"{verb} pane {pane.number} ({pane.terminal.program_title})?"
+        question = f"{verb} pane {pane.number} ({pane.title})?"
         detail = f"Its program is still running; {doing} ends it and everything it started."
         return bool(await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb)))
-
-    async def discard_pane(self, pane: Pane) -> None:
-        """End the pane's program and take the pane away (overridden to release what the pane held)."""
-        await self.grid.remove_pane(pane)
 
     def action_restart_pane(self) -> None:
         if (pane := self.active_pane) is not None:
@@ -228,16 +304,16 @@ class MultiplexerScreen(Screen[None]):
 
     @work(exclusive=True, group="pane-command")
     async def restart_pane(self, pane: Pane) -> None:
-        """Start ``pane``'s program again, asking first if it still runs."""
+        """Start ``pane``'s program again, asking first if it still runs. An agent pane's CLI is prepared
+        afresh; a restart that applies its role continues its conversation where the CLI can resume one."""
         if not await self._may_end(pane, "Restart", "restarting"):
             return
-        await pane.terminal.close()
-        await self.relaunch_pane(pane)
+        try:
+            await self.session.restart(pane.remote)
+        except PolterError as exc:
+            self.notify(f"Could not restart pane {pane.number}: {exc}", severity="error")
+            return
         pane.terminal.focus()
-
-    async def relaunch_pane(self, pane: Pane) -> None:
-        """Run the pane's program again (overridden when the launch must be prepared afresh)."""
-        pane.terminal.restart()
 
     def action_scroll_mode(self, page_up: bool = False) -> None:
         pane = self.active_pane
@@ -248,19 +324,28 @@ class MultiplexerScreen(Screen[None]):
 
     @work(exclusive=True, group="pane-command")
     async def action_quit(self) -> None:
-        """Quit, after asking if programs are still running; every program is ended first."""
-        running = [pane for pane in self.grid.panes if pane.running]
-        if running:
-            names = ", ".join(f"{pane.number} ({pane.terminal.program_title})" for pane in running)
-            question = f"Quit Polter? {len(running)} program{'s' if len(running) > 1 else ''} still running."
-            if not await self.app.push_screen_wait(ConfirmScreen(question, f"Panes {names}.", yes="Quit")):
-                return
-        self.about_to_quit()
-        await self.grid.close_all()
-        self.app.exit()
+        """Leave the session: detach (the programs keep running) or end it, as the human chooses."""
+        running = [f"{pane.number} ({pane.title})" for pane in self.grid.panes if pane.running]
+        choice = await self.app.push_screen_wait(LeaveScreen(self.session.name, running))
+        if choice == "detach":
+            await self.detach()
+        elif choice == "end":
+            await self.end_session()
 
-    def about_to_quit(self) -> None:
-        """Called once quitting is decided, while the programs still run (to save what they were doing)."""
+    async def action_detach(self) -> None:
+        await self.detach()
+
+    async def detach(self) -> None:
+        """Close this window; the session and its programs keep running."""
+        self.leaving = True
+        await self.session.detach()
+        self.app.exit(message=f"[detached from session {self.session.name}: polter attach {self.session.name}]")
+
+    async def end_session(self) -> None:
+        """End every program in the session, the gateway and the session itself."""
+        self.leaving = True
+        await self.session.end()
+        self.app.exit(message=f"polter: session {self.session.name} ended")
 
     def action_command_palette(self) -> None:
         self.app.action_command_palette()
@@ -286,18 +371,3 @@ def format_key_name(key: str) -> str:
         modifiers.remove("ctrl")
         shown = f"^{shown}"
     return "+".join([*modifiers, shown])
-
-
-def working_directory(pane: Pane) -> Path | None:
-    """Where the program in ``pane`` (its foreground job, else the program itself) currently is."""
-    process = pane.terminal.process
-    if process is None or not process.running:
-        return None
-    for pid in (process.foreground_process_group(), process.pid):
-        if pid is None:
-            continue
-        try:
-            return Path(os.readlink(f"/proc/{pid}/cwd"))
-        except OSError:
-            continue
-    return None

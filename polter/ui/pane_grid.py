@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING
-
-from textual.app import ComposeResult
 from textual.containers import Container
 from textual.reactive import reactive
 
-from polter.terminal.launch import LaunchSpec
-from polter.terminal.widget import TypingClock
 from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
 from polter.ui.pane import Pane
-
-if TYPE_CHECKING:
-    from polter.session.agents import AgentPane
+from polter.ui.remote import RemotePane
 
 __all__ = ["PaneGrid"]
 
@@ -36,17 +28,9 @@ class PaneGrid(Container):
     layout_mode: reactive[LayoutMode] = reactive("grid")
     zoomed: reactive[Pane | None] = reactive(None)
 
-    def __init__(self, specs: list[LaunchSpec], *, layout_mode: LayoutMode = "grid", scrollback: int = 10_000) -> None:
+    def __init__(self, *, layout_mode: LayoutMode = "grid") -> None:
         super().__init__()
-        self._initial = specs
-        self.scrollback = scrollback
-        self.typing = TypingClock()
-        """Shared by the panes: a busy pane yields to the echo of what the user types in another."""
         self.set_reactive(PaneGrid.layout_mode, layout_mode)
-
-    def compose(self) -> ComposeResult:
-        for number, spec in enumerate(self._initial, 1):
-            yield Pane(spec, number=number, scrollback=self.scrollback, typing=self.typing)
 
     def on_mount(self) -> None:
         self._arrange()
@@ -55,25 +39,28 @@ class PaneGrid(Container):
     def panes(self) -> list[Pane]:
         return list(self.query_children(Pane))
 
-    async def add_pane(self, spec: LaunchSpec, agent: AgentPane | None = None) -> Pane:
-        """Append a pane running ``spec`` (unzooming, so it can be seen) and return it."""
-        pane = Pane(spec, number=len(self.panes) + 1, scrollback=self.scrollback, agent=agent, typing=self.typing)
+    def pane_of(self, pane_id: str) -> Pane | None:
+        return next((pane for pane in self.panes if pane.remote.id == pane_id), None)
+
+    async def add_pane(self, remote: RemotePane, index: int | None = None) -> Pane:
+        """Show the session's pane ``remote`` at ``index`` (last by default), unzooming so it can be seen."""
+        panes = self.panes
+        index = len(panes) if index is None else min(index, len(panes))
+        pane = Pane(remote, number=index + 1)
         self.zoomed = None
-        await self.mount(pane)
+        if index < len(panes):
+            await self.mount(pane, before=panes[index])
+        else:
+            await self.mount(pane)
         self._arrange()
         return pane
 
     async def remove_pane(self, pane: Pane) -> None:
-        """End the pane's program (and all it started) and take the pane away."""
+        """Take the pane away (its program has ended in the session)."""
         if self.zoomed is pane:
             self.zoomed = None
-        await pane.terminal.close()
         await pane.remove()
         self._arrange()
-
-    async def close_all(self) -> None:
-        """End every pane's program, all at once."""
-        await asyncio.gather(*(pane.terminal.close() for pane in self.panes))
 
     def toggle_zoom(self, pane: Pane) -> None:
         self.zoomed = None if self.zoomed is pane else pane

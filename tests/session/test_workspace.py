@@ -78,7 +78,7 @@ async def workspace(tmp_path: Path, **servers: Any) -> AsyncIterator[tuple[Works
     inbox = Inbox()
     space = Workspace(servers=servers or {"fixture": fixture_server()}, roles_dirs=[write_roles(tmp_path / "roles")],
                       state_dir=tmp_path / "state")
-    space.subscribe(inbox)  # type: ignore[arg-type]
+    space.subscribe(inbox.post_message)
     await space.start()
     try:
         yield space, inbox
@@ -229,7 +229,7 @@ async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: P
     inbox = Inbox()
     space = Workspace(servers={"managed": fixture_server()}, servers_file=user_file, state_dir=tmp_path / "state",
                       roles_dirs=[write_roles(tmp_path / "roles")])
-    space.subscribe(inbox)  # type: ignore[arg-type]
+    space.subscribe(inbox.post_message)
     await space.start()
     try:
         assert sorted(space.server_names) == ["fixture", "managed"]

@@ -1,4 +1,5 @@
-"""The multiplexer driven like a user would: real bash in real PTYs, keys through Textual's Pilot."""
+"""The multiplexer driven like a user would: real bash in real PTYs in a session host, keys through
+Textual's Pilot in a window attached to it."""
 
 from __future__ import annotations
 
@@ -8,34 +9,41 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
+from support.processes import process_running
+from support.session import host_pane, hosted, window
+from support.waiting import wait_until
 from textual.pilot import Pilot
 
 from polter.errors import ConfigError
+from polter.session.host import SessionHost
+from polter.session.launch import Launch
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import session_processes
+from polter.terminal.pty import PtyProcess, session_processes
 from polter.terminal.widget import TerminalView
+from polter.ui import SCREEN_FPS
 from polter.ui.app import PolterApp
 from polter.ui.confirm import ConfirmScreen
+from polter.ui.leave_screen import LeaveScreen
 from polter.ui.multiplexer import MultiplexerScreen
-from polter.ui import SCREEN_FPS
 from polter.ui.pane import Pane
-from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
-from support.processes import process_running
-from support.waiting import wait_until
 
 
 @asynccontextmanager
 async def polter(
-    specs: list[LaunchSpec] | None = None, *, size: tuple[int, int] = (120, 36), **options: object
-) -> AsyncIterator[tuple[PolterApp, Pilot[None]]]:
-    """The app with four quiet bash panes (or ``specs``), each showing its prompt."""
-    app = PolterApp(specs or [bash_spec() for _ in range(4)], **options)  # type: ignore[arg-type]
-    async with app.run_test(size=size) as pilot:
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
-        await wait_for_prompt(*(pane.terminal for pane in panes(app) if pane.spec.argv[0].endswith("bash")))
-        yield app, pilot
+    specs: list[LaunchSpec] | None = None, *, size: tuple[int, int] = (120, 36), **options: Any
+) -> AsyncIterator[tuple[PolterApp, Pilot[None], SessionHost]]:
+    """A session of four quiet bash panes (or ``specs``) and a window on it, each pane at its prompt."""
+    launch = Launch(plans=[], **options) if options else None
+    async with hosted(specs or [bash_spec() for _ in range(4)], launch=launch) as host:
+        async with window(host, size=size) as (app, pilot):
+            await wait_for_prompt(
+                *(pane.terminal for pane in panes(app) if host_pane(host, pane).terminal.spec.argv[0].endswith("bash"))
+            )
+            yield app, pilot, host
 
 
 def panes(app: PolterApp) -> list[Pane]:
@@ -49,12 +57,17 @@ def focused_pane(app: PolterApp) -> Pane:
     return focused.parent
 
 
+def process(host: SessionHost, pane: Pane) -> PtyProcess | None:
+    """The pane's program, as the session host runs it."""
+    return host_pane(host, pane).terminal.process
+
+
 async def type_line(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*text, "enter")
 
 
 async def test_typing_into_a_pane_runs_the_command_in_bash() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         first = panes(app)[0]
         assert focused_pane(app) is first
         await type_line(pilot, "echo $((6*7)) done")
@@ -63,14 +76,14 @@ async def test_typing_into_a_pane_runs_the_command_in_bash() -> None:
 
 
 async def test_control_keys_reach_the_program() -> None:
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, "sleep 60")
-        process = terminal.process
-        assert process is not None
-        await wait_until(lambda: runs_in_foreground(process, "sleep"))
+        program = process(host, panes(app)[0])
+        assert program is not None
+        await wait_until(lambda: runs_in_foreground(program, "sleep"))
         await pilot.press("ctrl+c")
-        await wait_until(lambda: process.foreground_process_group() == process.pid)
+        await wait_until(lambda: program.foreground_process_group() == program.pid)
         await type_line(pilot, "echo status=$?")
         await wait_for_text(terminal, "status=130")
         await pilot.press("ctrl+d")  # on an empty line: bash exits
@@ -82,18 +95,18 @@ async def test_shift_enter_is_a_new_line_for_the_program_not_a_submission() -> N
     """A terminal with the kitty keyboard protocol tells shift+enter apart; the agent CLIs all take
     ``^J`` as "insert a newline", so that is what reaches the program (``^M`` would submit)."""
     reader = "import sys, tty; tty.setraw(0); print('got', repr(sys.stdin.read(3)), end='\\r\\n')"
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, f'{sys.executable} -c "{reader}"')
-        process = terminal.process
-        assert process is not None
-        await wait_until(lambda: runs_in_foreground(process, Path(sys.executable).name))
+        program = process(host, panes(app)[0])
+        assert program is not None
+        await wait_until(lambda: runs_in_foreground(program, Path(sys.executable).name))
         await pilot.press("a", "shift+enter", "b")
         await wait_for_text(terminal, "got 'a\\nb'")
 
 
 async def test_four_panes_form_a_two_by_two_grid() -> None:
-    async with polter() as (app, _pilot):
+    async with polter() as (app, _pilot, host):
         regions = [pane.region for pane in panes(app)]
         assert regions[0].x == regions[2].x < regions[1].x == regions[3].x
         assert regions[0].y == regions[1].y < regions[2].y == regions[3].y
@@ -103,7 +116,7 @@ async def test_four_panes_form_a_two_by_two_grid() -> None:
 
 @pytest.mark.parametrize("mode", ["columns", "rows"])
 async def test_columns_and_rows_layouts(mode: str) -> None:
-    async with polter([bash_spec() for _ in range(3)], layout_mode=mode) as (app, _pilot):
+    async with polter([bash_spec() for _ in range(3)], layout=mode) as (app, _pilot, host):
         regions = [pane.region for pane in panes(app)]
         if mode == "columns":
             assert len({region.y for region in regions}) == 1 and regions[0].x < regions[1].x < regions[2].x
@@ -112,13 +125,13 @@ async def test_columns_and_rows_layouts(mode: str) -> None:
 
 
 async def test_an_odd_pane_out_spans_the_last_row() -> None:
-    async with polter([bash_spec() for _ in range(3)]) as (app, _pilot):
+    async with polter([bash_spec() for _ in range(3)]) as (app, _pilot, host):
         first, _second, third = (pane.region for pane in panes(app))
         assert third.y > first.y and third.width > first.width * 1.5
 
 
 async def test_the_terminal_size_follows_the_window_and_reaches_the_program() -> None:
-    async with polter([bash_spec()], size=(100, 30)) as (app, pilot):
+    async with polter([bash_spec()], size=(100, 30)) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, "stty size")
         await wait_for_text(terminal, "29 100")  # one row is the header
@@ -129,7 +142,7 @@ async def test_the_terminal_size_follows_the_window_and_reaches_the_program() ->
 
 
 async def test_prefix_arrows_and_numbers_move_the_focus() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         one, two, three, four = panes(app)
         await pilot.press("ctrl+b", "right")
         assert focused_pane(app) is two
@@ -151,7 +164,7 @@ async def test_prefix_arrows_and_numbers_move_the_focus() -> None:
 
 
 async def test_a_mouse_click_focuses_the_pane() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         three = panes(app)[2]
         assert await pilot.click(three.terminal, offset=(5, 3))
         assert focused_pane(app) is three
@@ -162,7 +175,7 @@ async def test_a_mouse_click_focuses_the_pane() -> None:
 async def test_a_header_loses_the_focused_look_with_the_focus() -> None:
     """Pane 1's status stayed in the focused header's colour after the focus left it (Textual restyled
     the header but not that label); every unfocused header must look alike."""
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         one, two, three, _ = panes(app)
 
         def look(pane: Pane) -> tuple[str, str]:
@@ -179,7 +192,7 @@ async def test_a_header_loses_the_focused_look_with_the_focus() -> None:
 
 
 async def test_a_custom_prefix_key() -> None:
-    async with polter(prefix="ctrl+a") as (app, pilot):
+    async with polter(prefix="ctrl+a") as (app, pilot, host):
         await pilot.press("ctrl+a", "2")
         assert focused_pane(app) is panes(app)[1]
         await pilot.press("ctrl+b")  # now an ordinary key: goes to bash (backward-char), no prefix screen
@@ -187,7 +200,7 @@ async def test_a_custom_prefix_key() -> None:
 
 
 async def test_the_prefix_twice_sends_the_prefix_key_to_the_program() -> None:
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, "cat -v")
         await pilot.press("ctrl+b", "ctrl+b", "enter")
@@ -197,7 +210,7 @@ async def test_the_prefix_twice_sends_the_prefix_key_to_the_program() -> None:
 async def test_ctrl_p_reaches_the_program_and_the_prefix_then_colon_or_p_opens_the_palette() -> None:
     from textual.command import CommandPalette
 
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, "echo one-$((40+2))")
         await wait_for_text(terminal, "one-42\n$")
@@ -215,7 +228,7 @@ async def test_ctrl_p_reaches_the_program_and_the_prefix_then_colon_or_p_opens_t
 async def test_a_configured_palette_key_opens_the_palette_and_no_longer_reaches_the_program() -> None:
     from textual.command import CommandPalette
 
-    async with polter([bash_spec()], palette_key="f2") as (app, pilot):
+    async with polter([bash_spec()], palette_key="f2") as (app, pilot, host):
         assert app.multiplexer.palette_hint == "f2"
         await pilot.press("f2")
         await wait_until(lambda: isinstance(app.screen, CommandPalette), message="the palette")
@@ -224,11 +237,11 @@ async def test_a_configured_palette_key_opens_the_palette_and_no_longer_reaches_
         await pilot.press("ctrl+p")  # not the palette key any more: an ordinary key for bash
         assert isinstance(app.screen, MultiplexerScreen)
     with pytest.raises(ConfigError, match="--palette-key: ctrl\\+b is already the prefix key"):
-        PolterApp([bash_spec()], palette_key="ctrl+b")
+        Launch(plans=[], palette_key="ctrl+b")
 
 
 async def test_zoom_fills_the_grid_with_one_pane_and_resizes_its_terminal() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         one, two, *_ = panes(app)
         await pilot.press("ctrl+b", "2", "ctrl+b", "z")
         await pilot.pause()
@@ -244,7 +257,7 @@ async def test_zoom_fills_the_grid_with_one_pane_and_resizes_its_terminal() -> N
 
 
 async def test_moving_the_focus_while_zoomed_unzooms() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         await pilot.press("ctrl+b", "z", "ctrl+b", "3")
         await pilot.pause()
         assert app.multiplexer.grid.zoomed is None
@@ -252,30 +265,30 @@ async def test_moving_the_focus_while_zoomed_unzooms() -> None:
 
 
 async def test_new_pane_starts_a_shell_where_the_focused_pane_is(tmp_path: Path) -> None:
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         await type_line(pilot, f"cd {tmp_path}")
-        await wait_until(lambda: _cwd(panes(app)[0]) == tmp_path)
+        await wait_until(lambda: _cwd(host, panes(app)[0]) == tmp_path)
         await pilot.press("ctrl+b", "c")
         await wait_until(lambda: len(panes(app)) == 2)
         new = panes(app)[1]
         assert focused_pane(app) is new
         await wait_until(lambda: new.terminal.running)
         assert new.header.number == 2
-        await wait_until(lambda: _cwd(new) == tmp_path)
+        await wait_until(lambda: _cwd(host, new) == tmp_path)
 
 
-def _cwd(pane: Pane) -> Path | None:
-    process = pane.terminal.process
-    if process is None:
+def _cwd(host: SessionHost, pane: Pane) -> Path | None:
+    program = process(host, pane)
+    if program is None:
         return None
-    return Path(os.readlink(f"/proc/{process.pid}/cwd"))
+    return Path(os.readlink(f"/proc/{program.pid}/cwd"))
 
 
 async def test_closing_a_running_pane_asks_first() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         two = panes(app)[1]
-        process = two.terminal.process
-        assert process is not None
+        program = process(host, two)
+        assert program is not None
         await pilot.press("ctrl+b", "2", "ctrl+b", "x")
         await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("n")
@@ -286,13 +299,13 @@ async def test_closing_a_running_pane_asks_first() -> None:
         await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_until(lambda: len(panes(app)) == 3)
-        assert not process.running and session_processes(process.pid) == []
+        assert not program.running and session_processes(program.pid) == []
         assert [pane.header.number for pane in panes(app)] == [1, 2, 3]
         assert focused_pane(app) is panes(app)[1]  # the pane that took its place
 
 
 async def test_closing_an_exited_pane_needs_no_confirmation_and_the_last_one_quits() -> None:
-    async with polter([bash_spec(), bash_spec()]) as (app, pilot):
+    async with polter([bash_spec(), bash_spec()]) as (app, pilot, host):
         await type_line(pilot, "exit")
         await wait_until(lambda: not panes(app)[0].running)
         await pilot.press("ctrl+b", "x")
@@ -305,7 +318,7 @@ async def test_closing_an_exited_pane_needs_no_confirmation_and_the_last_one_qui
 
 
 async def test_an_exited_pane_keeps_its_screen_shows_its_status_and_restarts() -> None:
-    async with polter([bash_spec(), bash_spec()]) as (app, pilot):
+    async with polter([bash_spec(), bash_spec()]) as (app, pilot, host):
         one = panes(app)[0]
         await type_line(pilot, "echo last words; exit 3")
         await wait_until(lambda: one.header.status == "exited 3")
@@ -322,20 +335,20 @@ async def test_an_exited_pane_keeps_its_screen_shows_its_status_and_restarts() -
 
 
 async def test_restarting_a_running_pane_asks_first() -> None:
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
-        old = terminal.process
+        old = process(host, panes(app)[0])
         await pilot.press("ctrl+b", "r")
         await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_until(lambda: terminal.process is not old and terminal.running)
+        await wait_until(lambda: process(host, panes(app)[0]) is not old and terminal.running)
         assert old is not None and not old.running
 
 
 async def test_a_command_that_cannot_start_shows_why_in_its_pane_and_the_rest_runs() -> None:
     broken = LaunchSpec(argv=("polter-no-such-program", "--flag"))
     bad_dir = LaunchSpec(argv=("sh",), cwd=Path("/nonexistent/place"))
-    async with polter([broken, bash_spec(), bad_dir]) as (app, pilot):
+    async with polter([broken, bash_spec(), bad_dir]) as (app, pilot, host):
         first, second, third = panes(app)
         await wait_for_text(first.terminal, "cannot start 'polter-no-such-program': command not found")
         await wait_for_text(third.terminal, "working directory '/nonexistent/place' does not exist")
@@ -347,65 +360,75 @@ async def test_a_command_that_cannot_start_shows_why_in_its_pane_and_the_rest_ru
 
 
 async def test_the_program_title_shows_in_the_header() -> None:
-    async with polter([bash_spec()]) as (app, pilot):
+    async with polter([bash_spec()]) as (app, pilot, host):
         header = panes(app)[0].header
         assert header.title == "bash"
         await type_line(pilot, r"printf '\e]2;my build\a'")
         await wait_until(lambda: header.title == "my build")
 
 
-async def test_quitting_with_running_programs_asks_and_ends_every_process() -> None:
-    app = PolterApp([bash_spec(), bash_spec()])
-    async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
-        terminals = [pane.terminal for pane in panes(app)]
-        await wait_for_prompt(*terminals)
+async def test_ending_the_session_from_the_window_asks_and_ends_every_process() -> None:
+    async with polter([bash_spec(), bash_spec()], size=(100, 30)) as (app, pilot, host):
         await type_line(pilot, "sleep 300 & bash -c 'trap \"\" HUP; exec sleep 301'")
-        first = terminals[0].process
+        first = process(host, panes(app)[0])
         assert first is not None
         await wait_until(lambda: len(session_processes(first.pid)) >= 3)
-        members = [pid for terminal in terminals if terminal.process for pid in session_processes(terminal.process.pid)]
+        members = [pid for pane in panes(app) if (p := process(host, pane)) for pid in session_processes(p.pid)]
         await pilot.press("ctrl+b", "q")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await wait_until(lambda: isinstance(app.screen, LeaveScreen))
+        await pilot.press("e")
+        await wait_until(lambda: host.ended.is_set() and not app.is_running, timeout=30)
+    for pid in members:
+        assert not process_running(pid), f"process {pid} survived"
+
+
+async def test_the_window_going_away_detaches_and_the_programs_keep_running() -> None:
+    async with hosted([bash_spec()]) as host:
+        async with window(host, size=(100, 30)) as (app, pilot):
+            terminal = panes(app)[0].terminal
+            await wait_for_prompt(terminal)
+            await type_line(pilot, "sleep 302 & echo started")
+            await wait_for_text(terminal, "started\n")
+            program = process(host, panes(app)[0])
+            assert program is not None
+            members = session_processes(program.pid)
+            assert len(members) == 2
+            app.exit()
+        await wait_until(lambda: not any(window.attached for window in host.windows))
+        assert all(process_running(pid) for pid in members) and not host.ended.is_set()
+    for pid in members:
+        assert not process_running(pid), f"process {pid} survived the end of the session"
+
+
+async def test_prefix_d_detaches_and_another_window_finds_everything_as_it_was() -> None:
+    async with polter([bash_spec(), bash_spec()], size=(100, 30)) as (app, pilot, host):
+        await type_line(pilot, "echo before-detach")
+        await wait_for_text(panes(app)[0].terminal, "before-detach\n$")
+        await pilot.press("ctrl+b", "d")
         await wait_until(lambda: not app.is_running)
-    for pid in members:
-        assert not process_running(pid), f"process {pid} survived"
+        assert host.panes[0].terminal.running and not host.ended.is_set()
+        async with window(host, size=(100, 30)) as (again, pilot2):
+            terminal = panes(again)[0].terminal
+            await wait_for_text(terminal, "before-detach\n$")
+            await pilot2.press(*"echo after-attach", "enter")
+            await wait_for_text(terminal, "after-attach\n$")
 
 
-async def test_leaving_the_app_any_other_way_also_ends_every_process() -> None:
-    app = PolterApp([bash_spec()])
-    async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
-        terminal = panes(app)[0].terminal
-        await wait_for_prompt(terminal)
-        await type_line(pilot, "sleep 302 & echo started")
-        await wait_for_text(terminal, "started\n")
-        assert terminal.process is not None
-        members = session_processes(terminal.process.pid)
-        assert len(members) == 2
-        app.exit()
-    for pid in members:
-        assert not process_running(pid), f"process {pid} survived"
-
-
-def test_options_build_the_app_and_bad_values_are_named() -> None:
+def test_options_build_the_launch_and_bad_values_are_named() -> None:
     from polter.cli import build_parser
-    from polter.ui.workspace_screen import WorkspaceScreen
+    from polter.session.launch import plan_launch
 
-    def app_for(*argv: str) -> PolterApp:
-        return PolterApp.from_args(build_parser().parse_args(list(argv)))
+    def launch_for(*argv: str) -> Launch:
+        return plan_launch(build_parser().parse_args(list(argv)))
 
-    app = app_for("--panes", "6", "--layout", "rows", "--prefix", "ctrl+a")
-    assert isinstance(app.multiplexer, WorkspaceScreen) and len(app.multiplexer.plans) == 6
-    assert app.multiplexer.prefix == "ctrl+a" and app.multiplexer.grid.layout_mode == "rows"
+    launch = launch_for("--panes", "6", "--layout", "rows", "--prefix", "ctrl+a")
+    assert len(launch.plans) == 6 and launch.prefix == "ctrl+a" and launch.layout == "rows"
     with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 0"):
-        app_for("--panes", "0")
+        launch_for("--panes", "0")
     with pytest.raises(ConfigError, match="--panes: must be between 1 and 16, not 40"):
-        app_for("--panes", "40")
+        launch_for("--panes", "40")
     with pytest.raises(ConfigError, match="--prefix"):
-        app_for("--panes", "1", "--prefix", " ")
-
+        launch_for("--panes", "1", "--prefix", " ")
 
 
 @pytest.mark.parametrize(("setting", "expected"), [(None, SCREEN_FPS), ("30", 30)])
@@ -430,7 +453,7 @@ print(constants.MAX_FPS, round(1 / screen.UPDATE_PERIOD), os.environ.get("TEXTUA
 
 
 async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_mouse() -> None:
-    async with polter() as (app, pilot):
+    async with polter() as (app, pilot, host):
         one, two = panes(app)[:2]
         await type_line(pilot, "clear; echo alpha beta gamma")
         await wait_for_text(one.terminal, "alpha beta gamma\n$")
@@ -452,17 +475,23 @@ async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_m
         await pilot.double_click(one.terminal, offset=(8, row))
         await wait_until(lambda: app.clipboard == "beta", message=lambda: f"the word, not {app.clipboard!r}")
         await pilot.triple_click(one.terminal, offset=(8, row))
-        await wait_until(lambda: app.clipboard == "alpha beta gamma", message=lambda: f"the line, not {app.clipboard!r}")
+        await wait_until(
+            lambda: app.clipboard == "alpha beta gamma", message=lambda: f"the line, not {app.clipboard!r}"
+        )
 
         # A program that tracks the mouse gets the drag, and nothing is selected; shift+drag still selects.
         app.copy_to_clipboard("")
         await pilot.click(two.terminal)
         await type_line(pilot, r"clear; echo alpha beta gamma; printf '\e[?1000h'; sleep 30")
-        await wait_until(lambda: two.terminal.screen_model is not None and two.terminal.screen_model.mouse_tracking,
-                         message="mouse tracking on")
+        await wait_until(
+            lambda: two.terminal.screen_model is not None and two.terminal.screen_model.mouse_tracking,
+            message="mouse tracking on",
+        )
         await drag(two, 0, 4)
         await pilot.double_click(two.terminal, offset=(1, row))
         await pilot.pause()
         assert app.clipboard == "" and two.terminal.text_selection is None
         await drag(two, 0, 4, shift=True)
-        await wait_until(lambda: app.clipboard == "alpha", message=lambda: f"the shift+drag copy, not {app.clipboard!r}")
+        await wait_until(
+            lambda: app.clipboard == "alpha", message=lambda: f"the shift+drag copy, not {app.clipboard!r}"
+        )

@@ -60,4 +60,4 @@ def pane_name(pane: Pane) -> str:
     agent = pane.agent
     if agent is None:
         return f"pane {pane.number}"
-    return f"pane {pane.number} ({agent.adapter.display_name}, {agent.role})"
+    return f"pane {pane.number} ({agent.display_name}, {agent.role})"

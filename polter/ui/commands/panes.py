@@ -21,7 +21,7 @@ class PaneCommands(CommandProvider):
         for pane in screen.grid.panes:
             agent = pane.agent
             if agent is not None and agent.restart_needed:
-                keeps = " (its conversation continues)" if agent.adapter.info.resume else ""
+                keeps = " (its conversation continues)" if agent.resumes else ""
                 yield Command(
                     f"Restart {pane_name(pane)} to apply its role",
                     partial(screen.restart_pane, pane),
@@ -60,17 +60,11 @@ class PaneCommands(CommandProvider):
         yield Command(
             "New pane (same CLI and role)", screen.action_new_pane, "in the focused pane's directory", discover=True
         )
-        if screen.registry is not None:
-            from polter.session.launch import is_installed
-
-            roles = [role.name for role in screen.workspace.roles.roles]
-            for loaded in screen.registry:
-                adapter = loaded.adapter
-                if not is_installed(adapter):
-                    continue
-                for role in roles:
-                    yield Command(
-                        f"New pane: {adapter.display_name} as {role}",
-                        partial(screen.open_new, adapter.name, role),
-                        adapter.info.description,
-                    )
+        roles = [role.name for role in screen.session.roles.roles]
+        for adapter in screen.session.adapters:
+            for role in roles:
+                yield Command(
+                    f"New pane: {adapter.display_name} as {role}",
+                    partial(screen.open_new, adapter.name, role),
+                    adapter.description,
+                )

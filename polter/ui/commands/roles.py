@@ -20,7 +20,7 @@ class RoleCommands(CommandProvider):
         screen = self.workspace_screen
         if screen is None:
             return
-        roles = screen.workspace.roles.roles
+        roles = screen.session.roles.roles
         focused = self.focused_pane
         if focused is not None and focused.agent is not None:
             name = pane_name(focused)

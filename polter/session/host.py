@@ -1,0 +1,666 @@
+"""The session host: the process that owns a session's panes, so they outlive every window.
+
+It runs each pane's program on a PTY with its screen engine (:class:`SessionPane`), the workspace
+(the gateway and the agent panes' registrations, asks, roles), and a Unix socket (0600, in a 0700
+folder, the peer's uid checked) through which windows attach (:mod:`polter.session.protocol`). A
+window gets the session's state and every pane's screen at once, then frames of what changes, and
+sends the human's input back. Windows come and go; the programs keep running, the gateway keeps
+deciding, and asks wait for someone to attach (their timeout still applies).
+
+Several windows may attach at once: all show the session live, all can type. A pane's size is the
+one asked by the window that most recently typed or attached (tmux's "latest").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import struct
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel, ValidationError
+
+from polter import __version__
+from polter.errors import PolterError, SessionError
+from polter.session import protocol as wire
+from polter.session.agents import PanePlan
+from polter.session.config import PaneSetup, SavedSession, save_session
+from polter.session.launch import MAX_PANES, Launch, is_installed, plan_panes
+from polter.session.panes import SessionPane
+from polter.session.registry import SessionFiles, SessionLock, SessionRecord
+from polter.session.workspace import (
+    AskClosed,
+    AskRequested,
+    AuditAppended,
+    GatewayDown,
+    GatewayUp,
+    PaneChanged,
+    RolesChanged,
+    ServersChanged,
+    Workspace,
+    WorkspaceEvent,
+)
+from polter.terminal.frames import StyleTable, WindowStyles, encode_frame, encode_history
+from polter.terminal.hosted import TypingClock
+from polter.terminal.launch import LaunchSpec
+
+__all__ = ["SessionHost"]
+
+logger = logging.getLogger(__name__)
+
+STATE_INTERVAL: Final = 0.5
+"""Seconds between readings of each agent's state from its screen."""
+WINDOW_BUFFER_LIMIT: Final = 4 * 1024 * 1024
+"""Bytes a window may have waiting on its socket before its frames are skipped (it gets a whole
+screen once it has caught up): a stalled window must not make the host buffer without bound."""
+
+
+class Window:
+    """One connection to the session: an attached window, or a command (``ls``, ``kill``) that only calls."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.attached = False
+        self.styles = WindowStyles()
+        self.sizes: dict[str, tuple[int, int]] = {}
+        """The size this window gives each pane."""
+        self.behind: set[str] = set()
+        """Panes whose frames were skipped while the window's socket was full: they get a whole screen."""
+        self._catching_up: asyncio.Task[None] | None = None
+
+    def send(self, message: BaseModel) -> None:
+        if self.writer.is_closing():
+            return
+        self.writer.write(wire.encode(message))
+
+    @property
+    def stalled(self) -> bool:
+        transport = self.writer.transport
+        return transport.is_closing() or transport.get_write_buffer_size() > WINDOW_BUFFER_LIMIT
+
+
+class SessionHost:
+    """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
+    (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
+    panes and serves until the session ends (:meth:`end`)."""
+
+    def __init__(
+        self,
+        files: SessionFiles,
+        launch: Launch | None = None,
+        specs: list[LaunchSpec] | None = None,
+        *,
+        scrollback: int = 10_000,
+        state_dir: Path | None = None,
+    ) -> None:
+        self.files = files
+        self.launch = launch or Launch(plans=[])
+        self.specs = list(specs or [])
+        self.scrollback = scrollback
+        self.workspace = Workspace(
+            servers=self.launch.servers,
+            servers_file=self.launch.servers_file,
+            ask_timeout=self.launch.ask_timeout,
+            backends=self.launch.backends,
+            state_dir=state_dir,
+        )
+        self.panes: list[SessionPane] = []
+        self.windows: set[Window] = set()
+        self.layout: wire.LayoutMode = self.launch.layout
+        self.active: str | None = None
+        self.zoomed: str | None = None
+        self.ready = False
+        self.started_at = datetime.now(UTC)
+        self.ended = asyncio.Event()
+        self.end_reason = ""
+        self._typing = TypingClock()
+        self._styles = StyleTable()
+        self._lock = SessionLock(files)
+        self._server: asyncio.Server | None = None
+        self._latest: Window | None = None
+        self._numbers = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._workspace_started = False
+        self._ending = False
+        self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
+            "history": self._history,
+            "open": self._open,
+            "close": self._close,
+            "restart": self._restart,
+            "set_role": self._set_role,
+            "set_phase": self._set_phase,
+            "reload_roles": self._reload_roles,
+            "capabilities": self._capabilities,
+            "audit": self._audit,
+            "answer": self._answer,
+            "layout": self._set_layout,
+            "view": self._view,
+            "info": self._info,
+            "kill": self._kill,
+        }
+
+    @property
+    def name(self) -> str:
+        return self.files.name
+
+    @property
+    def has_agents(self) -> bool:
+        return bool(self.launch.plans) or self._workspace_started
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Take the session's name and open its socket (raises :class:`SessionError` if the name is taken)."""
+        self._lock.acquire()
+        socket_path = self.files.socket
+        socket_path.unlink(missing_ok=True)  # a socket left by a killed host (the lock said it is gone)
+        old_umask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(self._serve, path=str(socket_path), limit=wire.LINE_LIMIT)
+        finally:
+            os.umask(old_umask)
+        os.chmod(socket_path, 0o600)
+        self.files.write_record(
+            SessionRecord(
+                name=self.name,
+                pid=os.getpid(),
+                version=__version__,
+                started=self.started_at,
+                cwd=os.getcwd(),
+                executable=sys.executable,
+            )
+        )
+        self.workspace.subscribe(self._workspace_event)
+        self._spawn(self._read_states(), "reading the agents' states")
+
+    async def run(self) -> None:
+        """Open the panes the session starts with, then serve until it ends."""
+        try:
+            await self.open_initial()
+        except PolterError as exc:
+            await self.end(f"the session could not start: {exc}", failed=True)
+        await self.ended.wait()
+
+    async def open_initial(self) -> None:
+        if self.launch.plans:
+            await self._start_workspace()
+        for spec in self.specs:
+            self._add_pane(SessionPane(self._new_id(), spec, **self._pane_options()))
+        for plan in self.launch.plans:
+            await self._open_plan(plan)
+        self.ready = True
+        self._broadcast(wire.Ready(hint=self.launch.hint))
+        self._save()
+
+    async def _start_workspace(self) -> None:
+        if not self._workspace_started:
+            self._workspace_started = True
+            await self.workspace.start()
+
+    async def end(self, reason: str, *, failed: bool = False) -> None:
+        """End the session: every program (SIGHUP, then SIGKILL after the grace period), the gateway,
+        the socket; every window is told why."""
+        if self._ending:
+            await self.ended.wait()
+            return
+        self._ending = True
+        self.end_reason = reason
+        self._save()
+        await asyncio.gather(*(pane.terminal.close() for pane in self.panes), return_exceptions=True)
+        for pane in self.panes:
+            pane.terminal.dispose()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._workspace_started:
+            await self.workspace.aclose()
+        self._broadcast(wire.Ended(reason=reason, failed=failed))
+        for window in list(self.windows):
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await asyncio.wait_for(window.writer.drain(), 2)
+            window.writer.close()
+        if self._server is not None:
+            self._server.close()
+        self.files.remove()
+        self._lock.release()
+        self.ended.set()
+
+    def _spawn(self, coroutine: Awaitable[Any], what: str) -> asyncio.Task[Any]:
+        async def run() -> Any:
+            try:
+                return await coroutine
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("%s failed", what)
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- panes -------------------------------------------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._numbers += 1
+        return f"p{self._numbers}"
+
+    def _pane_options(self) -> dict[str, Any]:
+        return {
+            "scrollback": self.scrollback,
+            "typing": self._typing,
+            "on_frame": self._frame,
+            "on_change": self._pane_changed,
+        }
+
+    def pane(self, pane_id: str) -> SessionPane:
+        for pane in self.panes:
+            if pane.id == pane_id:
+                return pane
+        raise SessionError(f"no pane {pane_id} in session {self.name}")
+
+    def _add_pane(self, pane: SessionPane, index: int | None = None) -> SessionPane:
+        if len(self.panes) >= MAX_PANES:
+            raise SessionError(f"a session has at most {MAX_PANES} panes")
+        index = len(self.panes) if index is None else index
+        self.panes.insert(index, pane)
+        self._broadcast(wire.PaneAdded(pane=pane.state(), index=index))
+        for window in self.windows:
+            size = self._size_for(pane.id, window)
+            if size is not None and window is self._latest:
+                pane.resize(*size)
+        return pane
+
+    async def _open_plan(self, plan: PanePlan, index: int | None = None) -> SessionPane:
+        await self._start_workspace()
+        pane_id = self._new_id()
+        agent, spec = await self.workspace.open(plan, pane_id=pane_id)
+        pane = self._add_pane(SessionPane(pane_id, spec, agent=agent, **self._pane_options()), index)
+        if agent.warnings:
+            self._broadcast(wire.Notice(text="\n".join(agent.warnings), title=agent.title, severity="warning"))
+        return pane
+
+    def _frame(self, pane: SessionPane, dirty: set[int] | None) -> None:
+        screen = pane.terminal.screen
+        if screen is None:
+            return
+        for window in self.windows:
+            if not window.attached:
+                continue
+            if window.stalled or window.behind:
+                self._fall_behind(window, pane.id)
+                continue
+            window.send(wire.FrameEvent(pane=pane.id, frame=encode_frame(screen, dirty, self._styles, window.styles)))
+
+    def _full_frame(self, window: Window, pane: SessionPane) -> None:
+        screen = pane.terminal.screen
+        if screen is not None:
+            frame = encode_frame(screen, None, self._styles, window.styles)
+            window.send(wire.FrameEvent(pane=pane.id, frame=frame))
+
+    def _fall_behind(self, window: Window, pane_id: str) -> None:
+        """Skip a stalled window's frames; once its socket drained, it gets each skipped pane whole."""
+        window.behind.add(pane_id)
+        if window._catching_up is None or window._catching_up.done():
+
+            async def catch_up() -> None:
+                with contextlib.suppress(ConnectionError):
+                    while window.stalled and not window.writer.is_closing():
+                        await window.writer.drain()
+                        await asyncio.sleep(0)
+                behind, window.behind = window.behind, set()
+                for pane in self.panes:
+                    if pane.id in behind:
+                        self._full_frame(window, pane)
+
+            window._catching_up = self._spawn(catch_up(), "catching a window up")
+
+    def _pane_changed(self, pane: SessionPane) -> None:
+        if pane in self.panes:
+            self._broadcast(wire.PaneUpdated(pane=pane.state()))
+
+    async def _read_states(self) -> None:
+        while True:
+            await asyncio.sleep(STATE_INTERVAL)
+            for pane in self.panes:
+                if pane.agent is not None and pane.update_agent_state():
+                    self._broadcast(wire.PaneUpdated(pane=pane.state()))
+
+    def _size_for(self, pane_id: str, window: Window) -> tuple[int, int] | None:
+        return window.sizes.get(pane_id)
+
+    def _make_latest(self, window: Window) -> None:
+        """``window`` typed or attached: the panes take the sizes it gives them."""
+        if self._latest is window:
+            return
+        self._latest = window
+        for pane in self.panes:
+            size = window.sizes.get(pane.id)
+            if size is not None and size != pane.size:
+                pane.resize(*size)
+
+    def _save(self) -> None:
+        """What ``polter --restore`` reopens: the layout and each agent pane's CLI, role, cwd and title.
+        Written whenever that changes, so a killed host leaves it too."""
+        if not self.ready:
+            return
+        setups = []
+        for pane in self.panes:
+            agent = pane.agent
+            if agent is None:
+                continue
+            cwd = pane.terminal.working_directory() or agent.setup.cwd
+            setups.append(
+                PaneSetup(
+                    adapter=agent.adapter.name,
+                    role=agent.role,
+                    cwd=cwd,
+                    title=agent.setup.title,
+                    command=agent.setup.command,
+                )
+            )
+        if setups:
+            try:
+                save_session(SavedSession(layout=self.layout, panes=setups))
+            except OSError as exc:
+                logger.warning("could not save the session for --restore: %s", exc)
+
+    # -- the workspace's events ----------------------------------------------------------------------
+
+    def _workspace_event(self, event: WorkspaceEvent) -> None:
+        match event:
+            case AskRequested(ask=ask):
+                self._broadcast(wire.AskEvent(ask=ask))
+            case AskClosed(ask=ask):
+                self._broadcast(wire.AskClosedEvent(ask=ask))
+            case PaneChanged(agent=agent):
+                for pane in self.panes:
+                    if pane.agent is agent:
+                        self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                self._save()
+            case AuditAppended(row=row):
+                self._broadcast(wire.AuditEvent(row=row))
+            case RolesChanged(status=status):
+                self._broadcast(wire.RolesEvent(status=status))
+            case ServersChanged(report=report):
+                self._broadcast(wire.ServersEvent(report=report))
+            case GatewayDown(reason=reason):
+                self._broadcast(wire.GatewayEvent(up=False, text=reason))
+            case GatewayUp(url=url, restarted=restarted):
+                if restarted:
+                    self._broadcast(wire.GatewayEvent(up=True, text=url))
+
+    # -- windows -------------------------------------------------------------------------------------
+
+    def _broadcast(self, message: BaseModel) -> None:
+        for window in self.windows:
+            if window.attached:
+                window.send(message)
+
+    def info(self) -> wire.SessionInfo:
+        return wire.SessionInfo(
+            name=self.name,
+            pid=os.getpid(),
+            version=__version__,
+            protocol=wire.PROTOCOL_VERSION,
+            started=self.started_at,
+            cwd=os.getcwd(),
+            panes=len(self.panes),
+            running=sum(pane.terminal.running for pane in self.panes),
+            clients=sum(window.attached for window in self.windows),
+            executable=sys.executable,
+        )
+
+    def state(self) -> wire.SessionState:
+        workspace = self.workspace
+        registry = self.launch.registry
+        adapters = [
+            wire.AdapterChoice(name=adapter.name, display_name=adapter.display_name,
+                               description=adapter.info.description)
+            for adapter in (loaded.adapter for loaded in registry or ())
+            if is_installed(adapter)
+        ]  # fmt: skip
+        return wire.SessionState(
+            info=self.info(),
+            layout=self.layout,
+            prefix=self.launch.prefix,
+            palette_key=self.launch.palette_key,
+            panes=[pane.state() for pane in self.panes],
+            active=self.active,
+            zoomed=self.zoomed,
+            ready=self.ready,
+            asks=list(workspace.asks.values()),
+            roles=workspace.roles,
+            servers=list(workspace.server_names),
+            adapters=adapters,
+            agents=self.has_agents,
+        )
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        window = Window(reader, writer)
+        try:
+            if not _same_user(writer):
+                window.send(wire.Refused(reason="this session belongs to another user"))
+                return
+            if not await self._handshake(window):
+                return
+            self.windows.add(window)
+            while line := await reader.readline():
+                try:
+                    message = wire.decode_client(line)
+                except ValidationError as exc:
+                    logger.warning("a window sent a message that is not Polter's protocol: %s", exc)
+                    continue
+                self._received(window, message)
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            self.windows.discard(window)
+            if self._latest is window:
+                self._latest = next((other for other in self.windows if other.attached), None)
+                if self._latest is not None:
+                    latest, self._latest = self._latest, None
+                    self._make_latest(latest)
+            writer.close()
+
+    async def _handshake(self, window: Window) -> bool:
+        try:
+            line = await asyncio.wait_for(window.reader.readline(), 10)
+            hello = wire.decode_client(line)
+        except (TimeoutError, ValidationError, ValueError):
+            window.send(wire.Refused(reason="not a Polter window (it did not say hello)"))
+            return False
+        if not isinstance(hello, wire.Hello):
+            window.send(wire.Refused(reason="a window must say hello first"))
+            return False
+        if hello.protocol != wire.PROTOCOL_VERSION or hello.version != __version__:
+            window.send(
+                wire.Refused(
+                    reason=f"session {self.name} runs Polter {__version__} (protocol {wire.PROTOCOL_VERSION}) and "
+                    f"this is Polter {hello.version} (protocol {hello.protocol}): attach with the Polter that "
+                    f"started it ({sys.executable} -m polter attach {self.name}), or end the session with "
+                    f"`polter kill {self.name}`"
+                )
+            )
+            return False
+        if self._ending:
+            window.send(wire.Refused(reason=f"session {self.name} is ending"))
+            return False
+        if not hello.attach:
+            window.send(wire.Welcome(info=self.info()))
+            return True
+        window.attached = True
+        window.send(wire.Welcome(info=self.info(), state=self.state()))
+        for pane in self.panes:
+            self._full_frame(window, pane)
+        self._latest = window  # its sizes arrive next, and apply
+        return True
+
+    def _received(self, window: Window, message: wire.ClientMessage) -> None:
+        match message:
+            case wire.Call():
+                self._spawn(self._call(window, message), f"the call {message.method}")
+            case wire.ResizeInput(pane=pane_id, columns=columns, lines=lines):
+                window.sizes[pane_id] = (columns, lines)
+                pane = self._find(pane_id)
+                if pane is not None and (window is self._latest or not pane.terminal.started):
+                    pane.resize(columns, lines)
+            case wire.KeyInput(pane=pane_id, key=key, character=character):
+                if (pane := self._input_pane(window, pane_id)) is not None:
+                    self._submit(pane, pane.key(key, character))
+            case wire.PasteInput(pane=pane_id, text=text):
+                if (pane := self._input_pane(window, pane_id)) is not None:
+                    self._submit(pane, pane.paste(text))
+            case wire.BytesInput(pane=pane_id, data=data):
+                if (pane := self._input_pane(window, pane_id)) is not None:
+                    pane.terminal.send(data.encode("latin-1"))
+            case wire.FocusInput(pane=pane_id, focused=focused):
+                if (pane := self._find(pane_id)) is not None:
+                    pane.terminal.focus(focused)
+
+    def _find(self, pane_id: str) -> SessionPane | None:
+        return next((pane for pane in self.panes if pane.id == pane_id), None)
+
+    def _input_pane(self, window: Window, pane_id: str) -> SessionPane | None:
+        self._make_latest(window)
+        return self._find(pane_id)
+
+    def _submit(self, pane: SessionPane, lines: list[str]) -> None:
+        if pane.agent is not None and not pane.agent.closed:
+            for line in lines:
+                self.workspace.submit_line(pane.agent, line)
+
+    async def _call(self, window: Window, call: wire.Call) -> None:
+        method = self._methods.get(call.method)
+        try:
+            if method is None:
+                raise SessionError(f"no method {call.method!r} in this session's protocol")
+            result = await method(window, call.params)
+            if isinstance(result, BaseModel):
+                result = result.model_dump(mode="json")
+            window.send(wire.Reply(id=call.id, result=result))
+        except (PolterError, ValidationError, KeyError, TypeError) as exc:
+            window.send(wire.Reply(id=call.id, error=str(exc)))
+
+    # -- methods ---------------------------------------------------------------------------------------
+
+    async def _history(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
+        screen = self.pane(params["pane"]).terminal.screen
+        if screen is None:
+            return None
+        return encode_history(screen, int(params["first"]), int(params["count"]), self._styles, window.styles)
+
+    async def _open(self, window: Window, params: dict[str, Any]) -> str:
+        """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane), or ``adapter`` ×
+        ``role``; in ``cwd``, else where the focused pane's program is."""
+        like = self._find(params["like"]) if params.get("like") else None
+        cwd = Path(params["cwd"]) if params.get("cwd") else (like.terminal.working_directory() if like else None)
+        if params.get("adapter"):
+            registry = self.launch.registry
+            if registry is None:
+                raise SessionError("this session knows no adapters")
+            setup = PaneSetup(adapter=params["adapter"], role=params.get("role"), cwd=cwd)
+            [plan] = plan_panes([setup], registry, source="opened from the command palette", where=lambda index: {})
+            pane = await self._open_plan(plan)
+        elif like is not None and like.agent is not None:
+            agent = like.agent
+            setup = agent.setup.model_copy(
+                update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
+            )
+            pane = await self._open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
+        else:
+            pane = self._add_pane(SessionPane(self._new_id(), LaunchSpec.shell(cwd=cwd), **self._pane_options()))
+        self._save()
+        return pane.id
+
+    async def _close(self, window: Window, params: dict[str, Any]) -> None:
+        pane = self.pane(params["pane"])
+        await pane.terminal.close()
+        pane.terminal.dispose()
+        if pane in self.panes:
+            self.panes.remove(pane)
+        if pane.agent is not None:
+            await self.workspace.close(pane.agent)
+        self._broadcast(wire.PaneRemoved(pane=pane.id))
+        self._save()
+        if not self.panes:
+            self._spawn(self.end("its last pane was closed"), "ending the session")
+
+    async def _restart(self, window: Window, params: dict[str, Any]) -> None:
+        """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
+        applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
+        pane = self.pane(params["pane"])
+        await pane.terminal.close()
+        spec = None
+        if pane.agent is not None:
+            spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
+        pane.terminal.restart(spec)
+
+    async def _set_role(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
+        pane = self.pane(params["pane"])
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent")
+        await self.workspace.set_role(pane.agent, str(params["role"]))
+        self._save()
+        return pane.state()
+
+    async def _set_phase(self, window: Window, params: dict[str, Any]) -> None:
+        pane = self.pane(params["pane"])
+        if pane.agent is not None:
+            await self.workspace.set_phase(pane.agent, params["phase"])
+
+    async def _reload_roles(self, window: Window, params: dict[str, Any]) -> BaseModel:
+        return await self.workspace.reload_roles()
+
+    async def _capabilities(self, window: Window, params: dict[str, Any]) -> BaseModel:
+        pane = self.pane(params["pane"])
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent")
+        return await self.workspace.capabilities(pane.agent)
+
+    async def _audit(self, window: Window, params: dict[str, Any]) -> list[Any]:
+        """The audit rows the workspace keeps (after row ``after``), oldest first."""
+        after = int(params.get("after") or 0)
+        return [row.model_dump(mode="json") for row in self.workspace.audit_rows if (row.id or 0) > after]
+
+    async def _answer(self, window: Window, params: dict[str, Any]) -> None:
+        self.workspace.answer(str(params["ask"]), params["answer"])
+
+    async def _set_layout(self, window: Window, params: dict[str, Any]) -> None:
+        layout = params["layout"]
+        if layout not in ("grid", "columns", "rows"):
+            raise SessionError(f"no layout {layout!r}: grid, columns or rows")
+        self.layout = layout
+        for other in self.windows:
+            if other is not window and other.attached:
+                other.send(wire.LayoutEvent(layout=layout))
+        self._save()
+
+    async def _view(self, window: Window, params: dict[str, Any]) -> None:
+        """Which pane the window focuses and zooms: the next window to attach starts there."""
+        self.active, self.zoomed = params.get("active"), params.get("zoomed")
+
+    async def _info(self, window: Window, params: dict[str, Any]) -> BaseModel:
+        return self.info()
+
+    async def _kill(self, window: Window, params: dict[str, Any]) -> None:
+        reason = str(params.get("reason") or "ended with `polter kill`")
+        self._spawn(self.end(reason), "ending the session")
+
+
+def _same_user(writer: asyncio.StreamWriter) -> bool:
+    """Whether the peer of a Unix socket runs as this user (SO_PEERCRED; other platforms trust the
+    socket's mode and its private folder)."""
+    sock: socket.socket | None = writer.get_extra_info("socket")
+    peercred = getattr(socket, "SO_PEERCRED", None)
+    if sock is None or peercred is None:
+        return True
+    credentials = sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", credentials)
+    return uid == os.getuid()

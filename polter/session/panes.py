@@ -1,0 +1,141 @@
+"""One pane of a session as its host keeps it: the program and its screen, the line the human is typing,
+and for an agent pane its link to the gateway and what the agent is doing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from polter.adapters import AgentState
+from polter.session.agent_state import screen_activity
+from polter.session.agents import AgentPane
+from polter.session.protocol import AgentView, PaneState
+from polter.session.typed_line import TypedLine
+from polter.terminal.hosted import HostedTerminal, TypingClock
+from polter.terminal.launch import LaunchSpec
+
+__all__ = ["SessionPane"]
+
+
+class SessionPane:
+    """A program on a pseudo-terminal (:class:`HostedTerminal`), and for an agent pane its
+    :class:`AgentPane`. ``on_frame(pane, dirty)`` and ``on_change(pane)`` are the terminal's
+    callbacks with the pane added."""
+
+    def __init__(
+        self,
+        pane_id: str,
+        spec: LaunchSpec,
+        *,
+        agent: AgentPane | None = None,
+        scrollback: int = 10_000,
+        typing: TypingClock | None = None,
+        on_frame: Callable[[SessionPane, set[int] | None], None] = lambda pane, dirty: None,
+        on_change: Callable[[SessionPane], None] = lambda pane: None,
+    ) -> None:
+        self.id = pane_id
+        self.agent = agent
+        self.terminal = HostedTerminal(
+            spec,
+            scrollback=scrollback,
+            typing=typing,
+            on_frame=lambda dirty: on_frame(self, dirty),
+            on_change=lambda: on_change(self),
+        )
+        self.typed = TypedLine()
+        self.agent_state: AgentState | None = None
+        self.size: tuple[int, int] | None = None
+        """The size the pane's windows last asked for (it starts at the first one)."""
+
+    # -- input: what the human types, followed as the line they submit ------------------------------
+
+    def key(self, key: str, character: str | None) -> list[str]:
+        """Send a key to the program; the lines it submitted (for the gateway's gates and phases)."""
+        if not self.terminal.key(key, character):
+            return []
+        line = self.typed.key(key, character or None)
+        return [line] if line is not None else []
+
+    def paste(self, text: str) -> list[str]:
+        if not self.terminal.running:
+            return []
+        bracketed = self.terminal.paste(text)
+        return self.typed.paste(text, bracketed=bracketed)
+
+    def resize(self, columns: int, lines: int) -> None:
+        """Take the size a window gives the pane: the program starts at the first one."""
+        self.size = (columns, lines)
+        if self.terminal.started:
+            self.terminal.resize(columns, lines)
+        else:
+            self.terminal.start(columns, lines)
+
+    # -- the agent --------------------------------------------------------------------------------
+
+    def read_agent_state(self, now: float | None = None) -> AgentState | None:
+        """What the agent is doing: its adapter reads the screen, else screen activity tells."""
+        terminal = self.terminal
+        if self.agent is None or not terminal.running or terminal.screen is None:
+            return None
+        state = self.agent.adapter.state(terminal.screen)
+        if state is None:
+            process = terminal.process
+            foreground = process.foreground_process_group() if process is not None else None
+            state = screen_activity(
+                time.monotonic() if now is None else now,
+                terminal.last_output,
+                terminal.last_input,
+                foreground_job=foreground is not None and process is not None and foreground != process.pid,
+            )
+        return state
+
+    def update_agent_state(self) -> bool:
+        """Read the agent's state again; whether it changed."""
+        state = self.read_agent_state()
+        if state == self.agent_state:
+            return False
+        self.agent_state = state
+        return True
+
+    # -- what windows show --------------------------------------------------------------------------
+
+    def state(self) -> PaneState:
+        terminal = self.terminal
+        if terminal.spawn_error is not None:
+            kind = "failed"
+        elif terminal.returncode is not None:
+            kind = "exited"
+        elif terminal.running:
+            kind = "running"
+        else:
+            kind = "starting"
+        return PaneState(
+            id=self.id,
+            title=terminal.program_title,
+            status=terminal.status_text,
+            status_kind=kind,
+            spawn_error=terminal.spawn_error,
+            agent=self._agent_view(),
+        )
+
+    def _agent_view(self) -> AgentView | None:
+        agent = self.agent
+        if agent is None:
+            return None
+        adapter = agent.adapter
+        return AgentView(
+            adapter=adapter.name,
+            display_name=adapter.display_name,
+            description=adapter.info.description,
+            resumes=adapter.info.resume,
+            why=agent.plan.why,
+            reason=agent.plan.reason,
+            title=agent.title,
+            role=agent.role,
+            role_found=agent.role_found,
+            phase=agent.phase,
+            pending_asks=agent.pending_asks,
+            restart_needed=agent.restart_needed,
+            state=self.agent_state,
+            warnings=list(agent.warnings),
+        )

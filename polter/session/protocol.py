@@ -1,0 +1,336 @@
+"""What a window and its session host say to each other over the session's Unix socket.
+
+One JSON object per line, each a pydantic model told apart by its ``type``. A connection opens with
+:class:`Hello` (the client's Polter and protocol version); the host answers :class:`Welcome` — with
+the whole session when the client attaches — or :class:`Refused`. Then:
+
+- window → host: input for a pane (:class:`KeyInput`, :class:`PasteInput`, :class:`BytesInput`,
+  :class:`FocusInput`, :class:`ResizeInput`), never answered, and :class:`Call` (a method by name,
+  with parameters), answered by a :class:`Reply` with the same ``id``;
+- host → window: :class:`FrameEvent` (rows of a pane's screen that changed) and the events that keep
+  a window's picture of the session current (panes, asks, audit rows, roles, notices, the end).
+
+Nothing here is about how either side draws or runs things: the models are the contract.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from polter import __version__
+from polter.adapters import AgentState
+from polter.gateway.models import AskInfo, AuditRow, Phase, RolesStatus, ServersReload
+from polter.terminal.frames import ScreenFrame
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "AdapterChoice",
+    "AgentView",
+    "Call",
+    "ClientMessage",
+    "HostMessage",
+    "PaneState",
+    "Reply",
+    "SessionInfo",
+    "SessionState",
+    "decode_client",
+    "decode_host",
+    "encode",
+]
+
+PROTOCOL_VERSION: Final = 1
+"""Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
+
+LINE_LIMIT: Final = 64 * 1024 * 1024
+"""The longest message either side reads (a block of scrollback rows is the largest)."""
+
+LayoutMode = Literal["grid", "columns", "rows"]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- the session and its panes, as a window shows them ----------------------------------------------
+
+
+class SessionInfo(_Message):
+    """What ``polter ls`` shows of a session."""
+
+    name: str
+    pid: int
+    version: str
+    protocol: int
+    started: datetime
+    cwd: str
+    panes: int
+    running: int = Field(description="panes whose program runs")
+    clients: int = Field(description="windows attached now")
+    executable: str = Field(description="the Python that runs the host (a window of another Polter can use it)")
+
+
+class AgentView(_Message):
+    """An agent pane's side of the gateway, for its header and the palette."""
+
+    adapter: str
+    display_name: str
+    description: str = ""
+    resumes: bool = Field(default=False, description="its CLI continues a conversation when restarted to apply a role")
+    why: str = ""
+    reason: str = ""
+    title: str
+    role: str
+    role_found: bool = True
+    phase: Phase | None = None
+    pending_asks: int = 0
+    restart_needed: str | None = None
+    state: AgentState | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+class PaneState(_Message):
+    """One pane as every window shows it (its header); the screen travels in frames."""
+
+    id: str
+    title: str = Field(description="the program's title, else the launch's, else the command name")
+    status: str = Field(description="starting, running, exited 0, killed by SIGKILL, failed to start")
+    status_kind: Literal["starting", "running", "exited", "failed"]
+    spawn_error: str | None = None
+    agent: AgentView | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.status_kind == "running"
+
+
+class AdapterChoice(_Message):
+    """A CLI the palette may open a new pane with."""
+
+    name: str
+    display_name: str
+    description: str = ""
+
+
+class SessionState(_Message):
+    """Everything a window needs to show the session when it attaches (screens follow as frames)."""
+
+    info: SessionInfo
+    layout: LayoutMode = "grid"
+    prefix: str = "ctrl+b"
+    palette_key: str | None = None
+    panes: list[PaneState]
+    active: str | None = Field(default=None, description="the pane the last window had the focus in")
+    zoomed: str | None = None
+    ready: bool = Field(description="the panes it starts with are open (else more arrive as PaneAdded)")
+    asks: list[AskInfo] = Field(default_factory=list)
+    roles: RolesStatus = RolesStatus(names=[], problems=[])
+    servers: list[str] = Field(default_factory=list)
+    adapters: list[AdapterChoice] = Field(default_factory=list)
+    agents: bool = Field(default=False, description="the session manages agent panes (it has a gateway)")
+
+
+# -- the handshake ------------------------------------------------------------------------------------
+
+
+class Hello(_Message):
+    type: Literal["hello"] = "hello"
+    protocol: int = PROTOCOL_VERSION
+    version: str = __version__
+    attach: bool = Field(default=True, description="show the session (else only calls: ls, kill)")
+
+
+class Welcome(_Message):
+    type: Literal["welcome"] = "welcome"
+    info: SessionInfo
+    state: SessionState | None = None
+
+
+class Refused(_Message):
+    type: Literal["refused"] = "refused"
+    reason: str
+
+
+# -- window → host --------------------------------------------------------------------------------------
+
+
+class KeyInput(_Message):
+    type: Literal["key"] = "key"
+    pane: str
+    key: str
+    character: str | None = None
+
+
+class PasteInput(_Message):
+    type: Literal["paste"] = "paste"
+    pane: str
+    text: str
+
+
+class BytesInput(_Message):
+    """Bytes the window encoded itself (mouse reports)."""
+
+    type: Literal["bytes"] = "bytes"
+    pane: str
+    data: str = Field(description="latin-1: one character per byte")
+
+
+class FocusInput(_Message):
+    type: Literal["focus"] = "focus"
+    pane: str
+    focused: bool
+
+
+class ResizeInput(_Message):
+    """The pane's size in this window; the latest window to resize or type sets a pane's size."""
+
+    type: Literal["resize"] = "resize"
+    pane: str
+    columns: int = Field(ge=1)
+    lines: int = Field(ge=1)
+
+
+class Call(_Message):
+    type: Literal["call"] = "call"
+    id: int
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+ClientMessage = Annotated[
+    Hello | KeyInput | PasteInput | BytesInput | FocusInput | ResizeInput | Call, Field(discriminator="type")
+]
+
+# -- host → window --------------------------------------------------------------------------------------
+
+
+class Reply(_Message):
+    type: Literal["reply"] = "reply"
+    id: int
+    result: Any = None
+    error: str | None = None
+
+
+class FrameEvent(_Message):
+    type: Literal["frame"] = "frame"
+    pane: str
+    frame: ScreenFrame
+
+
+class PaneAdded(_Message):
+    type: Literal["pane_added"] = "pane_added"
+    pane: PaneState
+    index: int = Field(description="its place among the panes (0 first)")
+
+
+class PaneUpdated(_Message):
+    type: Literal["pane"] = "pane"
+    pane: PaneState
+
+
+class PaneRemoved(_Message):
+    type: Literal["pane_removed"] = "pane_removed"
+    pane: str
+
+
+class Ready(_Message):
+    """The panes the session started with are all open."""
+
+    type: Literal["ready"] = "ready"
+    hint: str | None = None
+
+
+class AskEvent(_Message):
+    type: Literal["ask"] = "ask"
+    ask: AskInfo
+
+
+class AskClosedEvent(_Message):
+    type: Literal["ask_closed"] = "ask_closed"
+    ask: AskInfo
+
+
+class AuditEvent(_Message):
+    type: Literal["audit"] = "audit"
+    row: AuditRow
+
+
+class RolesEvent(_Message):
+    type: Literal["roles"] = "roles"
+    status: RolesStatus
+
+
+class ServersEvent(_Message):
+    type: Literal["servers"] = "servers"
+    report: ServersReload
+
+
+class GatewayEvent(_Message):
+    """The gateway died (``up`` false, ``text`` says why) or is back."""
+
+    type: Literal["gateway"] = "gateway"
+    up: bool
+    text: str
+
+
+class LayoutEvent(_Message):
+    type: Literal["layout"] = "layout"
+    layout: LayoutMode
+
+
+class Notice(_Message):
+    """Something for the human to read (a pane's warnings, a problem the host met)."""
+
+    type: Literal["notice"] = "notice"
+    text: str
+    title: str | None = None
+    severity: Literal["information", "warning", "error"] = "information"
+
+
+class Ended(_Message):
+    """The session is over (every window closes): quit, killed, its last pane closed, or failed to start."""
+
+    type: Literal["ended"] = "ended"
+    reason: str
+    failed: bool = False
+
+
+HostMessage = Annotated[
+    Welcome
+    | Refused
+    | Reply
+    | FrameEvent
+    | PaneAdded
+    | PaneUpdated
+    | PaneRemoved
+    | Ready
+    | AskEvent
+    | AskClosedEvent
+    | AuditEvent
+    | RolesEvent
+    | ServersEvent
+    | GatewayEvent
+    | LayoutEvent
+    | Notice
+    | Ended,
+    Field(discriminator="type"),
+]
+
+_CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+_HOST: TypeAdapter[HostMessage] = TypeAdapter(HostMessage)
+
+
+def encode(message: BaseModel) -> bytes:
+    """A message as one line of JSON."""
+    return message.model_dump_json().encode() + b"\n"
+
+
+def decode_client(line: bytes) -> ClientMessage:
+    """A window's message (raises pydantic's ``ValidationError`` for anything else)."""
+    return _CLIENT.validate_json(line)
+
+
+def decode_host(line: bytes) -> HostMessage:
+    return _HOST.validate_json(line)

@@ -1,0 +1,159 @@
+"""Where sessions live on disk, and which of them are alive.
+
+Each session ``NAME`` has, in the runtime dir's ``sessions/`` folder (0700):
+
+- ``NAME.sock``: the host's Unix socket (0600), the only way into the session;
+- ``NAME.lock``: locked (``flock``) by the host for as long as it runs — a lock nobody holds means
+  the host is gone, whatever files it left;
+- ``NAME.json``: the host's record (pid, when and where it started), removed when the session ends
+  properly. A record whose lock is free is a session that did not end properly (its host was killed):
+  the next ``polter`` says so, once, and offers ``--restore``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Final, TextIO
+
+from pydantic import BaseModel, ValidationError
+
+from polter.errors import SessionError
+from polter.paths import runtime_dir
+
+__all__ = [
+    "DEFAULT_NAME",
+    "SessionFiles",
+    "SessionLock",
+    "SessionRecord",
+    "check_name",
+    "known_sessions",
+    "session_files",
+]
+
+DEFAULT_NAME: Final = "main"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+class SessionRecord(BaseModel):
+    """What a host writes about itself when it starts."""
+
+    name: str
+    pid: int
+    version: str
+    started: datetime
+    cwd: str
+    executable: str
+
+
+def check_name(name: str) -> str:
+    """A session name: letters, digits, ``_ . -``, at most 40 characters (it names files)."""
+    if not _NAME.match(name):
+        raise SessionError(
+            f"{name!r} is not a session name: use letters, digits, '_', '.' and '-' (at most 40, not starting "
+            "with a punctuation mark)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class SessionFiles:
+    """The files of session ``name``."""
+
+    name: str
+    folder: Path
+
+    @property
+    def socket(self) -> Path:
+        return self.folder / f"{self.name}.sock"
+
+    @property
+    def lock(self) -> Path:
+        return self.folder / f"{self.name}.lock"
+
+    @property
+    def record(self) -> Path:
+        return self.folder / f"{self.name}.json"
+
+    def read_record(self) -> SessionRecord | None:
+        try:
+            return SessionRecord.model_validate_json(self.record.read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            return None
+
+    def write_record(self, record: SessionRecord) -> None:
+        temporary = self.record.with_suffix(".tmp")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(record.model_dump_json(indent=2))
+        os.replace(temporary, self.record)
+
+    def host_alive(self) -> bool:
+        """Whether a host holds this session's lock right now."""
+        try:
+            with open(self.lock, "a") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                return False
+        except OSError:
+            return False
+
+    def remove(self) -> None:
+        """Remove what a host that is gone left behind."""
+        for path in (self.socket, self.record, self.lock):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def sessions_folder() -> Path:
+    folder = runtime_dir() / "sessions"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def session_files(name: str) -> SessionFiles:
+    return SessionFiles(check_name(name), sessions_folder())
+
+
+def known_sessions() -> list[SessionFiles]:
+    """Every session with a socket or a record here, alive or not, by name."""
+    folder = sessions_folder()
+    names = {path.stem for path in folder.iterdir() if path.suffix in (".sock", ".json") and _NAME.match(path.stem)}
+    return [SessionFiles(name, folder) for name in sorted(names)]
+
+
+class SessionLock:
+    """The host's hold on its session's name: taken when it starts (refused if another host holds it)
+    and kept until the process ends — the kernel lets go even if the host is killed."""
+
+    def __init__(self, files: SessionFiles) -> None:
+        self.files = files
+        self._handle: TextIO | None = None
+
+    def acquire(self) -> None:
+        handle = open(self.files.lock, "a")  # noqa: SIM115  (held open for the host's lifetime)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            record = self.files.read_record()
+            pid = f" (pid {record.pid})" if record is not None else ""
+            raise SessionError(
+                f"a session named {self.files.name} is already running{pid}: attach to it with "
+                f"`polter attach {self.files.name}`, or choose another name with --session"
+            ) from None
+        os.set_inheritable(handle.fileno(), False)
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

@@ -1,0 +1,427 @@
+"""The session as a window sees it: its panes, asks, roles and audit, kept current from the host's events.
+
+:class:`RemoteSession` is the app's one link to its session host. It turns the host's events into
+Textual messages posted to the app (a pane added, a header changed, an ask, an audit row...), keeps
+what the screens read (the panes in order, the pending asks, the roles), and offers the actions as
+coroutines that call the host. Each pane's screen is a :class:`~polter.terminal.mirror.MirrorScreen`
+fed by frames; :class:`RemoteTerminal` is what the pane's widget draws and types into.
+
+An ask arrives as :class:`RemoteSession.AskRequested` carrying a future; whoever shows it resolves the
+future with the human's answer and the session sends it to the host (which is where it is decided).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from typing import Any, Final
+
+from pydantic import BaseModel
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from polter.errors import PolterError
+from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, Phase, RolesStatus, ServersReload
+from polter.session import protocol as wire
+from polter.session.client import SessionClient
+from polter.session.registry import SessionFiles
+from polter.terminal.frames import HistoryRows, ScreenFrame
+from polter.terminal.keys import encode_key
+from polter.terminal.mirror import MirrorScreen
+from polter.terminal.sources import FrameSink
+
+__all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal"]
+
+logger = logging.getLogger(__name__)
+
+AUDIT_KEPT: Final = 5000
+"""Audit rows a window keeps for its audit screen (the gateway's SQLite log keeps everything)."""
+
+
+class RemoteTerminal:
+    """A pane's screen and keyboard as its widget sees them (a :class:`TerminalSource`): frames from the
+    host go into a mirror of the screen, the widget's input goes to the host."""
+
+    def __init__(self, pane: RemotePane) -> None:
+        self._pane = pane
+        self.screen: MirrorScreen | None = None
+        self._sink: FrameSink | None = None
+        self._size: tuple[int, int] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._pane.state.running
+
+    def attach(self, sink: FrameSink | None) -> None:
+        self._sink = sink
+        if sink is None:
+            self._size = None  # a new view sends its size again
+
+    def frame(self, frame: ScreenFrame) -> None:
+        if self.screen is None:
+            self.screen = MirrorScreen(frame.columns, frame.lines, fetch=self._fetch)
+        dirty = self.screen.apply(frame)
+        if self._sink is not None:
+            self._sink.frame(dirty)
+
+    def _fetch(self, first: int, count: int) -> None:
+        self._pane.session.spawn(self._history(first, count), "fetching scrollback")
+
+    async def _history(self, first: int, count: int) -> None:
+        result = await self._pane.session.client.call("history", pane=self._pane.id, first=first, count=count)
+        if result is None or self.screen is None:
+            return
+        if self.screen.apply_history(HistoryRows.model_validate(result)) and self._sink is not None:
+            self._sink.frame(None)
+
+    def resize(self, columns: int, lines: int) -> None:
+        if (columns, lines) != self._size:
+            self._size = (columns, lines)
+            self._send(wire.ResizeInput(pane=self._pane.id, columns=columns, lines=lines))
+
+    def resend_size(self) -> None:
+        """Tell the host this window's size again (it becomes the size the panes take)."""
+        if self._size is not None:
+            self._send(wire.ResizeInput(pane=self._pane.id, columns=self._size[0], lines=self._size[1]))
+
+    def key(self, key: str, character: str | None) -> bool:
+        """Send a key; whether it is one the program can get (the host encodes it)."""
+        application = self.screen is not None and self.screen.application_cursor_keys
+        if encode_key(key, application_cursor=application) is None and not (character and character.isprintable()):
+            return False
+        self._send(wire.KeyInput(pane=self._pane.id, key=key, character=character))
+        return True
+
+    def paste(self, text: str) -> bool:
+        self._send(wire.PasteInput(pane=self._pane.id, text=text))
+        return True
+
+    def send(self, data: bytes) -> bool:
+        if not self.running:
+            return False
+        self._send(wire.BytesInput(pane=self._pane.id, data=data.decode("latin-1")))
+        return True
+
+    def focus(self, focused: bool) -> None:
+        self._send(wire.FocusInput(pane=self._pane.id, focused=focused))
+
+    def _send(self, message: BaseModel) -> None:
+        self._pane.session.client.send(message)
+
+
+class RemotePane:
+    """One pane of the session: its header's state (:class:`~polter.session.protocol.PaneState`) and its screen."""
+
+    def __init__(self, session: RemoteSession, state: wire.PaneState) -> None:
+        self.session = session
+        self.state = state
+        self.terminal = RemoteTerminal(self)
+
+    @property
+    def id(self) -> str:
+        return self.state.id
+
+    @property
+    def agent(self) -> wire.AgentView | None:
+        return self.state.agent
+
+
+class RemoteSession:
+    """The app's view of its session. Create with :meth:`connect` inside the app's event loop."""
+
+    class _Event(Message):
+        pass
+
+    class PaneAdded(_Event):
+        def __init__(self, pane: RemotePane, index: int) -> None:
+            super().__init__()
+            self.pane, self.index = pane, index
+
+    class PaneChanged(_Event):
+        """A pane's header state changed (status, title, role, phase, agent state, asks, restart)."""
+
+        def __init__(self, pane: RemotePane) -> None:
+            super().__init__()
+            self.pane = pane
+
+    class PaneRemoved(_Event):
+        def __init__(self, pane: RemotePane) -> None:
+            super().__init__()
+            self.pane = pane
+
+    class Ready(_Event):
+        """The panes the session starts with are open (``hint``: a first word for the human)."""
+
+        def __init__(self, hint: str | None) -> None:
+            super().__init__()
+            self.hint = hint
+
+    class AskRequested(_Event):
+        """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
+
+        def __init__(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
+            super().__init__()
+            self.ask, self.future = ask, future
+
+    class AskClosed(_Event):
+        """An ask is over (answered here or in another window, timed out, the pane switched role...)."""
+
+        def __init__(self, ask: AskInfo) -> None:
+            super().__init__()
+            self.ask = ask
+
+    class AuditAppended(_Event):
+        def __init__(self, row: AuditRow) -> None:
+            super().__init__()
+            self.row = row
+
+    class RolesChanged(_Event):
+        def __init__(self, status: RolesStatus) -> None:
+            super().__init__()
+            self.status = status
+
+    class ServersChanged(_Event):
+        def __init__(self, report: ServersReload) -> None:
+            super().__init__()
+            self.report = report
+
+    class GatewayChanged(_Event):
+        """The gateway died (``up`` false; ``text`` says why) or is back (``text``: its URL)."""
+
+        def __init__(self, up: bool, text: str) -> None:
+            super().__init__()
+            self.up, self.text = up, text
+
+    class LayoutChanged(_Event):
+        def __init__(self, layout: wire.LayoutMode) -> None:
+            super().__init__()
+            self.layout = layout
+
+    class Notice(_Event):
+        def __init__(self, notice: wire.Notice) -> None:
+            super().__init__()
+            self.notice = notice
+
+    class Ended(_Event):
+        """The session is over, or this window lost it (``lost``: the connection broke)."""
+
+        def __init__(self, reason: str, *, failed: bool = False, lost: bool = False) -> None:
+            super().__init__()
+            self.reason, self.failed, self.lost = reason, failed, lost
+
+    def __init__(self) -> None:
+        self._targets: list[MessagePump] = []
+        self._early: list[Message] = []
+        """Messages that arrived before anyone subscribed (the screen is made after the connection)."""
+        self.client: SessionClient  # set by connect()
+        self.panes: list[RemotePane] = []
+        self.asks: dict[str, AskInfo] = {}
+        """Pending asks by id, oldest first."""
+        self.roles = RolesStatus(names=[], problems=[])
+        self.server_names: list[str] = []
+        self.adapters: list[wire.AdapterChoice] = []
+        self.audit_rows: deque[AuditRow] = deque(maxlen=AUDIT_KEPT)
+        self.info: wire.SessionInfo | None = None
+        self.ready = False
+        self.agents = False
+        self.ended = False
+        """The session ended, or this window lost it."""
+        self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @classmethod
+    async def connect(cls, files: SessionFiles) -> RemoteSession:
+        """Attach to session ``files.name``; its messages wait for the first :meth:`subscribe`."""
+        session = cls()
+        session.client = await SessionClient.connect(files, on_event=session._event, on_lost=session._lost)
+        session._take(session.client.state)
+        return session
+
+    def _take(self, state: wire.SessionState) -> None:
+        self.info = state.info
+        self.panes = [RemotePane(self, pane) for pane in state.panes]
+        self.roles = state.roles
+        self.server_names = state.servers
+        self.adapters = state.adapters
+        self.ready = state.ready
+        self.agents = state.agents
+        for ask in state.asks:
+            self._ask_arrived(ask)
+        self.spawn(self._catch_up_audit(), "reading the audit log")
+
+    @property
+    def name(self) -> str:
+        return self.info.name if self.info is not None else ""
+
+    def pane(self, pane_id: str) -> RemotePane | None:
+        return next((pane for pane in self.panes if pane.id == pane_id), None)
+
+    def spawn(self, coroutine: Any, what: str) -> None:
+        async def run() -> None:
+            try:
+                await coroutine
+            except PolterError as exc:
+                logger.warning("%s failed: %s", what, exc)
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def subscribe(self, target: MessagePump) -> None:
+        """Post this session's messages to ``target`` too; the first subscriber also gets the asks (and
+        what arrived before it subscribed)."""
+        if target in self._targets:
+            return
+        self._targets.append(target)
+        early, self._early = self._early, []
+        for message in early:
+            target.post_message(message)
+
+    def unsubscribe(self, target: MessagePump) -> None:
+        with contextlib.suppress(ValueError):
+            self._targets.remove(target)
+
+    def _post(self, message: Message) -> None:
+        if not self._targets:
+            self._early.append(message)
+            return
+        if isinstance(message, self.AskRequested):
+            self._targets[0].post_message(message)
+            return
+        for target in list(self._targets):
+            target.post_message(message)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _event(self, message: BaseModel) -> None:
+        match message:
+            case wire.FrameEvent(pane=pane_id, frame=frame):
+                pane = self.pane(pane_id)
+                if pane is not None:
+                    pane.terminal.frame(frame)
+            case wire.PaneUpdated(pane=state):
+                pane = self.pane(state.id)
+                if pane is not None:
+                    pane.state = state
+                    self._post(self.PaneChanged(pane))
+            case wire.PaneAdded(pane=state, index=index):
+                pane = RemotePane(self, state)
+                self.panes.insert(index, pane)
+                self._post(self.PaneAdded(pane, index))
+            case wire.PaneRemoved(pane=pane_id):
+                pane = self.pane(pane_id)
+                if pane is not None:
+                    self.panes.remove(pane)
+                    self._post(self.PaneRemoved(pane))
+            case wire.Ready(hint=hint):
+                self.ready = True
+                self._post(self.Ready(hint))
+            case wire.AskEvent(ask=ask):
+                self._ask_arrived(ask)
+            case wire.AskClosedEvent(ask=ask):
+                self._ask_over(ask)
+            case wire.AuditEvent(row=row):
+                if not self.audit_rows or (row.id or 0) > (self.audit_rows[-1].id or 0):
+                    self.audit_rows.append(row)
+                    self._post(self.AuditAppended(row))
+            case wire.RolesEvent(status=status):
+                self.roles = status
+                self._post(self.RolesChanged(status))
+            case wire.ServersEvent(report=report):
+                if report.applied:
+                    self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
+                self._post(self.ServersChanged(report))
+            case wire.GatewayEvent(up=up, text=text):
+                self._post(self.GatewayChanged(up, text))
+            case wire.LayoutEvent(layout=layout):
+                self._post(self.LayoutChanged(layout))
+            case wire.Notice():
+                self._post(self.Notice(message))
+            case wire.Ended(reason=reason, failed=failed):
+                self.ended = True
+                self._post(self.Ended(reason, failed=failed))
+
+    def _lost(self, reason: str) -> None:
+        if not self.ended:  # (the host closes the connection after it said the session ended)
+            self.ended = True
+            self._post(self.Ended(reason, lost=True))
+
+    def _ask_arrived(self, ask: AskInfo) -> None:
+        if ask.id in self._futures:
+            return
+        future: asyncio.Future[AskAnswer] = asyncio.get_running_loop().create_future()
+        self._futures[ask.id] = future
+        self.asks[ask.id] = ask
+        future.add_done_callback(lambda done: self._resolved(ask, done))
+        self._post(self.AskRequested(ask, future))
+
+    def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
+        if not future.cancelled():
+            self.spawn(self.client.call("answer", ask=ask.id, answer=future.result()), f"answering the ask {ask.id}")
+
+    def _ask_over(self, ask: AskInfo) -> None:
+        future = self._futures.pop(ask.id, None)
+        self.asks.pop(ask.id, None)
+        if future is not None and not future.done():
+            future.cancel()
+        if future is not None:
+            self._post(self.AskClosed(ask))
+
+    def answer(self, ask_id: str, answer: AskAnswer) -> None:
+        """Answer an ask (the same as resolving its future)."""
+        future = self._futures.get(ask_id)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    async def _catch_up_audit(self) -> None:
+        rows = await self.client.call("audit", after=0)
+        for row in (AuditRow.model_validate(item) for item in rows):
+            if not self.audit_rows or (row.id or 0) > (self.audit_rows[-1].id or 0):
+                self.audit_rows.append(row)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    async def open(
+        self, *, like: str | None = None, adapter: str | None = None, role: str | None = None, cwd: str | None = None
+    ) -> str:
+        """Open a pane (like pane ``like``, or ``adapter`` × ``role``); its id (it arrives as PaneAdded)."""
+        return str(await self.client.call("open", like=like, adapter=adapter, role=role, cwd=cwd))
+
+    async def close(self, pane: RemotePane) -> None:
+        await self.client.call("close", pane=pane.id)
+
+    async def restart(self, pane: RemotePane) -> None:
+        await self.client.call("restart", pane=pane.id)
+
+    async def set_role(self, pane: RemotePane, role: str) -> wire.PaneState:
+        state = wire.PaneState.model_validate(await self.client.call("set_role", pane=pane.id, role=role))
+        pane.state = state
+        return state
+
+    async def set_phase(self, pane: RemotePane, phase: Phase) -> None:
+        await self.client.call("set_phase", pane=pane.id, phase=phase)
+
+    async def reload_roles(self) -> RolesStatus:
+        self.roles = RolesStatus.model_validate(await self.client.call("reload_roles"))
+        return self.roles
+
+    async def capabilities(self, pane: RemotePane) -> Capabilities:
+        return Capabilities.model_validate(await self.client.call("capabilities", pane=pane.id))
+
+    def set_layout(self, layout: wire.LayoutMode) -> None:
+        self.spawn(self.client.call("layout", layout=layout), "changing the layout")
+
+    def set_view(self, active: str | None, zoomed: str | None) -> None:
+        self.spawn(self.client.call("view", active=active, zoomed=zoomed), "remembering the focus")
+
+    async def end(self, reason: str = "quit from a window") -> None:
+        """End the session: every program in it, and the gateway."""
+        with contextlib.suppress(PolterError):
+            await self.client.call("kill", reason=reason)
+        await self.client.closed.wait()
+
+    async def detach(self) -> None:
+        """Leave the session running; this window stops showing it."""
+        await self.client.aclose()

@@ -1,0 +1,75 @@
+"""A session host in the test's own event loop, and windows (the app under Pilot) attached to it.
+
+The host is the real one (real PTYs, the real socket and protocol); running it in-process only saves
+starting a daemon, and lets a test look at the host's side of a pane (its process, its screen).
+Tests of the daemon itself (detach, kill -9, ``polter ls``) start real processes instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from support.waiting import wait_until
+from textual.pilot import Pilot
+
+from polter.session.host import SessionHost
+from polter.session.launch import Launch
+from polter.session.panes import SessionPane
+from polter.session.registry import session_files
+from polter.terminal.launch import LaunchSpec
+from polter.ui.app import PolterApp
+from polter.ui.pane import Pane
+from polter.ui.workspace_screen import WorkspaceScreen
+
+
+@contextlib.asynccontextmanager
+async def hosted(
+    specs: list[LaunchSpec] | None = None,
+    *,
+    launch: Launch | None = None,
+    name: str = "test",
+    scrollback: int = 10_000,
+) -> AsyncIterator[SessionHost]:
+    """A session host serving ``specs`` (plain programs) and ``launch`` (agent panes); ended afterwards."""
+    host = SessionHost(session_files(name), launch, specs, scrollback=scrollback)
+    await host.start()
+    runner = asyncio.create_task(host.run())
+    try:
+        yield host
+    finally:
+        await host.end("the test is over")
+        await runner
+
+
+@contextlib.asynccontextmanager
+async def window(
+    host: SessionHost, *, size: tuple[int, int] = (120, 36), ready: bool = True
+) -> AsyncIterator[tuple[PolterApp, Pilot[None]]]:
+    """The app attached to ``host`` (until the test leaves: it detaches), once its screen shows the session."""
+    app = PolterApp(host.files)
+    async with app.run_test(size=size) as pilot:
+        await wait_until(lambda: app._multiplexer is not None and app._multiplexer.is_mounted, message="the window")
+        if ready:
+            await wait_until(lambda: host.ready and len(app.multiplexer.grid.panes) == len(host.panes),
+                             timeout=60, message="the session's panes in the window")
+        yield app, pilot
+
+
+def screen(app: PolterApp) -> WorkspaceScreen:
+    return app.multiplexer
+
+
+def panes(app: PolterApp) -> list[Pane]:
+    return app.multiplexer.grid.panes
+
+
+def host_pane(host: SessionHost, pane: Pane) -> SessionPane:
+    """The host's side of a window's pane (its process, its screen engine)."""
+    return host.pane(pane.remote.id)
+
+
+def attached(host: SessionHost) -> int:
+    """How many windows are attached to ``host`` now."""
+    return sum(window.attached for window in host.windows)
