@@ -393,8 +393,12 @@ class SessionHost:
             case GatewayDown(reason=reason):
                 self._broadcast(wire.GatewayEvent(up=False, text=reason))
             case GatewayUp(url=url, restarted=restarted):
-                if restarted:
-                    self._broadcast(wire.GatewayEvent(up=True, text=url))
+                workspace = self.workspace
+                self._broadcast(
+                    wire.GatewayEvent(
+                        up=True, text=url, restarted=restarted, roles=workspace.roles, servers=workspace.server_names
+                    )
+                )
 
     # -- windows -------------------------------------------------------------------------------------
 

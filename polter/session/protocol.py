@@ -268,11 +268,15 @@ class ServersEvent(_Message):
 
 
 class GatewayEvent(_Message):
-    """The gateway died (``up`` false, ``text`` says why) or is back."""
+    """The gateway died (``up`` false, ``text`` says why) or is up (``text``: its URL; ``restarted``
+    after it died), with the roles and servers it has."""
 
     type: Literal["gateway"] = "gateway"
     up: bool
     text: str
+    restarted: bool = False
+    roles: RolesStatus | None = None
+    servers: list[str] = Field(default_factory=list)
 
 
 class LayoutEvent(_Message):

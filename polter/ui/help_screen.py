@@ -34,7 +34,8 @@ PREFIX_HELP: Final = {
     "next_layout": "next layout: grid → columns → rows",
     "command_palette": "command palette: roles, panes, phases, capabilities, asks, audit, themes, quit",
     "help": "this help",
-    "quit": "quit (asks first if programs still run; saves the session for polter --restore)",
+    "detach": "detach: close this window, the programs keep running (polter attach brings them back)",
+    "quit": "leave: detach, or end every program in the session (it asks which)",
 }
 SCROLL_HELP: Final = {
     "line_up": "a line back",

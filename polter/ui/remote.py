@@ -333,8 +333,12 @@ class RemoteSession:
                 if report.applied:
                     self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
                 self._post(self.ServersChanged(report))
-            case wire.GatewayEvent(up=up, text=text):
-                self._post(self.GatewayChanged(up, text))
+            case wire.GatewayEvent(up=up, text=text, restarted=restarted, roles=roles, servers=servers):
+                if up:
+                    self.roles = roles or self.roles
+                    self.server_names = servers
+                if restarted or not up:
+                    self._post(self.GatewayChanged(up, text))
             case wire.LayoutEvent(layout=layout):
                 self._post(self.LayoutChanged(layout))
             case wire.Notice():

@@ -68,9 +68,6 @@ class WorkspaceScreen(MultiplexerScreen):
     def _ready(self, event: RemoteSession.Ready) -> None:
         for starting in self.query("#starting"):
             starting.remove()
-        panes = self.grid.panes
-        if panes and self.focused is None:
-            panes[0].terminal.focus()
         if event.hint:
             self.notify(event.hint, title="Polter", timeout=30)
 

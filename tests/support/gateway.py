@@ -17,8 +17,6 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from support.waiting import wait_until
-
 from polter.gateway.app import create_gateway
 from polter.gateway.client import GatewayClient
 from polter.gateway.config import GatewayConfig
@@ -26,6 +24,7 @@ from polter.gateway.core import Gateway
 from polter.gateway.models import AskInfo, GatewayEvent, PaneCreated
 from polter.gateway.serve import running
 from polter.gateway.servers import ServerConfig, StdioServer
+from support.waiting import wait_until
 
 FIXTURE_SERVER = Path(__file__).with_name("fixture_server.py")
 

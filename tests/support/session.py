@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from support.waiting import wait_until
 from textual.pilot import Pilot
 
 from polter.session.host import SessionHost
@@ -22,6 +21,7 @@ from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
 from polter.ui.pane import Pane
 from polter.ui.workspace_screen import WorkspaceScreen
+from support.waiting import wait_until
 
 
 @contextlib.asynccontextmanager
@@ -73,3 +73,24 @@ def host_pane(host: SessionHost, pane: Pane) -> SessionPane:
 def attached(host: SessionHost) -> int:
     """How many windows are attached to ``host`` now."""
     return sum(window.attached for window in host.windows)
+
+
+class HostedApp(PolterApp):
+    """The app with its own session host in the same event loop, started when the app mounts and ended
+    when it unmounts: for tests that hand the app to something that runs it (snapshots, screenshots)."""
+
+    def __init__(
+        self, specs: list[LaunchSpec] | None = None, *, launch: Launch | None = None, name: str = "hosted"
+    ) -> None:
+        super().__init__(session_files(name))
+        self.host = SessionHost(self.files, launch, specs)
+        self._serving: asyncio.Task[None] | None = None
+
+    async def on_mount(self) -> None:  # runs before PolterApp.on_mount (Textual calls each class's handler)
+        await self.host.start()
+        self._serving = asyncio.create_task(self.host.run())
+
+    async def on_unmount(self) -> None:  # after PolterApp.on_unmount has detached
+        await self.host.end("the window closed")
+        if self._serving is not None:
+            await self._serving

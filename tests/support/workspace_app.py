@@ -1,4 +1,6 @@
-"""The whole app under Pilot with the real gateway process: shell panes under the test roles."""
+"""A session with agent panes (the real gateway process, shell panes under the test roles) and a window
+on it under Pilot; helpers reach the host's side (the workspace, an agent pane's token) where a test
+needs what only the host knows."""
 
 from __future__ import annotations
 
@@ -6,49 +8,86 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from support.gateway import ROLES, write_roles
-from support.panes import BASH, screen_text, wait_for_text
-from support.waiting import wait_until
 from textual.pilot import Pilot
 
 from polter.adapters import Adapter, AgentState, discover
 from polter.gateway.servers import ServerConfig
 from polter.paths import config_dir
+from polter.session.agents import AgentPane, PanePlan
+from polter.session.config import PaneSetup
+from polter.session.host import SessionHost
+from polter.session.launch import Launch
+from polter.session.panes import SessionPane
+from polter.session.workspace import Workspace
 from polter.ui.app import PolterApp
 from polter.ui.pane import Pane
-from polter.session.config import PaneSetup
-from polter.session.launch import Launch
-from polter.session.agents import PanePlan
 from polter.ui.workspace_screen import WorkspaceScreen
+from support.gateway import ROLES, write_roles
+from support.panes import BASH, screen_text, wait_for_text
+from support.session import hosted, window
+from support.waiting import wait_until
 
 QUIET_BASH = [BASH, "--norc", "--noprofile"]
 """The shell adapter's environment, but bash without rc files (prompt ``$ `` from ``PS1`` in the env)."""
 
+_HOSTS: dict[int, SessionHost] = {}
+
 
 def shell_plans(*roles: str, adapter: Adapter | None = None) -> list[PanePlan]:
     shell = adapter or discover(entry_points=False).get("shell")
-    return [PanePlan(PaneSetup(adapter=shell.name, role=role, title=f"{role} shell", command=QUIET_BASH), shell,
-                     "chosen by the test") for role in roles]
+    return [
+        PanePlan(PaneSetup(adapter=shell.name, role=role, title=f"{role} shell", command=QUIET_BASH), shell,
+                 "chosen by the test")
+        for role in roles
+    ]  # fmt: skip
 
 
 @contextlib.asynccontextmanager
 async def workspace_app(
-    monkeypatch: Any, plans: list[PanePlan], *, servers: dict[str, ServerConfig] | None = None,
-    roles: dict[str, str] = ROLES, size: tuple[int, int] = (160, 44), **launch: Any,
+    monkeypatch: Any,
+    plans: list[PanePlan],
+    *,
+    servers: dict[str, ServerConfig] | None = None,
+    roles: dict[str, str] = ROLES,
+    size: tuple[int, int] = (160, 44),
+    **launch: Any,
 ) -> AsyncIterator[tuple[PolterApp, Pilot[None]]]:
-    """The app with ``plans`` opened and every pane at its prompt; the test roles are the user's roles."""
+    """A session with ``plans`` opened and a window on it, every pane at its prompt; the test roles are
+    the user's roles."""
     monkeypatch.setenv("PS1", "$ ")
     write_roles(config_dir() / "roles", roles)
-    app = PolterApp(launch=Launch(plans, discover(entry_points=False), servers=servers or {}, **launch))
-    async with app.run_test(size=size) as pilot:
-        await wait_until(lambda: screen(app).ready, timeout=60, message="the gateway and the panes to start")
-        for pane in panes(app):
-            await wait_for_text(pane.terminal, "$")
-        yield app, pilot
+    session = Launch(plans, discover(entry_points=False), servers=servers or {}, **launch)
+    async with hosted(launch=session) as host, window(host, size=size) as (app, pilot):
+        _HOSTS[id(app)] = host
+        try:
+            for pane in panes(app):
+                await wait_for_text(pane.terminal, "$")
+            yield app, pilot
+        finally:
+            _HOSTS.pop(id(app), None)
+
+
+def host_of(app: PolterApp) -> SessionHost:
+    return _HOSTS[id(app)]
+
+
+def workspace_of(app: PolterApp) -> Workspace:
+    """The session's workspace (in the host): its gateway, its client, the agent panes' registrations."""
+    return host_of(app).workspace
+
+
+def session_pane(app: PolterApp, pane: Pane) -> SessionPane:
+    return host_of(app).pane(pane.remote.id)
+
+
+def agent_of(app: PolterApp, pane: Pane) -> AgentPane:
+    """The host's record of an agent pane (its token, its launched role)."""
+    agent = session_pane(app, pane).agent
+    assert agent is not None, f"pane {pane.number} runs no agent"
+    return agent
 
 
 def screen(app: PolterApp) -> WorkspaceScreen:
-    assert isinstance(app.multiplexer, WorkspaceScreen)
     return app.multiplexer
 
 
@@ -56,16 +95,28 @@ def panes(app: PolterApp) -> list[Pane]:
     return screen(app).grid.panes
 
 
-async def wait_until_settled(panes: list[Pane], *, timeout: float = 30) -> None:
-    """Until every pane's agent is idle by a fresh reading and its screen is painted: the header's
-    state is read only every half second, so a cached "idle" can predate the prompt's output."""
+async def wait_until_settled(app: PolterApp, *, timeout: float = 30) -> None:
+    """Until every pane's agent is idle by a fresh reading in the host, its frame has gone out, and the
+    window shows it: the state is read only every half second, so a shown "idle" can predate the prompt."""
 
     def settled(pane: Pane) -> bool:
-        pane.update_agent_state()
-        return pane.agent_state is AgentState.IDLE and not pane.terminal.frame_pending
+        hosted_pane = session_pane(app, pane)
+        if hosted_pane.update_agent_state():
+            host_of(app)._pane_changed(hosted_pane)
+        agent = pane.agent
+        return (
+            hosted_pane.agent_state is AgentState.IDLE
+            and not hosted_pane.terminal.frame_pending
+            and agent is not None
+            and agent.state is AgentState.IDLE
+            and badges(pane).get("state") == "idle"
+        )
 
-    await wait_until(lambda: all([settled(pane) for pane in panes]), timeout=timeout,
-                     message=lambda: f"every agent idle and painted: {[pane.agent_state for pane in panes]}")
+    await wait_until(
+        lambda: all([settled(pane) for pane in panes(app)]),
+        timeout=timeout,
+        message=lambda: f"every agent idle and painted: {[badges(pane) for pane in panes(app)]}",
+    )
 
 
 def badges(pane: Pane) -> dict[str, str]:

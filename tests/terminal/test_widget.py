@@ -16,12 +16,35 @@ from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.widgets import Static
 
-from polter.terminal import widget as widget_module
+from polter.terminal import hosted as hosted_module
+from polter.terminal.hosted import HostedTerminal, TypingClock
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.screen import TerminalScreen
-from polter.terminal.widget import TerminalView, TypingClock
+from polter.terminal.pty import PtyProcess
+from polter.terminal.sources import LocalTerminal
+from polter.terminal.widget import TerminalView
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
+from support.session import host_pane, hosted, window
 from support.waiting import wait_until
+
+
+def local_view(spec: LaunchSpec, *, typing: TypingClock | None = None, id: str | None = None) -> TerminalView:
+    """A view of a program run in this process (the session's panes are tested in tests/ui)."""
+    return TerminalView(LocalTerminal(HostedTerminal(spec, typing=typing)), id=id)
+
+
+def hosted_terminal(terminal: TerminalView) -> HostedTerminal:
+    """The program behind a view: in-process, or the session host's pane for a view in a window."""
+    source = terminal.source
+    if isinstance(source, LocalTerminal):
+        return source.terminal
+    return _SESSION_PANES[id(terminal)].terminal
+
+
+def program(terminal: TerminalView) -> PtyProcess | None:
+    return hosted_terminal(terminal).process
+
+
+_SESSION_PANES: dict[int, object] = {}
 
 
 class OnePane(App[None]):
@@ -32,7 +55,7 @@ class OnePane(App[None]):
         self.spec = spec
 
     def compose(self) -> ComposeResult:
-        yield TerminalView(self.spec)
+        yield local_view(self.spec)
         yield Static("neighbour", id="neighbour")
 
     def on_mount(self) -> None:
@@ -41,12 +64,26 @@ class OnePane(App[None]):
 
 
 @asynccontextmanager
-async def one_pane(spec: LaunchSpec | None = None, size: tuple[int, int] = (80, 24)) -> AsyncIterator[tuple[TerminalView, Pilot[None]]]:
-    app = OnePane(spec or bash_spec())
-    async with app.run_test(size=size) as pilot:
-        terminal = app.query_one(TerminalView)
-        await wait_for_prompt(terminal)
-        yield terminal, pilot
+async def one_pane(
+    spec: LaunchSpec | None = None, size: tuple[int, int] = (80, 24), *, through_session: bool = False
+) -> AsyncIterator[tuple[TerminalView, Pilot[None]]]:
+    """One pane: in-process, or (``through_session``) a session host's pane in a window, its screen
+    mirrored from frames and its scrollback fetched from the host."""
+    if not through_session:
+        app = OnePane(spec or bash_spec())
+        async with app.run_test(size=size) as pilot:
+            terminal = app.query_one(TerminalView)
+            await wait_for_prompt(terminal)
+            yield terminal, pilot
+        return
+    async with hosted([spec or bash_spec()]) as host, window(host, size=(size[0], size[1] + 1)) as (app, pilot):
+        pane = app.multiplexer.grid.panes[0]
+        _SESSION_PANES[id(pane.terminal)] = host_pane(host, pane)
+        try:
+            await wait_for_prompt(pane.terminal)
+            yield pane.terminal, pilot
+        finally:
+            _SESSION_PANES.pop(id(pane.terminal), None)
 
 
 async def type_line(pilot: Pilot[None], text: str) -> None:
@@ -68,10 +105,13 @@ def rendered(terminal: TerminalView) -> str:
 
 
 @pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
-async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(
+    tmp_path: Path, through_session: bool
+) -> None:
     numbers = tmp_path / "numbers.txt"
     numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
-    async with one_pane() as (terminal, pilot):
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "echo before-less")
         await wait_for_text(terminal, "before-less\n")
         await type_line(pilot, f"less {numbers}")
@@ -105,10 +145,11 @@ async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
-async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path, through_session: bool) -> None:
     numbers = tmp_path / "numbers.txt"
     numbers.write_text("".join(f"line {n}\n" for n in range(1, 201)))
-    async with one_pane() as (terminal, pilot):
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, f"less {numbers}")
         await wait_for_text(terminal, "line 22")
         assert screen_text(terminal).startswith("line 1\n")
@@ -116,8 +157,9 @@ async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path
         await wait_until(lambda: screen_text(terminal).startswith("line 4\n"), message=lambda: screen_text(terminal))
 
 
-async def test_scrollback_by_keys_and_wheel_then_back_to_live_on_typing() -> None:
-    async with one_pane(size=(60, 12)) as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_scrollback_by_keys_and_wheel_then_back_to_live_on_typing(through_session: bool) -> None:
+    async with one_pane(size=(60, 12), through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "seq 1 500")
         await wait_for_text(terminal, "500\n$")
         assert terminal.screen_model is not None and terminal.screen_model.history_size >= 490
@@ -136,12 +178,13 @@ async def test_scrollback_by_keys_and_wheel_then_back_to_live_on_typing() -> Non
         await wait_until(lambda: "$ x" in rendered(terminal))
 
 
-async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel() -> None:
-    async with one_pane(size=(60, 12)) as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel(through_session: bool) -> None:
+    async with one_pane(size=(60, 12), through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "seq 1 12000")
         await wait_for_text(terminal, "12000\n$")
         screen = terminal.screen_model
-        assert screen is not None and screen.history_size == 10_000 == terminal.scrollback
+        assert screen is not None and screen.history_size == 10_000 == hosted_terminal(terminal).scrollback
         # Lines 0 ("$ seq 1 12000") to 12001 (the prompt) were written; the live rows and the 10,000
         # lines before them are kept, so the oldest kept line is the number 12002 - rows - 10,000.
         rows = terminal.size.height
@@ -149,8 +192,9 @@ async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel() 
         terminal.enter_scroll_mode()
         await pilot.press("home")
         assert terminal.history_offset == 10_000
-        await wait_until(lambda: rendered(terminal).startswith(f"{oldest}\n{oldest + 1}\n"),
-                         message=lambda: rendered(terminal))
+        await wait_until(
+            lambda: rendered(terminal).startswith(f"{oldest}\n{oldest + 1}\n"), message=lambda: rendered(terminal)
+        )
         await wheel(pilot, terminal, up=False)
         await wait_until(lambda: rendered(terminal).startswith(f"{oldest + 3}\n"), message=lambda: rendered(terminal))
         await wheel(pilot, terminal, up=True)
@@ -158,14 +202,17 @@ async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel() 
         assert terminal.history_offset == 10_000
         await pilot.press("pagedown", "down")  # a page keeps one line of context
         assert terminal.history_offset == 10_000 - (rows - 1) - 1
-        await wait_until(lambda: rendered(terminal).startswith(f"{oldest + rows}\n"), message=lambda: rendered(terminal))
+        await wait_until(
+            lambda: rendered(terminal).startswith(f"{oldest + rows}\n"), message=lambda: rendered(terminal)
+        )
         await pilot.press("end")
         assert terminal.history_offset == 0
         await wait_until(lambda: "12000\n$" in rendered(terminal))
 
 
-async def test_scroll_mode_keys() -> None:
-    async with one_pane(size=(60, 12)) as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_scroll_mode_keys(through_session: bool) -> None:
+    async with one_pane(size=(60, 12), through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "seq 1 100")
         await wait_for_text(terminal, "100\n$")
         history = terminal.screen_model.history_size  # type: ignore[union-attr]
@@ -183,9 +230,10 @@ async def test_scroll_mode_keys() -> None:
         await wait_for_text(terminal, "$ x")
 
 
-async def test_new_output_does_not_move_the_history_being_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_new_output_does_not_move_the_history_being_read(tmp_path: Path, through_session: bool) -> None:
     trigger = tmp_path / "go"
-    async with one_pane(size=(60, 12)) as (terminal, pilot):
+    async with one_pane(size=(60, 12), through_session=through_session) as (terminal, pilot):
         await type_line(pilot, f"seq 1 100; until [ -e {trigger} ]; do sleep 0.01; done; seq 101 130")
         await wait_for_text(terminal, "99\n100")
         await pilot.press("shift+pageup")
@@ -193,13 +241,14 @@ async def test_new_output_does_not_move_the_history_being_read(tmp_path: Path) -
         trigger.touch()
         await wait_for_text(terminal, "129\n130\n$")
         await wait_until(lambda: terminal.history_offset == offset + 30)  # it grew with the history
-        assert rendered(terminal) == view
+        # (in a window, rows that scrolled into the history are fetched from the host: a moment later)
+        await wait_until(lambda: rendered(terminal) == view, message=lambda: f"{rendered(terminal)!r} != {view!r}")
 
 
 async def test_bracketed_paste_only_when_the_program_enabled_it() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "stty -echoctl; cat -v")
-        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
+        await wait_until(lambda: runs_in_foreground(program(terminal), "cat"))
         terminal.post_message(_paste("plain"))
         await pilot.press("enter")
         await wait_for_text(terminal, "plain\nplain")  # the tty's echo, then cat's output
@@ -218,7 +267,7 @@ def _paste(text: str) -> events.Paste:
 async def test_focus_changes_are_reported_only_when_asked() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "cat -v")
-        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
+        await wait_until(lambda: runs_in_foreground(program(terminal), "cat"))
         terminal.app.set_focus(terminal.app.query_one("#neighbour"))
         terminal.focus()
         await pilot.press(*"x", "enter")
@@ -235,10 +284,11 @@ async def test_focus_changes_are_reported_only_when_asked() -> None:
         await wait_for_text(terminal, "^[[O^[[I")
 
 
-async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> None:
-    async with one_pane() as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_mouse_events_are_encoded_when_the_program_enables_tracking(through_session: bool) -> None:
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "cat -v")
-        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
+        await wait_until(lambda: runs_in_foreground(program(terminal), "cat"))
         await pilot.click(terminal, offset=(10, 5))
         await pilot.press("ctrl+c")
         assert "[<" not in screen_text(terminal)  # no tracking: the click was Textual's, not the program's
@@ -255,10 +305,11 @@ async def test_mouse_events_are_encoded_when_the_program_enables_tracking() -> N
         await wait_for_text(terminal, "^[[<0;11;6Mx\n")
 
 
-async def test_arrows_follow_the_programs_cursor_key_mode() -> None:
-    async with one_pane() as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_arrows_follow_the_programs_cursor_key_mode(through_session: bool) -> None:
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "cat -v")
-        await wait_until(lambda: runs_in_foreground(terminal.process, "cat"))
+        await wait_until(lambda: runs_in_foreground(program(terminal), "cat"))
         await pilot.press("up", "home", "enter")
         await wait_for_text(terminal, "^[[A^[[H\n")
         await pilot.press("ctrl+c")
@@ -270,7 +321,7 @@ async def test_arrows_follow_the_programs_cursor_key_mode() -> None:
 
 async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
     async with one_pane() as (terminal, pilot):
-        await wait_until(lambda: not terminal.frame_pending and "$" in rendered(terminal))
+        await wait_until(lambda: not hosted_terminal(terminal).frame_pending and "$" in rendered(terminal))
         await pilot.pause()  # the prompt's frame is composed
         painted: list[int] = []
         render_line = terminal.render_line
@@ -280,7 +331,7 @@ async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
             return render_line(y)
 
         terminal.render_line = recording_render_line  # type: ignore[method-assign]
-        terminal._on_output(b"\x1b7\x1b[10;5Hchanged\x1b8")  # as if the program wrote it: row 9, cursor kept
+        hosted_terminal(terminal)._on_output(b"\x1b7\x1b[10;5Hchanged\x1b8")  # as if the program wrote it: row 9
         await wait_until(lambda: "changed" in rendered(terminal), message=lambda: rendered(terminal))
         assert terminal.screen_model is not None
         assert set(painted) <= {9, terminal.screen_model.cursor.y} and 9 in painted, painted
@@ -289,26 +340,27 @@ async def test_a_frame_repaints_only_the_rows_that_changed() -> None:
 async def test_frames_are_paced_and_a_flooding_pane_draws_at_the_busy_rate() -> None:
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, "yes flooding")
-        await wait_until(lambda: terminal._busy)
+        source = hosted_terminal(terminal)
+        await wait_until(lambda: source._busy)
         loop = asyncio.get_running_loop()
         frames: list[tuple[float, bool]] = []  # (when, busy before it)
-        repaint = terminal._repaint
+        on_frame = source.on_frame
 
-        def recording_repaint(screen: TerminalScreen) -> None:
-            frames.append((loop.time(), terminal._busy))
-            repaint(screen)
+        def recording_frame(dirty: set[int] | None) -> None:
+            frames.append((loop.time(), source._busy))
+            on_frame(dirty)
 
-        terminal._repaint = recording_repaint  # type: ignore[method-assign]
+        source.on_frame = recording_frame
         await wait_until(lambda: len(frames) >= 12)
         terminal.send(b"\x03")
-        gaps = [(later - earlier, busy) for (earlier, _), (later, busy) in zip(frames, frames[1:])]
+        gaps = [(later - earlier, busy) for (earlier, _), (later, busy) in zip(frames, frames[1:], strict=False)]
         slack = 0.002  # timer granularity
-        assert all(gap >= 1 / widget_module.FRAME_RATE - slack for gap, _ in gaps), gaps
-        assert all(gap >= 1 / widget_module.BUSY_FRAME_RATE - slack for gap, busy in gaps if busy), gaps
+        assert all(gap >= 1 / hosted_module.FRAME_RATE - slack for gap, _ in gaps), gaps
+        assert all(gap >= 1 / hosted_module.BUSY_FRAME_RATE - slack for gap, busy in gaps if busy), gaps
 
 
 async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(widget_module, "SYNC_TIMEOUT", 60.0)
+    monkeypatch.setattr(hosted_module, "SYNC_TIMEOUT", 60.0)
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, r"printf '\e[?2026hheld\055back'; read; printf 're\154eased\e[?2026l'")
         await wait_for_text(terminal, "held-back")  # in the screen model...
@@ -319,7 +371,7 @@ async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monke
 
 
 async def test_a_synchronized_update_that_never_ends_is_drawn_after_a_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(widget_module, "SYNC_TIMEOUT", 0.2)
+    monkeypatch.setattr(hosted_module, "SYNC_TIMEOUT", 0.2)
     async with one_pane() as (terminal, pilot):
         await type_line(pilot, r"printf '\e[?2026hforgot\164en'; read")
         await wait_for_text(terminal, "forgotten")
@@ -328,12 +380,15 @@ async def test_a_synchronized_update_that_never_ends_is_drawn_after_a_timeout(mo
 
 async def test_device_status_replies_reach_the_program() -> None:
     async with one_pane() as (terminal, pilot):
-        await type_line(pilot, r"stty -echo; printf '\e[5;9H\e[6n'; read -rsdR reply; stty echo; echo \"got${reply#*[}\"")
+        await type_line(
+            pilot, r"stty -echo; printf '\e[5;9H\e[6n'; read -rsdR reply; stty echo; echo \"got${reply#*[}\""
+        )
         await wait_for_text(terminal, "got5;9")
 
 
-async def test_colours_and_attributes_are_drawn() -> None:
-    async with one_pane() as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_colours_and_attributes_are_drawn(through_session: bool) -> None:
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, r"printf '\e[1;31mRED\e[0m \e[7mREV\e[0m \e[38;2;1;2;3mRGB\e[0m\n'")
         await wait_for_text(terminal, "RED REV RGB")
         await pilot.pause()
@@ -345,8 +400,9 @@ async def test_colours_and_attributes_are_drawn() -> None:
         assert styles["RGB"].color.triplet == (1, 2, 3)
 
 
-async def test_reverse_video_mode_swaps_the_default_colours() -> None:
-    async with one_pane() as (terminal, pilot):
+@pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
+async def test_reverse_video_mode_swaps_the_default_colours(through_session: bool) -> None:
+    async with one_pane(through_session=through_session) as (terminal, pilot):
         await type_line(pilot, r"printf '\e[?5h'; echo in-reverse")
         await wait_for_text(terminal, "in-reverse\n")
         await pilot.pause()
@@ -355,48 +411,30 @@ async def test_reverse_video_mode_swaps_the_default_colours() -> None:
         assert all(segment.style.bgcolor == base.color for segment in blank if segment.style)
 
 
-async def test_a_view_without_autostart_waits_for_launch_and_runs_the_spec_it_gets() -> None:
+async def test_a_view_starts_its_program_at_its_first_size_and_a_restart_runs_a_new_spec() -> None:
     class Deferred(App[None]):
         def compose(self) -> ComposeResult:
-            yield TerminalView(LaunchSpec(argv=("false",)), autostart=False)
+            yield local_view(LaunchSpec(argv=("false",)))
 
     app = Deferred()
     async with app.run_test(size=(60, 10)) as pilot:
         terminal = app.query_one(TerminalView)
-        await pilot.pause()
-        assert terminal.process is None and terminal.screen_model is None and terminal.status_text == "starting"
-        terminal.launch(bash_spec())
+        source = hosted_terminal(terminal)
+        await wait_until(lambda: source.returncode == 1, message="false to have run at the view's size")
+        assert source.screen is not None and (source.screen.columns, source.screen.lines) == (60, 10)
+        source.restart(bash_spec())
         await wait_for_prompt(terminal)
-        assert terminal.spec.argv[0].endswith("bash") and terminal.last_output > 0
-
-
-async def test_keys_and_pastes_sent_to_the_program_are_reported() -> None:
-    sent: list[tuple[str | None, str, bool]] = []
-    seen: list[TerminalView.InputSent] = []  # kept alive, so no later message can reuse an id
-
-    def record(message: object) -> None:
-        if isinstance(message, TerminalView.InputSent) and not any(m is message for m in seen):  # once, not per bubble
-            seen.append(message)
-            sent.append((message.key, message.text, message.bracketed))
-
-    app = OnePane(bash_spec())
-    async with app.run_test(size=(60, 10), message_hook=record) as pilot:
-        terminal = app.query_one(TerminalView)
-        await wait_for_prompt(terminal)
-        await pilot.press("a", "ctrl+c", "enter")
-        terminal.post_message(_paste("pasted"))
-        await wait_until(lambda: len(sent) == 4, message=lambda: repr(sent))
-        terminal.enter_scroll_mode()
-        await pilot.press("k", "q")  # scroll-mode keys stay in Polter
-        await pilot.pause()
-    assert sent == [("a", "a", False), ("ctrl+c", "", False), ("enter", "", False), (None, "pasted", True)]
+        assert source.spec.argv[0].endswith("bash") and source.last_output > 0 and source.status_text == "running"
+        await pilot.press(*"echo typed", "enter")
+        await wait_for_text(terminal, "typed\n$")
+        assert source.last_input > 0
 
 
 class TwoPanes(App[None]):
     def compose(self) -> ComposeResult:
         clock = TypingClock()
-        yield TerminalView(bash_spec(), typing=clock, id="typing")
-        yield TerminalView(bash_spec(), typing=clock, id="streaming")
+        yield local_view(bash_spec(), typing=clock, id="typing")
+        yield local_view(bash_spec(), typing=clock, id="streaming")
 
 
 async def test_a_streaming_pane_yields_to_typing_in_another_but_is_not_starved() -> None:
@@ -405,20 +443,27 @@ async def test_a_streaming_pane_yields_to_typing_in_another_but_is_not_starved()
         typing, streaming = app.query_one("#typing", TerminalView), app.query_one("#streaming", TerminalView)
         await wait_for_prompt(typing, streaming)
         streaming.send(b"yes streaming-line\r")
-        await wait_until(lambda: streaming._busy)
-        process = streaming.process
-        assert process is not None
-        await wait_until(lambda: process.reading)
+        source = hosted_terminal(streaming)
+        await wait_until(lambda: source._busy)
+        loop = asyncio.get_running_loop()
+        frames: list[float] = []
+        on_frame = source.on_frame
+
+        def recording_frame(dirty: set[int] | None) -> None:
+            frames.append(loop.time())
+            on_frame(dirty)
+
+        source.on_frame = recording_frame
+        await wait_until(lambda: len(frames) >= 2)
+        typed_at = loop.time()
         typing.send(b"x")
-        assert not process.reading  # paused at once: the keystroke's echo goes first
-        await wait_until(lambda: process.reading)  # and only briefly
-        received = [0]
-        screen = streaming.screen_model
-        assert screen is not None
-        feed = screen.feed
-        screen.feed = lambda data: (received.__setitem__(0, received[0] + len(data)), feed(data))[1]  # type: ignore[method-assign]
+        assert source._hold_until >= typed_at + hosted_module.YIELD_TO_TYPING * 0.9  # its frames wait for the echo
+        await wait_until(lambda: any(when >= typed_at for when in frames))
+        first_after = next(when for when in frames if when >= typed_at)
+        assert first_after - typed_at >= hosted_module.YIELD_TO_TYPING * 0.9 or first_after >= source._hold_until
+        count = len(frames)
         for _ in range(30):  # typing without pause still lets it stream
             typing.send(b"x")
             await pilot.pause(0.01)
-        assert received[0] > 0
+        assert len(frames) > count
         streaming.send(b"\x03")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.ui import AskApp, Clock, make_ask
 from textual.geometry import Region
 from textual.widgets import Button, Static
 
-from support.ui import AskApp, Clock, make_ask
-
 from polter.ui.ask_queue import AskQueue
 from polter.ui.ask_screen import AskScreen, summarize_arguments
+
 
 async def test_keys_in_the_first_half_second_are_ignored_and_restart_the_quiet_period() -> None:
     clock = Clock()

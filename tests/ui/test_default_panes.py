@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from support.panes import BASH
-from support.workspace_app import badges, panes, screen, workspace_app
+from support.workspace_app import badges, panes, session_pane, workspace_app, workspace_of
 
 from polter.cli import build_parser
 from polter.session.config import DEFAULT_ROLES
@@ -41,12 +41,12 @@ async def test_without_an_agent_cli_four_shells_say_why(monkeypatch: Any, bin_di
     launch = plan_launch(build_parser().parse_args([]))
     async with workspace_app(monkeypatch, launch.plans, roles={}) as (app, _pilot):
         assert len(panes(app)) == 4
-        registered = {pane.id: pane.role for pane in await screen(app).workspace.client.panes()}
+        registered = {pane.id: pane.role for pane in await workspace_of(app).client.panes()}
         for pane, role in zip(panes(app), DEFAULT_ROLES, strict=True):
             assert badges(pane)["adapter"] == "Shell (no agent CLI found)" and badges(pane)["role"] == role
             adapter_badge = pane.header.query_one("#badge-adapter")
             assert "no agent CLI is installed (looked for: claude, codex" in str(adapter_badge.tooltip)
-            assert pane.agent is not None and registered[pane.agent.id] == role
+            assert pane.agent is not None and registered[pane.remote.id] == role
 
 
 async def test_the_first_agent_cli_found_runs_in_every_pane(monkeypatch: Any, bin_dir: Path) -> None:
@@ -56,5 +56,6 @@ async def test_the_first_agent_cli_found_runs_in_every_pane(monkeypatch: Any, bi
     async with workspace_app(monkeypatch, launch.plans, roles={}) as (app, _pilot):
         for pane, role in zip(panes(app), DEFAULT_ROLES, strict=True):
             assert badges(pane)["adapter"] == "Codex CLI (detected)" and badges(pane)["role"] == role
-            assert Path(pane.spec.argv[0]).name == "codex", pane.spec.argv
+            argv = session_pane(app, pane).terminal.spec.argv
+            assert Path(argv[0]).name == "codex", argv
             assert "first agent CLI found on PATH" in str(pane.header.query_one("#badge-adapter").tooltip)

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 from support.panes import screen_text, wait_for_text
+from support.session import hosted, window
 from support.waiting import wait_until
 from textual.pilot import Pilot
 
 from polter.adapters import discover
-from polter.ui.app import PolterApp
-from polter.ui.ask_screen import AskScreen
 from polter.demo import demo_launch
-from polter.ui.pane import Pane
 from polter.demo.agent import plan, wrapped
+from polter.ui.ask_screen import AskScreen
+from polter.ui.pane import Pane
 
 pytestmark = pytest.mark.e2e
 
@@ -51,8 +51,9 @@ def test_the_scripted_agent_wraps_its_words_to_the_pane_not_mid_word() -> None:
 
 
 async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
-    app = PolterApp(launch=demo_launch(discover(entry_points=False)))
-    async with app.run_test(size=(180, 50)) as pilot:
+    async with hosted(launch=demo_launch(discover(entry_points=False))) as host, window(
+        host, size=(180, 50), ready=False
+    ) as (app, pilot):
         await wait_until(lambda: getattr(app.multiplexer, "ready", False), timeout=90, message="the demo to start")
         admin, moderator, researcher, shell = app.multiplexer.grid.panes
         assert [pane.agent.role for pane in (admin, moderator, researcher, shell) if pane.agent] == [

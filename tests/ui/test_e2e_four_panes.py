@@ -90,11 +90,11 @@ async def test_four_roles_four_surfaces_a_palette_switch_an_ask_and_the_audit(mo
         def rows() -> list[str]:
             return [" ".join(str(cell) for cell in table.get_row_at(index)) for index in range(table.row_count)]
 
-        ids = {pane: pane.agent.id for pane in (ask_convert, now_only) if pane.agent is not None}
+        ids = {pane: pane.remote.id for pane in (ask_convert, now_only) if pane.agent is not None}
         await wait_until(lambda: any(ids[ask_convert] in row and "convert_time" in row and "allow_once" in row
                                      for row in rows()), message=lambda: "\n".join(rows()))
         assert any(ids[now_only] in row and "convert_time" in row and " deny " in f" {row} " for row in rows())
-        assert screen(app).workspace.audit_rows
+        assert screen(app).session.audit_rows
 
 
 def _screen(pane: Any) -> str:

@@ -12,7 +12,16 @@ from typing import Any
 
 from support.gateway import fixture_server
 from support.waiting import wait_until
-from support.workspace_app import badges, palette, panes, screen, shell_plans, workspace_app
+from support.workspace_app import (
+    agent_of,
+    badges,
+    palette,
+    panes,
+    session_pane,
+    shell_plans,
+    workspace_app,
+    workspace_of,
+)
 from textual.command import CommandList, CommandPalette
 
 from polter.paths import config_dir
@@ -20,14 +29,15 @@ from polter.ui.confirm import ConfirmScreen
 
 
 async def gateway_panes(app: Any) -> dict[str, Any]:
-    return {pane.id: pane for pane in await screen(app).workspace.client.panes()}
+    return {pane.id: pane for pane in await workspace_of(app).client.panes()}
 
 
 async def discovered(app: Any, pilot: Any, expected: set[str]) -> list[str]:
     """Open the palette with nothing typed and return what it lists once ``expected`` are all there."""
     app.action_command_palette()  # not the key: which key opens it is the multiplexer's business
-    await wait_until(lambda: isinstance(app.screen, CommandPalette) and app.screen.query(CommandList),
-                     message="the palette")
+    await wait_until(
+        lambda: isinstance(app.screen, CommandPalette) and app.screen.query(CommandList), message="the palette"
+    )
     hits = app.screen.query_one(CommandList)
 
     def prompts() -> list[str]:
@@ -49,17 +59,30 @@ async def test_the_palette_lists_the_main_commands_before_anything_is_typed(monk
     async with workspace_app(monkeypatch, shell_plans("open", "phased")) as (app, pilot):
         one, _two = panes(app)
         one.terminal.focus()
-        listed = await discovered(app, pilot, {
-            "Switch the role of pane 1 (Shell, open)…", "Switch the role of another pane…",
-            "Capabilities of pane 1 (Shell, open)", "New pane (same CLI and role)", "Reload roles",
-            "Edit a role file…", "Pending asks (0)", "Audit log", "Keys and help"})
+        listed = await discovered(
+            app,
+            pilot,
+            {
+                "Switch the role of pane 1 (Shell, open)…",
+                "Switch the role of another pane…",
+                "Capabilities of pane 1 (Shell, open)",
+                "New pane (same CLI and role)",
+                "Reload roles",
+                "Edit a role file…",
+                "Pending asks (0)",
+                "Audit log",
+                "Keys and help",
+            },
+        )
         assert not any(title.startswith("Escalate") for title in listed)  # pane 1's role has no phases
         assert not any(title.startswith("Restart") and "apply" in title for title in listed)
 
 
 async def test_phases_other_panes_new_restart_close_and_reload_from_the_palette(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("open", "phased"), servers={"fixture": fixture_server()}) as (
-            app, pilot):
+        app,
+        pilot,
+    ):
         one, two = panes(app)
 
         # Escalate, then reset the focused pane's phase.
@@ -68,47 +91,57 @@ async def test_phases_other_panes_new_restart_close_and_reload_from_the_palette(
         await wait_until(lambda: badges(two).get("phase") == "action", message="the action phase")
         await palette(pilot, ("reset pane 2", "Reset pane 2 (Shell, phased) to the research phase"))
         await wait_until(lambda: badges(two).get("phase") == "research", message="the research phase again")
-        assert (await gateway_panes(app))[two.agent.id].phase == "research"
+        assert (await gateway_panes(app))[two.remote.id].phase == "research"
 
         # Another pane's role, through the sub-palette of panes and roles.
-        await palette(pilot, ("switch the role of another pane", "Switch the role of another pane…"),
-                      ("pane 1 reader", "pane 1 (Shell, open) → reader"))
+        await palette(
+            pilot,
+            ("switch the role of another pane", "Switch the role of another pane…"),
+            ("pane 1 reader", "pane 1 (Shell, open) → reader"),
+        )
         await wait_until(lambda: badges(one)["role"] == "reader", message="pane 1 under reader")
-        assert (await gateway_panes(app))[one.agent.id].role == "reader" and two.agent.role == "phased"
+        assert (await gateway_panes(app))[one.remote.id].role == "reader" and two.agent.role == "phased"
 
         # A new pane of a chosen CLI and role: registered under that role, with its own token.
         await palette(pilot, ("new pane: shell as asker", "New pane: Shell as asker"))
         await wait_until(lambda: len(panes(app)) == 3 and panes(app)[2].running, message="the third pane")
         three = panes(app)[2]
         assert three.agent is not None and badges(three)["role"] == "asker"
-        assert three.agent.token not in (one.agent.token, two.agent.token)
-        assert (await gateway_panes(app))[three.agent.id].role == "asker"
+        assert agent_of(app, three).token not in (agent_of(app, one).token, agent_of(app, two).token)
+        assert (await gateway_panes(app))[three.remote.id].role == "asker"
 
         # Restart it: a new process, the same registration.
-        process = three.terminal.process
+        process = session_pane(app, three).terminal.process
         three.terminal.focus()
         await palette(pilot, ("restart pane 3", "Restart pane 3 (Shell, asker)"))
         await confirm(app, pilot)
-        await wait_until(lambda: three.terminal.process is not process and three.running, message="the restart")
-        assert three.agent.id in await gateway_panes(app)
+        await wait_until(
+            lambda: session_pane(app, three).terminal.process is not process and three.running, message="the restart"
+        )
+        assert three.remote.id in await gateway_panes(app)
 
         # Close it: the pane goes and the gateway forgets its token.
-        agent = three.agent
+        agent = agent_of(app, three)
         await palette(pilot, ("close pane 3", "Close pane 3 (Shell, asker)"))
         await confirm(app, pilot)
         await wait_until(lambda: len(panes(app)) == 2, message="the pane to close")
         assert agent.closed and agent.id not in await gateway_panes(app) and not agent.runtime.path.exists()
 
         # Reload roles: a role written just now is there, and the palette offers it.
-        (config_dir() / "roles" / "late.toml").write_text(textwrap.dedent("""
+        (config_dir() / "roles" / "late.toml").write_text(
+            textwrap.dedent("""
             description = "Written while Polter runs"
             [servers]
             default = "allow"
-        """), encoding="utf-8")
+        """),
+            encoding="utf-8",
+        )
         await palette(pilot, ("reload roles", "Reload roles"))
-        await wait_until(lambda: any("roles loaded" in note.message for note in app._notifications),
-                         message="the reload's notification")
-        assert "late" in screen(app).workspace.roles.names
+        await wait_until(
+            lambda: any("roles loaded" in note.message for note in app._notifications),
+            message="the reload's notification",
+        )
+        assert "late" in workspace_of(app).roles.names
         one.terminal.focus()
         await palette(pilot, ("role late for pane 1", "Role late for pane 1"))
         await wait_until(lambda: badges(one)["role"] == "late", message="pane 1 under the new role")
@@ -121,24 +154,32 @@ async def test_a_role_switch_from_the_palette_tells_the_panes_mcp_sessions(monke
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    async with workspace_app(monkeypatch, shell_plans("reader"), servers={"fixture": fixture_server()}) as (
-            app, pilot):
+    async with workspace_app(monkeypatch, shell_plans("reader"), servers={"fixture": fixture_server()}) as (app, pilot):
         [pane] = panes(app)
-        agent = pane.agent
+        agent = agent_of(app, pane)
         heard: list[Any] = []
 
         async def on_message(message: Any) -> None:
             heard.append(message)
 
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {agent.token}"},
-                                  timeout=httpx2.Timeout(30, read=None))
-        async with http, Client(streamable_http_client(f"{screen(app).workspace.url}/mcp/fixture", http_client=http),
-                                mode="legacy", message_handler=on_message) as client:  # type: ignore[arg-type]
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {agent.token}"}, timeout=httpx2.Timeout(30, read=None)
+        )
+        async with (
+            http,
+            Client(
+                streamable_http_client(f"{workspace_of(app).url}/mcp/fixture", http_client=http),
+                mode="legacy",
+                message_handler=on_message,
+            ) as client,
+        ):  # type: ignore[arg-type]
             before = {tool.name for tool in (await client.list_tools()).tools}
             pane.terminal.focus()
             await palette(pilot, ("role open for pane 1", "Role open for pane 1"))
-            await wait_until(lambda: any(isinstance(m, types.ToolListChangedNotification) for m in heard),
-                             message="list_changed on the pane's session")
+            await wait_until(
+                lambda: any(isinstance(m, types.ToolListChangedNotification) for m in heard),
+                message="list_changed on the pane's session",
+            )
             after = {tool.name for tool in (await client.list_tools()).tools}
         assert before < after and "write_note" in after - before
         assert any("its CLI was told (list_changed)" in note.message for note in app._notifications)

@@ -16,14 +16,18 @@ from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widgets import DataTable, Label, Select, Static
 
-from polter.adapters import RuntimeDir, find_adapter
-from polter.gateway.models import AuditRow, GatewayEvent, Capabilities, ServerCapability, SkillCapability, ToolCapability
+from polter.gateway.models import (
+    AuditRow,
+    Capabilities,
+    ServerCapability,
+    SkillCapability,
+    ToolCapability,
+)
+from polter.session.protocol import AgentView, AuditEvent, PaneState
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
-from polter.session.config import PaneSetup
-from polter.session.agents import AgentPane, PanePlan
-from polter.session.workspace import Workspace
+from polter.ui.remote import RemotePane, RemoteSession
 
 SIZE = (110, 32)
 
@@ -58,8 +62,9 @@ def row(number: int, **values: Any) -> AuditRow:
     return AuditRow(**(base | values))
 
 
-def workspace_with_rows(tmp_path: Path) -> Workspace:
-    space = Workspace(state_dir=tmp_path)
+def session_with_rows() -> RemoteSession:
+    """A window's view of a session that logged six decisions (no host behind it: nothing is called)."""
+    space = RemoteSession()
     space.server_names = ["time", "terraria"]
     space.audit_rows.extend([
         row(1, layer="listing", name=None, reason="2 of 2 tools listed"),
@@ -77,11 +82,9 @@ def workspace_with_rows(tmp_path: Path) -> Workspace:
     return space
 
 
-def agent(tmp_path: Path) -> AgentPane:
-    shell = find_adapter("shell")
-    plan = PanePlan(PaneSetup(adapter="shell", role="reviewer"), shell, "chosen by the test")
-    return AgentPane(id="p2", plan=plan, token="t" * 43, runtime=RuntimeDir(tmp_path / "p2"), role="reviewer",
-                     launched_role="reviewer", phase="research")
+def reviewer_pane(session: RemoteSession) -> RemotePane:
+    agent = AgentView(adapter="shell", display_name="Shell", title="Shell", role="reviewer", phase="research")
+    return RemotePane(session, PaneState(id="p2", title="bash", status="running", status_kind="running", agent=agent))
 
 
 CAPABILITIES = Capabilities(
@@ -113,12 +116,12 @@ def test_the_ask_modal(snap_compare: Any) -> None:
 
 
 def test_the_audit_screen(snap_compare: Any, tmp_path: Path) -> None:
-    app = Over(AuditScreen(workspace_with_rows(tmp_path)))
+    app = Over(AuditScreen(session_with_rows()))
     assert snap_compare(app, terminal_size=SIZE)
 
 
 def test_the_audit_screen_filtered_by_decision_with_listings(snap_compare: Any, tmp_path: Path) -> None:
-    screen = AuditScreen(workspace_with_rows(tmp_path))
+    screen = AuditScreen(session_with_rows())
 
     async def filtered(pilot: Any) -> None:
         screen.query_one("#filter-decision", Select).value = "deny"
@@ -129,7 +132,8 @@ def test_the_audit_screen_filtered_by_decision_with_listings(snap_compare: Any, 
 
 
 def test_the_capabilities_screen(snap_compare: Any, tmp_path: Path) -> None:
-    screen = CapabilitiesScreen(Workspace(state_dir=tmp_path), agent(tmp_path), "Pane 2", capabilities=CAPABILITIES)
+    session = RemoteSession()
+    screen = CapabilitiesScreen(session, reviewer_pane(session), "Pane 2", capabilities=CAPABILITIES)
     assert snap_compare(Over(screen), terminal_size=SIZE)
 
 
@@ -167,19 +171,19 @@ def test_the_prefix_hint_bar(snap_compare: Any) -> None:
 
 
 def test_the_audit_screen_filters(tmp_path: Path) -> None:
-    screen = AuditScreen(workspace_with_rows(tmp_path))
-    shown = [r for r in screen.workspace.audit_rows if screen.matches(r)]
+    screen = AuditScreen(session_with_rows())
+    shown = [r for r in screen.session.audit_rows if screen.matches(r)]
     assert [r.id for r in shown] == [2, 3, 4, 5, 6]  # listings hidden by default
     screen.pane, screen.server = "p2", "terraria"
-    assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 4]
+    assert [r.id for r in screen.session.audit_rows if screen.matches(r)] == [3, 4]
     screen.pane, screen.server, screen.decision = None, None, "deny"
-    assert [r.id for r in screen.workspace.audit_rows if screen.matches(r)] == [3, 5]
+    assert [r.id for r in screen.session.audit_rows if screen.matches(r)] == [3, 5]
     assert NOW.tzinfo is UTC
 
 
 async def test_the_audit_filters_work_from_their_selects_and_new_rows_arrive_live(tmp_path: Path) -> None:
-    space = workspace_with_rows(tmp_path)
-    space.panes = {"p2": agent(tmp_path)}
+    space = session_with_rows()
+    space.panes = [reviewer_pane(space)]
     screen = AuditScreen(space)
     async with Over(screen).run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -205,7 +209,7 @@ async def test_the_audit_filters_work_from_their_selects_and_new_rows_arrive_liv
 
         # The gateway logs two more decisions: the one of the filtered server shows, the other does not.
         for new in (row(7, server="terraria", name="world_rain"), row(8, decision="deny")):
-            space._on_event(GatewayEvent(type="audit", data=new.model_dump(mode="json")))
+            space._event(AuditEvent(row=new))
         await pilot.pause()
         assert shown() == [1, 2, 5, 8] and table.cursor_row == 3  # following the newest
         assert "4 of 8" in str(screen.query_one("#audit-count", Label).content)
@@ -215,21 +219,22 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     """The main screen with the real gateway: headers with adapter, role, phase and state."""
     from support.gateway import write_roles
     from support.panes import wait_for_text
+    from support.session import HostedApp
     from support.waiting import wait_until
-    from support.workspace_app import shell_plans, wait_until_settled
+    from support.workspace_app import _HOSTS, shell_plans, wait_until_settled
 
     from polter.adapters import discover
     from polter.paths import config_dir
-    from polter.ui.app import PolterApp
     from polter.session.launch import Launch
 
     monkeypatch.setenv("PS1", r"$ \[\e[?25l\]")  # the prompt hides the cursor: no blink in the picture
     write_roles(config_dir() / "roles")
-    app = PolterApp(launch=Launch(shell_plans("open", "phased", "reader"), discover(entry_points=False)))
+    app = HostedApp(launch=Launch(shell_plans("open", "phased", "reader"), discover(entry_points=False)))
 
     async def settle(pilot: Any) -> None:
+        await wait_until(lambda: app._multiplexer is not None and app.multiplexer.ready, timeout=60)
         screen = app.multiplexer
-        await wait_until(lambda: getattr(screen, "ready", False), timeout=60)
+        await wait_until(lambda: len(screen.grid.panes) == 3, message="the panes")
         panes = screen.grid.panes
         # No focused header in the picture. The app's own focus on pane 1 is deferred (focus() is a
         # call_later), so it must land before it is dropped; restyling is a refresh away, so early.
@@ -237,7 +242,11 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
         app.set_focus(None)
         for pane in panes:
             await wait_for_text(pane.terminal, "$")
-        await wait_until_settled(panes)
+        _HOSTS[id(app)] = app.host
+        try:
+            await wait_until_settled(app)
+        finally:
+            _HOSTS.pop(id(app), None)
 
         def status_colours() -> set[str]:
             return {str(pane.header.query_one("#pane-status").rich_style.color) for pane in panes}

@@ -12,17 +12,28 @@ from typing import Any
 
 from support.gateway import fixture_server
 from support.waiting import wait_until
-from support.workspace_app import badges, palette, panes, run_in, screen, shell_plans, workspace_app
+from support.workspace_app import (
+    agent_of,
+    badges,
+    palette,
+    panes,
+    run_in,
+    screen,
+    session_pane,
+    shell_plans,
+    workspace_app,
+    workspace_of,
+)
 
 from polter.adapters import Liveness, discover
 from polter.gateway.client import pane_client
 from polter.paths import bundled_dir, config_dir
+from polter.session.config import load_session
+from polter.session.launch import plan_launch
 from polter.ui.ask_screen import AskScreen
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
-from polter.session.config import load_session
-from polter.session.launch import plan_launch
 
 SHELL = discover(entry_points=False).get("shell")
 
@@ -31,8 +42,9 @@ class ColdShell(type(SHELL)):  # type: ignore[misc]
     """A shell that says its CLI applies role changes only on restart and can resume (as Codex does);
     it records whether each launch was asked to continue the conversation."""
 
-    info = SHELL.info.model_copy(update={"name": "cold-shell", "display_name": "Cold shell",
-                                         "mcp_liveness": Liveness.COLD, "resume": True})
+    info = SHELL.info.model_copy(
+        update={"name": "cold-shell", "display_name": "Cold shell", "mcp_liveness": Liveness.COLD, "resume": True}
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,13 +56,15 @@ class ColdShell(type(SHELL)):  # type: ignore[misc]
 
 
 async def gateway_pane(app: Any, index: int) -> Any:
-    agent = screen(app).grid.panes[index].agent
-    return {pane.id: pane for pane in await screen(app).workspace.client.panes()}[agent.id]
+    pane_id = screen(app).grid.panes[index].remote.id
+    return {pane.id: pane for pane in await workspace_of(app).client.panes()}[pane_id]
 
 
 async def test_panes_are_registered_and_their_headers_say_what_runs_under_which_role(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("open", "phased"), servers={"fixture": fixture_server()}) as (
-            app, pilot):
+        app,
+        pilot,
+    ):
         one, two = panes(app)
         assert badges(one)["adapter"] == "Shell" and badges(one)["role"] == "open" and "phase" not in badges(one)
         assert badges(two)["role"] == "phased" and badges(two)["phase"] == "research"
@@ -77,39 +91,49 @@ async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_rest
         await wait_until(lambda: badges(hot)["role"] == "reader", message="the new role in the header")
         assert (await gateway_pane(app, 0)).role == "reader" and "restart" not in badges(hot)
         text = await run_in(pilot, hot, "clear; polter tools", "fixture/write_note")
-        assert "role reader" in text and decision_of(text, "fixture/write_note") == "deny" and decision_of(text, "fixture/read_notes") == "allow"
+        assert (
+            "role reader" in text
+            and decision_of(text, "fixture/write_note") == "deny"
+            and decision_of(text, "fixture/read_notes") == "allow"
+        )
 
         await palette(pilot, ("pane 2: role reader", "Pane 2: role reader"))
         await wait_until(lambda: badges(cold).get("restart") == "restart to apply", message="restart to apply")
         assert cold.agent is not None and cold.agent.restart_needed
-        assert any("Restart pane 2 from the command palette (^b :)." in str(note.message) for note in app._notifications)
+        assert any(
+            "Restart pane 2 from the command palette (^b :)." in str(note.message) for note in app._notifications
+        )
         from polter.ui.confirm import ConfirmScreen
 
         async def restart(*step: tuple[str, str]) -> None:
-            process = cold.terminal.process
+            process = session_pane(app, cold).terminal.process
             await palette(pilot, *step)
             await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the restart confirmation")
             await pilot.press("y")
-            await wait_until(lambda: cold.terminal.process is not process and cold.terminal.running, message="restart")
+            await wait_until(
+                lambda: session_pane(app, cold).terminal.process is not process and cold.terminal.running,
+                message="restart",
+            )
 
         # Applying the role keeps the conversation (the CLI can resume one); a plain restart starts afresh.
         await restart(("restart pane 2 to apply", "restart to apply (its conversation continues)"))
         await wait_until(lambda: "restart" not in badges(cold), message="the badge to go after the restart")
-        assert cold.agent.launched_role == "reader" and cold_shell.resumes == [False, True]
+        assert agent_of(app, cold).launched_role == "reader" and cold_shell.resumes == [False, True]
         await restart(("restart pane 2", "Restart pane 2"))
         assert cold_shell.resumes == [False, True, False]
 
 
 async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("open", "asker"), servers={"fixture": fixture_server()}) as (
-            app, pilot):
+        app,
+        pilot,
+    ):
         one, two = panes(app)
         one.terminal.focus()
-        agent = two.agent
-        assert agent is not None
+        agent = agent_of(app, two)
 
         async def write(text: str) -> Any:
-            async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+            async with pane_client("fixture", url=workspace_of(app).url, token=agent.token) as client:
                 return await client.call_tool("write_note", {"text": text})
 
         first = asyncio.create_task(write("first"))
@@ -118,8 +142,10 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         assert isinstance(modal, AskScreen) and modal.ask.name == "write_note"
         assert modal.pane_region == two.region  # over the pane that asked, not the focused one
         assert badges(two)["asks"] == "ask" and badges(two)["state"] == "waiting for you"
-        await wait_until(lambda: any("Pane 2 (asker) asks to use fixture/write_note" in n.message
-                                     for n in app._notifications), message="a notification naming pane 2")
+        await wait_until(
+            lambda: any("Pane 2 (asker) asks to use fixture/write_note" in n.message for n in app._notifications),
+            message="a notification naming pane 2",
+        )
         second = asyncio.create_task(write("second"))
         await wait_until(lambda: len(screen(app).asks) == 2, message="the second ask to queue")
         assert badges(two)["asks"] == "2 asks"
@@ -127,8 +153,10 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         await wait_until(lambda: modal.armed, message="the quiet period to pass")  # (tested with a fake clock)
         await pilot.press("a")
         assert not (await first).is_error
-        await wait_until(lambda: isinstance(app.screen, AskScreen) and app.screen is not modal and app.screen.armed,
-                         message="the next ask")
+        await wait_until(
+            lambda: isinstance(app.screen, AskScreen) and app.screen is not modal and app.screen.armed,
+            message="the next ask",
+        )
         await pilot.press("escape")  # later: it stays pending
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal to go")
         assert len(screen(app).asks) == 1 and badges(two)["asks"] == "ask"
@@ -141,7 +169,7 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         third = asyncio.create_task(write("third"))
         await wait_until(lambda: isinstance(app.screen, AskScreen), message="the third ask")
         ask = app.screen.ask  # type: ignore[attr-defined]
-        await screen(app).workspace.client.answer(ask.id, "allow_once")  # answered elsewhere (polter asks answer)
+        await workspace_of(app).client.answer(ask.id, "allow_once")  # answered elsewhere (polter asks answer)
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal withdrawn")
         assert not (await third).is_error
 
@@ -149,7 +177,7 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
 async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_screens(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("reader"), servers={"fixture": fixture_server()}) as (app, pilot):
         [pane] = panes(app)
-        await run_in(pilot, pane, "polter call fixture/write_note '{\"text\": \"x\"}'", "Polter refused")
+        await run_in(pilot, pane, 'polter call fixture/write_note \'{"text": "x"}\'', "Polter refused")
         await palette(pilot, ("audit log", "Audit log"))
         await wait_until(lambda: isinstance(app.screen, AuditScreen), message="the audit screen")
         audit = app.screen
@@ -157,12 +185,13 @@ async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_sc
         from textual.widgets import DataTable
 
         table = audit.query_one(DataTable)
-        await wait_until(lambda: any("write_note" in str(table.get_row_at(i)) for i in range(table.row_count)),
-                         message="the refused call in the audit")
+        await wait_until(
+            lambda: any("write_note" in str(table.get_row_at(i)) for i in range(table.row_count)),
+            message="the refused call in the audit",
+        )
         before = table.row_count
-        agent = pane.agent
-        assert agent is not None
-        async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+        agent = agent_of(app, pane)
+        async with pane_client("fixture", url=workspace_of(app).url, token=agent.token) as client:
             await client.call_tool("read_notes", {})
         await wait_until(lambda: table.row_count == before + 1, message="the new decision, live")
         from textual.widgets import Select
@@ -175,8 +204,10 @@ async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_sc
 
         pane.terminal.focus()
         await palette(pilot, ("capabilities", "Capabilities of pane 1"))
-        await wait_until(lambda: isinstance(app.screen, CapabilitiesScreen) and app.screen.capabilities is not None,
-                         message="the capabilities")
+        await wait_until(
+            lambda: isinstance(app.screen, CapabilitiesScreen) and app.screen.capabilities is not None,
+            message="the capabilities",
+        )
         capabilities = app.screen.capabilities  # type: ignore[attr-defined]
         fixture = next(server for server in capabilities.servers if server.name == "fixture")
         assert {tool.name: tool.decision for tool in fixture.tools}["write_note"] == "deny"
@@ -186,19 +217,25 @@ async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_sc
         await pilot.press("escape")
 
 
-async def test_quitting_saves_the_session_and_restore_reopens_it(monkeypatch: Any, tmp_path: Path) -> None:
+async def test_the_session_is_saved_as_it_changes_and_restore_reopens_it(monkeypatch: Any, tmp_path: Path) -> None:
     async with workspace_app(monkeypatch, shell_plans("open", "reader")) as (app, pilot):
         one, _two = panes(app)
         await run_in(pilot, one, f"cd {tmp_path}", "$ ")
-        await wait_until(lambda: _cwd(one) == tmp_path, message="the shell to change directory")
-        await pilot.press("ctrl+b", "space")  # columns
+        await wait_until(
+            lambda: session_pane(app, one).terminal.working_directory() == tmp_path,
+            message="the shell to change directory",
+        )
+        await pilot.press("ctrl+b", "space")  # columns: saved at once, as every change is
+        await wait_until(lambda: _saved_layout() == "columns", message="the session to be saved")
         await pilot.press("ctrl+b", "q")
-        await pilot.press("y")
-        await wait_until(lambda: screen(app).saved, message="the session to be saved")
+        await pilot.press("e")
+        await wait_until(lambda: not app.is_running, message="the session to end")
     session = load_session()
     assert session.layout == "columns"
     assert [(pane.adapter, pane.role, pane.title) for pane in session.panes] == [
-        ("shell", "open", "open shell"), ("shell", "reader", "reader shell")]
+        ("shell", "open", "open shell"),
+        ("shell", "reader", "reader shell"),
+    ]
     assert session.panes[0].cwd == tmp_path
     from polter.cli import build_parser
 
@@ -207,36 +244,43 @@ async def test_quitting_saves_the_session_and_restore_reopens_it(monkeypatch: An
     assert all(plan.setup.resume for plan in launch.plans) and launch.plans[0].setup.cwd == tmp_path
 
 
-def _cwd(pane: Any) -> Path | None:
-    from polter.ui.multiplexer import working_directory
+def _saved_layout() -> str | None:
+    from polter.errors import ConfigError
 
-    return working_directory(pane)
+    try:
+        return load_session().layout
+    except ConfigError:
+        return None
 
 
 async def test_a_dead_gateway_is_restarted_and_the_panes_keep_working(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("open", "asker"), servers={"fixture": fixture_server()}) as (
-            app, pilot):
+        app,
+        pilot,
+    ):
         one, two = panes(app)
-        agent = two.agent
-        assert agent is not None
+        agent = agent_of(app, two)
 
         async def write() -> Any:
-            async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+            async with pane_client("fixture", url=workspace_of(app).url, token=agent.token) as client:
                 return await client.call_tool("write_note", {"text": "never"})
 
         waiting = asyncio.create_task(write())  # an ask is open when the gateway dies
         await wait_until(lambda: isinstance(app.screen, AskScreen), message="the ask modal")
-        gateway = screen(app).workspace.supervisor.current
+        gateway = workspace_of(app).supervisor.current
         assert gateway is not None
         os.kill(gateway.process.pid, signal.SIGKILL)
-        await wait_until(lambda: any("The gateway is back" in n.message for n in app._notifications), timeout=60,
-                         message="the gateway to come back")
+        await wait_until(
+            lambda: any("The gateway is back" in n.message for n in app._notifications),
+            timeout=60,
+            message="the gateway to come back",
+        )
         assert any("killed by SIGKILL" in n.message for n in app._notifications)
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the dead gateway's ask to go")
         await wait_until(lambda: "asks" not in badges(two), message="no pending ask in the header")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(waiting, 30)  # its connection died with the gateway
-        assert screen(app).workspace.supervisor.current.process.pid != gateway.process.pid
+        assert workspace_of(app).supervisor.current.process.pid != gateway.process.pid
         for pane, role in ((one, "open"), (two, "asker")):  # the same tokens and URL, the same roles
             text = await run_in(pilot, pane, "clear; polter tools", f"role {role}")
             assert "AuthError" not in text
@@ -250,9 +294,11 @@ def decision_of(text: str, tool: str) -> str:
 
 async def test_editing_a_bundled_role_edits_a_copy_in_the_users_roles(monkeypatch: Any, tmp_path: Path) -> None:
     editor = tmp_path / "editor"
-    editor.write_text('#!/bin/sh\n'  # writes only inside the test's config dir, whatever path it is given
-                      'case "$1" in "$POLTER_CONFIG_DIR"/*) echo "# edited" >> "$1";; esac\n'
-                      'echo "$1" > "$(dirname "$0")/edited"\n')
+    editor.write_text(
+        "#!/bin/sh\n"  # writes only inside the test's config dir, whatever path it is given
+        'case "$1" in "$POLTER_CONFIG_DIR"/*) echo "# edited" >> "$1";; esac\n'
+        'echo "$1" > "$(dirname "$0")/edited"\n'
+    )
     editor.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(editor))
     monkeypatch.delenv("VISUAL", raising=False)
@@ -265,7 +311,7 @@ async def test_editing_a_bundled_role_edits_a_copy_in_the_users_roles(monkeypatc
         assert copy.read_text().endswith("# edited\n") and "[gates]" in copy.read_text()
         assert not (bundled_dir("roles") / "ops.toml").read_text().endswith("# edited\n")
         await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
-        summary = next(role for role in screen(app).workspace.roles.roles if role.name == "ops")
+        summary = next(role for role in workspace_of(app).roles.roles if role.name == "ops")
         assert summary.file == str(copy)  # the user's copy is now the ops role in force
 
 
@@ -279,15 +325,14 @@ async def test_a_role_file_that_breaks_keeps_its_last_good_version_and_the_ui_sa
         await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
         said = "\n".join(n.message for n in app._notifications)
         assert "role mine: its file is invalid; the last good version stays in force" in said
-        assert f"{mine}:1: invalid TOML" in said and "mine" in screen(app).workspace.roles.names
+        assert f"{mine}:1: invalid TOML" in said and "mine" in workspace_of(app).roles.names
 
 
 async def test_words_typed_while_the_gateway_restarts_still_count(monkeypatch: Any) -> None:
     async with workspace_app(monkeypatch, shell_plans("gated"), servers={"fixture": fixture_server()}) as (app, pilot):
         [pane] = panes(app)
-        agent = pane.agent
-        assert agent is not None
-        supervisor = screen(app).workspace.supervisor
+        agent = agent_of(app, pane)
+        supervisor = workspace_of(app).supervisor
         may_restart = asyncio.Event()
         restart = supervisor._restart
 
@@ -304,8 +349,11 @@ async def test_words_typed_while_the_gateway_restarts_still_count(monkeypatch: A
         await pilot.pause()
         assert app.is_running
         may_restart.set()
-        await wait_until(lambda: any("The gateway is back" in n.message for n in app._notifications), timeout=60,
-                         message="the gateway to come back")
-        async with pane_client("fixture", url=screen(app).workspace.url, token=agent.token) as client:
+        await wait_until(
+            lambda: any("The gateway is back" in n.message for n in app._notifications),
+            timeout=60,
+            message="the gateway to come back",
+        )
+        async with pane_client("fixture", url=workspace_of(app).url, token=agent.token) as client:
             result = await client.call_tool("delete_all", {})
         assert not result.is_error, result  # the gate opened on the word typed while the gateway was down
