@@ -41,8 +41,9 @@ class MirrorScreen:
         self._style_epoch = 0
         self._history: dict[int, Runs] = {}
         self._history_key = (0, columns)
-        self._asked: dict[int, None] = {}
-        """History blocks asked for (oldest first), answered or not."""
+        self._asked: dict[int, int] = {}
+        """History blocks asked for (oldest first), answered or not, with ``history_pushed`` when asked:
+        a row numbered from there on did not exist yet, so it is asked for again."""
 
     def _blank(self) -> Runs:
         return [(" " * self.columns, DEFAULT_STYLE)]
@@ -112,9 +113,11 @@ class MirrorScreen:
 
     def _ask(self, number: int) -> None:
         block = number // HISTORY_BLOCK
-        if block in self._asked or self.fetch is None:
+        asked = self._asked.get(block)
+        if (asked is not None and number < asked) or self.fetch is None:
             return
-        self._asked[block] = None
+        self._asked.pop(block, None)
+        self._asked[block] = self.history_pushed
         self.fetch(block * HISTORY_BLOCK, HISTORY_BLOCK)
 
     def text(self, y: int) -> str:
