@@ -67,6 +67,7 @@ class Window:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
+        writer.transport.set_write_buffer_limits(high=WINDOW_BUFFER_LIMIT)  # drain() waits until it is a quarter
         self.attached = False
         self.styles = WindowStyles()
         self.sizes: dict[str, tuple[int, int]] = {}
@@ -311,9 +312,7 @@ class SessionHost:
 
             async def catch_up() -> None:
                 with contextlib.suppress(ConnectionError):
-                    while window.stalled and not window.writer.is_closing():
-                        await window.writer.drain()
-                        await asyncio.sleep(0)
+                    await window.writer.drain()  # until the socket took all but a quarter of the limit
                 behind, window.behind = window.behind, set()
                 for pane in self.panes:
                     if pane.id in behind:
@@ -452,9 +451,9 @@ class SessionHost:
             if not _same_user(writer):
                 window.send(wire.Refused(reason="this session belongs to another user"))
                 return
+            self.windows.add(window)
             if not await self._handshake(window):
                 return
-            self.windows.add(window)
             while line := await reader.readline():
                 try:
                     message = wire.decode_client(line)

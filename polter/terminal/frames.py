@@ -107,22 +107,19 @@ class StyleTable:
     def number(self, style: Style) -> int:
         number = self._numbers.get(style)
         if number is None:
-            if len(self._styles) >= MAX_STYLES:
-                self.epoch += 1
-                self._numbers = {DEFAULT_STYLE: 0}
-                self._styles = [DEFAULT_STYLE]
             number = self._numbers[style] = len(self._styles)
             self._styles.append(style)
         return number
 
     def rows(self, screen: TerminalScreen, numbers: Iterable[int]) -> list[Row]:
-        """Rows ``numbers`` of ``screen`` as runs of style numbers, all numbered in one epoch."""
-        while True:
-            epoch = self.epoch
-            number = self.number
-            rows = [[(text, number(style)) for text, style in screen.line(y)] for y in numbers]
-            if self.epoch == epoch:
-                return rows
+        """Rows ``numbers`` of ``screen`` as runs of style numbers. A full table starts again first, never
+        in the middle of a frame (whose numbers must all mean the same styles)."""
+        if len(self._styles) >= MAX_STYLES:
+            self.epoch += 1
+            self._numbers = {DEFAULT_STYLE: 0}
+            self._styles = [DEFAULT_STYLE]
+        number = self.number
+        return [[(text, number(style)) for text, style in screen.line(y)] for y in numbers]
 
     def definitions(self, rows: list[Row], window: WindowStyles) -> dict[int, tuple[str | None, str | None, int]]:
         """The styles ``rows`` use that ``window`` has not learnt yet (it learns them now)."""

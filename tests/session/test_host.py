@@ -1,0 +1,231 @@
+"""The session host over its real socket, driven by the protocol's own client: handshakes, windows that
+come and go, sizes, scrollback, calls, and what the host refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import stat
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from support.panes import bash_spec
+from support.session import hosted
+from support.waiting import wait_until
+
+from polter.errors import SessionError
+from polter.session import host as host_module
+from polter.session import protocol as wire
+from polter.session.client import SessionClient
+from polter.session.host import SessionHost
+from polter.session.registry import SessionLock, known_sessions, session_files
+from polter.terminal.frames import HistoryRows
+from polter.terminal.mirror import MirrorScreen
+
+
+class Window:
+    """A window without a UI: the mirrors of the panes it was sent, and every event."""
+
+    def __init__(self) -> None:
+        self.mirrors: dict[str, MirrorScreen] = {}
+        self.events: list[BaseModel] = []
+        self.lost: list[str] = []
+        self.client: SessionClient | None = None
+
+    def on_event(self, event: BaseModel) -> None:
+        self.events.append(event)
+        if isinstance(event, wire.FrameEvent):
+            mirror = self.mirrors.setdefault(event.pane, MirrorScreen(event.frame.columns, event.frame.lines))
+            mirror.apply(event.frame)
+
+    def text(self, pane: str) -> str:
+        mirror = self.mirrors.get(pane)
+        return "\n".join(line.rstrip() for line in mirror.display()) if mirror is not None else ""
+
+    def type(self, pane: str, text: str) -> None:
+        assert self.client is not None
+        for character in text:
+            self.client.send(
+                wire.KeyInput(pane=pane, key="space" if character == " " else character, character=character)
+            )
+        self.client.send(wire.KeyInput(pane=pane, key="enter"))
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+async def attach(host: SessionHost, *, size: tuple[int, int] | None = (80, 20)) -> Window:
+    window = Window()
+    window.client = await SessionClient.connect(host.files, on_event=window.on_event, on_lost=window.lost.append)
+    if size is not None:
+        for pane in window.client.state.panes:
+            window.client.send(wire.ResizeInput(pane=pane.id, columns=size[0], lines=size[1]))
+    return window
+
+
+async def test_a_window_gets_the_session_and_every_pane_types_and_shows() -> None:
+    async with hosted([bash_spec(), bash_spec()]) as host:
+        await wait_until(lambda: host.ready)
+        window = await attach(host)
+        state = window.client.state  # type: ignore[union-attr]
+        assert [pane.id for pane in state.panes] == ["p1", "p2"] and state.info.clients == 1
+        await wait_until(lambda: "$" in window.text("p1") and "$" in window.text("p2"))
+        window.type("p2", "echo in-two")
+        await wait_until(lambda: "in-two\n$" in window.text("p2"), message=lambda: window.text("p2"))
+        assert "in-two" not in window.text("p1")
+        assert host.pane("p2").terminal.screen.display() == window.mirrors["p2"].display()  # type: ignore[union-attr]
+
+
+async def test_two_windows_both_show_it_live_and_both_can_type() -> None:
+    async with hosted([bash_spec()]) as host:
+        one, two = await attach(host), await attach(host)
+        await wait_until(lambda: "$" in one.text("p1") and "$" in two.text("p1"))
+        one.type("p1", "echo from-one")
+        await wait_until(lambda: "from-one\n$" in two.text("p1"), message=lambda: two.text("p1"))
+        two.type("p1", "echo from-two")
+        await wait_until(lambda: "from-two\n$" in one.text("p1"), message=lambda: one.text("p1"))
+        assert host.info().clients == 2
+
+
+async def test_the_window_that_typed_last_sets_the_size_and_the_program_sees_it() -> None:
+    async with hosted([bash_spec()]) as host:
+        wide = await attach(host, size=(100, 20))
+        await wait_until(lambda: "$" in wide.text("p1"))
+        narrow = await attach(host, size=(60, 10))
+        await wait_until(lambda: host.panes[0].size == (60, 10))  # attaching makes it the latest
+        narrow.type("p1", "stty size")
+        await wait_until(lambda: "10 60" in narrow.text("p1"), message=lambda: narrow.text("p1"))
+        wide.type("p1", "clear; stty size")
+        await wait_until(lambda: "20 100" in wide.text("p1"), message=lambda: wide.text("p1"))
+        assert wide.mirrors["p1"].columns == narrow.mirrors["p1"].columns == 100  # one screen, shown to both
+
+
+async def test_a_window_that_comes_later_gets_what_was_written_meanwhile_and_the_scrollback() -> None:
+    async with hosted([bash_spec()]) as host:
+        first = await attach(host)
+        await wait_until(lambda: "$" in first.text("p1"))
+        first.type("p1", "seq 1 3000")
+        await first.client.aclose()  # type: ignore[union-attr]
+        await wait_until(lambda: not host.windows)
+        screen = host.panes[0].terminal.screen
+        await wait_until(lambda: screen is not None and "3000" in "\n".join(screen.display()))
+        later = await attach(host, size=None)
+        await wait_until(lambda: "3000\n$" in later.text("p1"), message=lambda: later.text("p1"))
+        assert screen is not None
+        rows = HistoryRows.model_validate(
+            await later.client.call("history", pane="p1", first=0, count=screen.history_pushed)  # type: ignore[union-attr]
+        )
+        assert len(rows.rows) == screen.history_size >= 2980
+        assert "".join(text for text, _ in rows.rows[-1]).strip() == screen.text(-1).strip()
+
+
+async def test_a_window_that_stops_reading_is_skipped_and_caught_up_with_whole_screens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(host_module, "WINDOW_BUFFER_LIMIT", 1)  # anything the kernel did not take is "behind"
+    async with hosted([bash_spec()]) as host:
+        fast = await attach(host, size=(250, 80))
+        await wait_until(lambda: "$" in fast.text("p1"))
+        peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)  # a window that reads nothing for a while
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        peer.connect(str(host.files.socket))
+        peer.sendall(wire.encode(wire.Hello()))
+        await wait_until(lambda: len(host.windows) == 2 and all(window.attached for window in host.windows))
+        [stalled] = [window for window in host.windows if not window.sizes]  # (the fast one gave its sizes)
+        stalled.writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        fast.type("p1", "seq 1 300000")
+        await wait_until(lambda: "300000\n$" in fast.text("p1"), timeout=60, message=lambda: fast.text("p1"))
+        assert stalled.behind == {"p1"}  # its frames were skipped, not buffered without bound
+        assert stalled.writer.transport.get_write_buffer_size() < 1024 * 1024
+        reader, writer = await asyncio.open_unix_connection(sock=peer, limit=wire.LINE_LIMIT)  # it reads again
+        mirror: MirrorScreen | None = None
+        while mirror is None or "300000" not in "\n".join(mirror.display()):
+            message = wire.decode_host(await asyncio.wait_for(reader.readline(), 30))
+            if isinstance(message, wire.FrameEvent):
+                mirror = mirror or MirrorScreen(message.frame.columns, message.frame.lines)
+                mirror.apply(message.frame)
+        assert not stalled.behind  # caught up: a whole screen once its socket drained
+        writer.close()
+
+
+async def test_calls_that_fail_say_why_and_unknown_messages_are_ignored() -> None:
+    async with hosted([bash_spec()]) as host:
+        window = await attach(host)
+        client = window.client
+        assert client is not None
+        with pytest.raises(SessionError, match="no method 'fly'"):
+            await client.call("fly")
+        with pytest.raises(SessionError, match="no pane p9"):
+            await client.call("close", pane="p9")
+        client._writer.write(b'{"type": "teleport"}\n')  # noqa: SLF001  (a malformed message, on purpose)
+        info = wire.SessionInfo.model_validate(await client.call("info"))
+        assert info.panes == 1 and info.name == host.name
+
+
+async def test_a_window_of_another_polter_version_is_refused_with_what_to_do() -> None:
+    async with hosted([bash_spec()]) as host:
+        reader, writer = await asyncio.open_unix_connection(str(host.files.socket))
+        writer.write(json.dumps({"type": "hello", "protocol": 99, "version": "9.9.9", "attach": True}).encode() + b"\n")
+        answer = wire.decode_host(await reader.readline())
+        assert isinstance(answer, wire.Refused)
+        assert "Polter 9.9.9 (protocol 99)" in answer.reason and f"polter kill {host.name}" in answer.reason
+        writer.close()
+
+
+async def test_the_socket_is_private_and_a_second_host_for_the_name_is_refused() -> None:
+    async with hosted([bash_spec()]) as host:
+        mode = stat.S_IMODE(host.files.socket.stat().st_mode)
+        assert mode == 0o600 and stat.S_IMODE(host.files.folder.stat().st_mode) == 0o700
+        with pytest.raises(SessionError, match="a session named test is already running"):
+            SessionLock(session_files("test")).acquire()
+        assert host.files.host_alive()
+    assert not host.files.socket.exists() and not host.files.record.exists()
+    assert known_sessions() == []
+
+
+async def test_a_socket_left_by_a_killed_host_is_taken_over() -> None:
+    files = session_files("left")
+    files.socket.write_text("")  # what a killed host leaves: a socket nobody listens on
+    assert not files.host_alive()
+    async with hosted([bash_spec()], name="left") as host:
+        window = await attach(host)
+        await wait_until(lambda: "$" in window.text("p1"))
+
+
+async def test_kill_ends_every_program_and_tells_the_windows() -> None:
+    host = SessionHost(session_files("doomed"), None, [bash_spec()])
+    await host.start()
+    serving = asyncio.create_task(host.run())
+    window = await attach(host)
+    await wait_until(lambda: "$" in window.text("p1"))
+    process = host.panes[0].terminal.process
+    assert process is not None
+    await window.client.call("kill", reason="the test ends it")  # type: ignore[union-attr]
+    await asyncio.wait_for(serving, 30)
+    assert [event.reason for event in window.of(wire.Ended)] == ["the test ends it"]
+    assert not process.running and window.lost == []  # told, not lost
+    assert not host.files.socket.exists() and not host.files.lock.exists()
+    with pytest.raises(SessionError, match="cannot reach session doomed"):
+        await SessionClient.connect(host.files)
+
+
+async def test_the_last_pane_closed_ends_the_session() -> None:
+    host = SessionHost(session_files("short"), None, [bash_spec()])
+    await host.start()
+    serving = asyncio.create_task(host.run())
+    window = await attach(host)
+    await wait_until(lambda: "$" in window.text("p1"))
+    await window.client.call("close", pane="p1")  # type: ignore[union-attr]
+    await asyncio.wait_for(serving, 30)
+    assert window.of(wire.PaneRemoved) and "last pane" in window.of(wire.Ended)[0].reason
+
+
+async def test_a_peer_of_another_user_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with hosted([bash_spec()]) as host:
+        real = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: real + 1)  # the host now believes it runs as someone else
+        with pytest.raises(SessionError, match="belongs to another user"):
+            await SessionClient.connect(host.files)
