@@ -35,7 +35,7 @@ screenshots: $(STAMP)
 
 # Every benchmark in benchmarks/, one after another; each prints its figures and a JSON line last
 # (BENCHMARKS="benchmarks/terminal.py" runs a chosen few).
-BENCHMARKS ?= $(sort $(wildcard benchmarks/*.py))
+BENCHMARKS ?= $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
 bench: $(STAMP) system-tools
 	@set -e; for script in $(BENCHMARKS); do echo "== $$script"; $(BIN)/python $$script; done
 

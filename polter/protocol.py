@@ -5,11 +5,12 @@ Kept free of transport code so a CLI hook helper (``polter hook``) can import it
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Decision", "HookAnswer", "HookRequest"]
+__all__ = ["AgentState", "Decision", "HookAnswer", "HookRequest"]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -40,3 +41,13 @@ class HookAnswer(BaseModel):
     decision: Literal["allow", "deny"]
     reason: str = ""
     rule: str | None = None
+
+
+class AgentState(StrEnum):
+    """What the agent in a pane is doing, as read from its screen."""
+
+    WORKING = "working"
+    WAITING = "waiting-for-input"
+    """The CLI asks the human something (an approval, a choice) and waits."""
+    IDLE = "idle"
+    """The prompt is empty and nothing runs."""

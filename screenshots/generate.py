@@ -23,10 +23,10 @@ from textual.pilot import Pilot
 
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView
-from polter.ui.app import PolterApp
 from polter.ui.multiplexer import MultiplexerScreen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.session import HostedApp  # noqa: E402  (the app with its session host in the same process)
 from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
 from support.workspace_app import wait_until_settled  # noqa: E402
 
@@ -51,7 +51,7 @@ async def type_line(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*text, "enter")
 
 
-async def four_panes(app: PolterApp, pilot: Pilot[None]) -> None:
+async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
     """The default layout: four panes, one of them an exited program, one a full-screen pager."""
     one, two, three, four = (pane.terminal for pane in app.multiplexer.grid.panes)
     await until(lambda: all(shows(terminal, "$") for terminal in (one, two, four)))
@@ -63,12 +63,13 @@ async def four_panes(app: PolterApp, pilot: Pilot[None]) -> None:
     await pilot.press("ctrl+b", "4")
     await type_line(pilot, "less -R README.md")
     await until(lambda: four.screen_model is not None and four.screen_model.alternate_screen and shows(four, "Polter"))
-    await until(lambda: three.returncode is not None)
+    [_, _, third, _] = app.multiplexer.grid.panes
+    await until(lambda: third.remote.state.status_kind == "exited")
     await pilot.press("ctrl+b", "1")
     await pilot.pause()
 
 
-def demo_app() -> PolterApp:
+def demo_app() -> HostedApp:
     """``polter --demo`` with the human's shell as a quiet bash (the same prompt on every machine)."""
     from polter.adapters import discover
     from polter.demo import demo_launch
@@ -79,11 +80,12 @@ def demo_app() -> PolterApp:
     bash = shutil.which("bash") or "/bin/bash"
     launch.plans[3] = dataclasses.replace(shell, setup=shell.setup.model_copy(
         update={"command": [bash, "--norc", "--noprofile"], "cwd": ROOT}))
-    return PolterApp(launch=launch)
+    return HostedApp(launch=launch)
 
 
-async def demo_ready(app: PolterApp) -> list[Any]:
-    await until(lambda: getattr(app.multiplexer, "ready", False), timeout=120)
+async def demo_ready(app: HostedApp) -> list[Any]:
+    await until(lambda: app._multiplexer is not None and app.multiplexer.ready, timeout=120)
+    await until(lambda: len(app.multiplexer.grid.panes) == 4)
     panes = app.multiplexer.grid.panes
     for pane in panes[:3]:
         await until(lambda: shows(pane.terminal, "you>"), timeout=60)  # noqa: B023
@@ -97,7 +99,7 @@ async def say(pilot: Pilot[None], pane: Any, line: str) -> None:
     await type_line(pilot, line)
 
 
-async def demo_story(app: PolterApp, pilot: Pilot[None]) -> list[Any]:
+async def demo_story(app: HostedApp, pilot: Pilot[None]) -> list[Any]:
     """The admin asks for rain (the gate refuses the agent's hardmode), the moderator who is online, the
     researcher for rain (refused: its role only reads), and the human's own shell tries the same."""
     admin, moderator, researcher, shell = await demo_ready(app)
@@ -109,19 +111,19 @@ async def demo_story(app: PolterApp, pilot: Pilot[None]) -> list[Any]:
     await until(lambda: "\n".join(researcher.terminal.screen_model.display()).count("Polter refused") >= 2, timeout=60)
     await say(pilot, shell, "polter call terraria/world_rain")
     await until(lambda: shows(shell.terminal, "Polter refused"), timeout=60)
-    await wait_until_settled([admin, moderator, researcher, shell])
+    await wait_until_settled(app)
     admin.terminal.focus()
     await pilot.pause()
     return [admin, moderator, researcher, shell]
 
 
-async def agents(app: PolterApp, pilot: Pilot[None]) -> None:
+async def agents(app: HostedApp, pilot: Pilot[None]) -> None:
     await demo_story(app, pilot)
     app.clear_notifications()
     await pilot.pause()
 
 
-async def palette(app: PolterApp, pilot: Pilot[None]) -> None:
+async def palette(app: HostedApp, pilot: Pilot[None]) -> None:
     """The palette switching the researcher's role: the sub-palette of roles for pane 3."""
     from textual.command import CommandList, CommandPalette
 
@@ -142,7 +144,7 @@ async def palette(app: PolterApp, pilot: Pilot[None]) -> None:
     await pilot.pause(0.3)
 
 
-async def ask(app: PolterApp, pilot: Pilot[None]) -> None:
+async def ask(app: HostedApp, pilot: Pilot[None]) -> None:
     """The human said "hardmode" in the admin's pane: now the gateway asks, over that pane."""
     from polter.ui.ask_screen import AskScreen
 
@@ -153,7 +155,7 @@ async def ask(app: PolterApp, pilot: Pilot[None]) -> None:
     await pilot.pause(1.1)  # the modal's countdown ticks once a second; let it settle
 
 
-async def audit(app: PolterApp, pilot: Pilot[None]) -> None:
+async def audit(app: HostedApp, pilot: Pilot[None]) -> None:
     """The audit log after the story, the hardmode ask answered."""
     from polter.ui.ask_screen import AskScreen
     from polter.ui.audit_screen import AuditScreen
@@ -169,13 +171,13 @@ async def audit(app: PolterApp, pilot: Pilot[None]) -> None:
     await pilot.pause(0.3)
 
 
-SHOTS: dict[str, tuple[Callable[[], PolterApp], Callable[[PolterApp, Pilot[None]], Awaitable[None]]]] = {
+SHOTS: dict[str, tuple[Callable[[], HostedApp], Callable[[HostedApp, Pilot[None]], Awaitable[None]]]] = {
     "agents": (demo_app, agents),
     "palette": (demo_app, palette),
     "ask": (demo_app, ask),
     "audit": (demo_app, audit),
     "multiplexer": (
-        lambda: PolterApp([
+        lambda: HostedApp([
             shell("bash"),
             shell("bash"),
             LaunchSpec(argv=("ls", "--color=always", "roles", "no-such-role.toml"), cwd=ROOT, title="ls roles"),
@@ -192,10 +194,12 @@ async def take(name: str) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix=f"polter-screenshot-{name}-"))
     os.environ["POLTER_CONFIG_DIR"] = str(scratch / "config")  # the bundled roles only, no user servers
     os.environ["POLTER_STATE_DIR"] = str(scratch / "state")  # a fresh audit log for each shot
+    os.environ["POLTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="pr-")  # the session's socket (a short path)
     make_app, drive = SHOTS[name]
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: isinstance(app.screen, MultiplexerScreen), timeout=60)
+        await until(lambda: len(app.multiplexer.grid.panes) == len(app.host.panes) and app.host.panes, timeout=60)
         try:
             await drive(app, pilot)
         except TimeoutError:

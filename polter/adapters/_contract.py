@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.protocol import Decision, HookAnswer, HookRequest
+from polter.protocol import AgentState, Decision, HookAnswer, HookRequest
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
@@ -65,16 +65,6 @@ class Liveness(StrEnum):
     """Applied by the running CLI after an action inside it (a new conversation, a reload command)."""
     COLD = "cold"
     """Takes effect when the pane restarts."""
-
-
-class AgentState(StrEnum):
-    """What the agent in a pane is doing, as read from its screen."""
-
-    WORKING = "working"
-    WAITING = "waiting-for-input"
-    """The CLI asks the human something (an approval, a choice) and waits."""
-    IDLE = "idle"
-    """The prompt is empty and nothing runs."""
 
 
 class AdapterInfo(BaseModel):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from polter.adapters import AgentState
+from polter.protocol import AgentState
 
 __all__ = ["ACTIVE_SECONDS", "ECHO_SECONDS", "screen_activity"]
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import os
 import socket
 import struct
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -325,11 +328,23 @@ class SessionHost:
             self._broadcast(wire.PaneUpdated(pane=pane.state()))
 
     async def _read_states(self) -> None:
+        """Every half second: what each agent is doing, and the scrollback of quiet panes stored compactly
+        (the memory that frees goes back to the system once every pane is done)."""
+        compacted = False
         while True:
             await asyncio.sleep(STATE_INTERVAL)
+            left = 0
             for pane in self.panes:
                 if pane.agent is not None and pane.update_agent_state():
                     self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                screen = pane.terminal.screen
+                if screen is not None and time.monotonic() - pane.terminal.last_output > STATE_INTERVAL:
+                    before = screen.compact_history(0)
+                    left += screen.compact_history()
+                    compacted = compacted or before > 0
+            if compacted and not left:
+                compacted = False
+                release_memory()
 
     def _size_for(self, pane_id: str, window: Window) -> tuple[int, int] | None:
         return window.sizes.get(pane_id)
@@ -655,6 +670,17 @@ class SessionHost:
     async def _kill(self, window: Window, params: dict[str, Any]) -> None:
         reason = str(params.get("reason") or "ended with `polter kill`")
         self._spawn(self.end(reason), "ending the session")
+
+
+def release_memory() -> None:
+    """Give the system back the heap pages freed since (glibc's ``malloc_trim``; elsewhere nothing):
+    a flood's scrollback, once compacted, would otherwise stay resident, scattered among live objects."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _same_user(writer: asyncio.StreamWriter) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from polter.adapters import AgentState
+from polter.protocol import AgentState
 from polter.session.agent_state import screen_activity
 from polter.session.agents import AgentPane
 from polter.session.protocol import AgentView, PaneState

@@ -21,8 +21,8 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from polter import __version__
-from polter.adapters import AgentState
 from polter.gateway.models import AskInfo, AuditRow, Phase, RolesStatus, ServersReload
+from polter.protocol import AgentState
 from polter.terminal.frames import ScreenFrame
 
 __all__ = [

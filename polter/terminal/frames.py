@@ -11,11 +11,14 @@ caches them by number and fetches only what it shows.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polter.terminal.screen import DEFAULT_STYLE, Style, TerminalScreen
+from polter.terminal._style import DEFAULT_STYLE, Style
+
+if TYPE_CHECKING:
+    from polter.terminal.screen import TerminalScreen
 
 __all__ = [
     "MAX_STYLES",

@@ -106,6 +106,8 @@ class HostedTerminal:
         """Input went to the program since the last frame: send its echo at once."""
         self._sync_since: float | None = None
         self._hold_until = 0.0
+        self._early_input = bytearray()
+        """What the human typed before the program started (it gets it first thing)."""
         """Event-loop time until which frames wait: the user typed into another pane (TypingClock)."""
         self.typing.join(self)
 
@@ -168,6 +170,9 @@ class HostedTerminal:
             self.process = PtyProcess.spawn(
                 self.spec, columns=columns, lines=lines, on_output=self._on_output, on_exit=self._on_exit
             )
+            if self._early_input:
+                self.process.write(bytes(self._early_input))
+                self._early_input.clear()
         except SpawnError as exc:
             self.process = None
             self.spawn_error = str(exc)
@@ -209,9 +214,8 @@ class HostedTerminal:
     def key(self, key: str, character: str | None = None) -> bool:
         """Send a key by its Textual name (``character`` for a printable key with no encoding of its
         own); whether it went to the program."""
-        if self.screen is None:
-            return False
-        data = encode_key(key, application_cursor=self.screen.application_cursor_keys)
+        application_cursor = self.screen is not None and self.screen.application_cursor_keys
+        data = encode_key(key, application_cursor=application_cursor)
         if data is None and character is not None and character.isprintable():
             data = character.encode()
         if data is None:
@@ -231,7 +235,11 @@ class HostedTerminal:
             self.process.write(encode_focus(focused))
 
     def send(self, data: bytes) -> bool:
-        """Write ``data`` to the program as the human's input; whether it was running to take it."""
+        """Write ``data`` to the program as the human's input (kept for it if it has not started yet);
+        whether it went to the program (not when it has ended)."""
+        if self.screen is None:
+            self._early_input += data
+            return True
         if not self.running:
             return False
         assert self.process is not None

@@ -8,10 +8,10 @@ character for ``ctrl+a`` or ``shift+tab``. The encodings follow xterm's defaults
 
 from __future__ import annotations
 
+import unicodedata
 from enum import IntEnum
+from functools import lru_cache
 from typing import Final, Literal
-
-from textual.keys import REPLACED_KEYS, key_to_character
 
 __all__ = [
     "MouseButton",
@@ -127,9 +127,25 @@ def _encode_function_key(base: str, modifiers: frozenset[str], application_curso
     return CSI + final
 
 
+_SHORT_NAMES: Final = {
+    "slash": "solidus", "backslash": "reverse solidus", "at": "commercial at", "minus": "hyphen-minus",
+    "plus": "plus sign", "underscore": "low line", "hyphen_minus": "hyphen-minus",
+    "less_than_sign": "less-than sign", "greater_than_sign": "greater-than sign",
+}  # fmt: skip
+"""Textual's key names that are not the character's Unicode name with ``_`` for spaces."""
+
+
+@lru_cache(1024)
 def _character(base: str) -> str | None:
-    """The character a key name stands for (``"full_stop"`` → ``"."``, ``"plus"`` → ``"+"``)."""
-    return base if len(base) == 1 else key_to_character(REPLACED_KEYS.get(base, base))
+    """The character a key name stands for (``"full_stop"`` → ``"."``, ``"plus"`` → ``"+"``), as Textual
+    names keys: the Unicode name, lower case, ``_`` for spaces (this module imports no Textual, so
+    the session host does not load it; a test checks it agrees with ``textual.keys.key_to_character``)."""
+    if len(base) == 1:
+        return base
+    try:
+        return unicodedata.lookup(_SHORT_NAMES.get(base, base.replace("_", " ")))
+    except KeyError:
+        return None
 
 
 def _printable(base: str, *, shift: bool) -> str | None:

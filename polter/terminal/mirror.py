@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from polter.terminal._cursor import Cursor
+from polter.terminal._style import DEFAULT_STYLE, Style
 from polter.terminal.frames import HistoryRows, Row, ScreenFrame, ScreenModes, style_from
-from polter.terminal.screen import DEFAULT_STYLE, Cursor, Style
 
 __all__ = ["HISTORY_BLOCK", "MirrorScreen"]
 

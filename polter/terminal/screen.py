@@ -12,24 +12,15 @@ Not thread-safe: feed, resize and the readers must run on one thread (or under o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, NamedTuple
 
 from polter.terminal._controls import ControlSequences
+from polter.terminal._cursor import Cursor
 from polter.terminal._parser import Tokenizer
 from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition, style_transitions
 from polter.terminal._width import NOT_NARROW
 
 __all__ = ["DEFAULT_STYLE", "Cursor", "Style", "TerminalScreen"]
 
-CursorShape = Literal["block", "underline", "bar"]
-
-
-class Cursor(NamedTuple):
-    x: int
-    y: int
-    visible: bool
-    shape: CursorShape
-    blinking: bool
 
 
 class TerminalScreen(ControlSequences):
@@ -131,6 +122,10 @@ class TerminalScreen(ControlSequences):
     def history_pushed(self) -> int:
         """Rows ever pushed into the scrollback: row ``-k`` is number ``history_pushed - k``."""
         return self._history.pushed
+
+    def compact_history(self, budget: int = 2000) -> int:
+        """Store scrollback rows more compactly (see ``History.compact``); how many are left to do."""
+        return self._history.compact(budget)
 
     @property
     def history_epoch(self) -> int:

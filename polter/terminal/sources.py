@@ -7,10 +7,13 @@ a program in this process instead (tests, benchmarks, tools that need no session
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from polter.terminal.hosted import HostedTerminal
-from polter.terminal.screen import Cursor, Style
+from polter.terminal._cursor import Cursor
+from polter.terminal._style import Style
+
+if TYPE_CHECKING:
+    from polter.terminal.hosted import HostedTerminal
 
 __all__ = ["FrameSink", "LocalTerminal", "ScreenReader", "TerminalSource"]
 

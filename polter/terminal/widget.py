@@ -23,8 +23,8 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
+from polter.terminal._style import Style
 from polter.terminal.keys import MouseButton, MouseKind, encode_key, encode_mouse
-from polter.terminal.screen import Style
 from polter.terminal.selection import highlight, line_number, selected_text, word_or_line
 from polter.terminal.sources import ScreenReader, TerminalSource
 

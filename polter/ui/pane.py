@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
 
-from polter.adapters import AgentState
+from polter.protocol import AgentState
 from polter.session.protocol import AgentView
 from polter.terminal.widget import TerminalView
 from polter.ui.pane_header import BadgeVariant, PaneHeader

@@ -52,7 +52,9 @@ class RemoteTerminal:
 
     @property
     def running(self) -> bool:
-        return self._pane.state.running
+        """Not ended: input typed while the program is starting goes to the host, which passes it on as
+        soon as the program runs (a pane that just opened must not lose the first keys)."""
+        return self._pane.state.status_kind in ("starting", "running")
 
     def attach(self, sink: FrameSink | None) -> None:
         self._sink = sink

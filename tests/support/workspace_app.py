@@ -68,7 +68,8 @@ async def workspace_app(
 
 
 def host_of(app: PolterApp) -> SessionHost:
-    return _HOSTS[id(app)]
+    """The host of ``app``'s session: a :class:`~support.session.HostedApp`'s own, or ``workspace_app``'s."""
+    return getattr(app, "host", None) or _HOSTS[id(app)]
 
 
 def workspace_of(app: PolterApp) -> Workspace:

@@ -201,3 +201,25 @@ def test_motion_is_reported_per_tracking_mode() -> None:
     assert encode_mouse(*hover, tracking=1002, sgr=True) is None
     assert encode_mouse(*hover, tracking=1003, sgr=True) == b"\x1b[<35;2;2M"
     assert encode_mouse("release", MouseButton.WHEEL_UP, 1, 1, tracking=1003, sgr=True) is None
+
+
+@pytest.mark.parametrize(
+    "key",
+    [_character_to_key(c) for c in string.punctuation] + ["euro_sign", "pound_sign", "slash", "at", "plus", "minus"],
+)
+def test_characters_of_key_names_agree_with_textuals(key: str) -> None:
+    """keys.py names characters itself (the session host must not load Textual): the same as Textual does."""
+    from textual.keys import REPLACED_KEYS, key_to_character
+
+    from polter.terminal.keys import _character
+
+    assert _character(key) == key_to_character(REPLACED_KEYS.get(key, key))
+
+
+def test_the_session_host_loads_no_textual() -> None:
+    import subprocess
+    import sys
+
+    script = "import sys, polter.session.host, polter.session.daemon; print('textual' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert result.stdout.strip() == "False"

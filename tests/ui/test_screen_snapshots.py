@@ -221,7 +221,7 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     from support.panes import wait_for_text
     from support.session import HostedApp
     from support.waiting import wait_until
-    from support.workspace_app import _HOSTS, shell_plans, wait_until_settled
+    from support.workspace_app import shell_plans, wait_until_settled
 
     from polter.adapters import discover
     from polter.paths import config_dir
@@ -242,11 +242,7 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
         app.set_focus(None)
         for pane in panes:
             await wait_for_text(pane.terminal, "$")
-        _HOSTS[id(app)] = app.host
-        try:
-            await wait_until_settled(app)
-        finally:
-            _HOSTS.pop(id(app), None)
+        await wait_until_settled(app)
 
         def status_colours() -> set[str]:
             return {str(pane.header.query_one("#pane-status").rich_style.color) for pane in panes}

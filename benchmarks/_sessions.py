@@ -1,0 +1,109 @@
+"""What the benchmarks share about sessions: a real session host daemon (its own process, as ``polter``
+starts it) with bash panes, in private config, state and runtime dirs, and a window on it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+BASH = shutil.which("bash") or "/bin/bash"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def private_dirs() -> Iterator[Path]:
+    """Fresh config, state and runtime dirs for this process and what it starts (never the user's)."""
+    scratch = Path(tempfile.mkdtemp(prefix="polter-bench-"))
+    runtime = Path(tempfile.mkdtemp(prefix="pb-"))  # short: a socket path has at most 107 bytes
+    saved = {name: os.environ.get(name) for name in ("POLTER_CONFIG_DIR", "POLTER_STATE_DIR", "POLTER_RUNTIME_DIR")}
+    os.environ.update(POLTER_CONFIG_DIR=str(scratch / "config"), POLTER_STATE_DIR=str(scratch / "state"),
+                      POLTER_RUNTIME_DIR=str(runtime), PS1="$ ")
+    (scratch / "config").mkdir()
+    try:
+        yield scratch
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def write_config(folder: Path, panes: int, *, agents: bool = True) -> Path:
+    """A polter.toml with ``panes`` quiet bash panes (shell-adapter agent panes under ``coder``, so the
+    gateway runs as it does for users; ``agents=False`` would still start it: panes come from the config)."""
+    path = folder / "polter.toml"
+    pane = f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
+    path.write_text(pane * panes)
+    return path
+
+
+def start_session(name: str, config: Path) -> int:
+    """Start a session host daemon as ``polter --config CONFIG --session NAME`` does; its pid."""
+    from polter.session.daemon import start_host
+
+    start_host(name, ["--config", str(config), "--session", name])
+    return session_pid(name)
+
+
+def session_pid(name: str) -> int:
+    result = subprocess.run([sys.executable, "-m", "polter", "ls", "--json"], capture_output=True, text=True,
+                            check=True, timeout=60)
+    return next(int(info["pid"]) for info in json.loads(result.stdout) if info["name"] == name)
+
+
+def kill_session(name: str) -> None:
+    subprocess.run([sys.executable, "-m", "polter", "kill", name], capture_output=True, timeout=60, check=False)
+
+
+@asynccontextmanager
+async def window(name: str, size: tuple[int, int]) -> AsyncIterator[Any]:
+    """The app attached to session ``name``, headless, once every pane of the session is on its screen."""
+    import polter.ui  # noqa: F401  (the frame rate, before Textual is imported)
+    from polter.session.registry import session_files
+    from polter.ui.app import PolterApp
+
+    app = PolterApp(session_files(name))
+    async with app.run_test(size=size) as pilot:
+        await until(lambda: app._multiplexer is not None and app.multiplexer.is_mounted and app.session is not None
+                    and app.session.ready and len(app.multiplexer.grid.panes) == len(app.session.panes) > 0)
+        yield app, pilot
+
+
+async def until(condition: Any, timeout: float = 60.0, interval: float = 0.002) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the benchmark waited too long")
+        await asyncio.sleep(interval)
+
+
+def memory_kib(pid: int) -> dict[str, int]:
+    """RSS and PSS of a process (PSS shares the pages it shares with other processes fairly)."""
+    values: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("Rss", "Pss"):
+            values[key.lower()] = int(rest.split()[0])
+    return values
+
+
+def children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def command_line(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+

@@ -1,0 +1,204 @@
+"""Sessions as a user lives them, with real processes: ``polter`` in a terminal (a PTY driven by Polter's
+own screen engine), a host daemon behind it, windows that close, hang up or are killed, ``polter
+attach``, ``ls`` and ``kill``, and a host killed with SIGKILL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from support.panes import BASH
+from support.processes import process_running
+from support.waiting import wait_until
+
+from polter.session import protocol as wire
+from polter.session.client import SessionClient
+from polter.session.registry import session_files
+from polter.terminal.hosted import HostedTerminal
+from polter.terminal.launch import LaunchSpec
+from polter.terminal.mirror import MirrorScreen
+
+pytestmark = pytest.mark.e2e
+
+COLUMNS, LINES = 120, 40
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two quiet bash panes (no agent CLI: this is about sessions, not roles)."""
+    monkeypatch.setenv("PS1", "$ ")
+    path = tmp_path / "polter.toml"
+    panes = "".join(f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
+                    for _ in range(2))
+    path.write_text(panes)
+    return path
+
+
+class Terminal:
+    """A terminal window running ``polter ARGS`` (what the user sees: its screen as text)."""
+
+    def __init__(self, *args: str) -> None:
+        self.terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", *args)))
+        self.terminal.start(COLUMNS, LINES)
+
+    def text(self) -> str:
+        screen = self.terminal.screen
+        return "\n".join(line.rstrip() for line in screen.display()) if screen is not None else ""
+
+    def type(self, text: str) -> None:
+        self.terminal.send(text.encode())
+
+    async def shows(self, text: str, timeout: float = 30) -> None:
+        await wait_until(lambda: text in self.text(), timeout=timeout,
+                         message=lambda: f"{text!r} in the window:\n{self.text()}")
+
+    @property
+    def pid(self) -> int:
+        process = self.terminal.process
+        assert process is not None
+        return process.pid
+
+    async def exited(self, timeout: float = 30) -> int:
+        process = self.terminal.process
+        assert process is not None
+        return await asyncio.wait_for(process.wait(), timeout)
+
+
+@asynccontextmanager
+async def window(*args: str) -> AsyncIterator[Terminal]:
+    terminal = Terminal(*args)
+    try:
+        yield terminal
+    finally:
+        await terminal.terminal.close()
+
+
+def polter(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+def sessions() -> list[dict[str, object]]:
+    result = polter("ls", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+async def pane_text(name: str, pane: str = "p1") -> str:
+    """The pane's screen as a window attached right now would get it."""
+    mirrors: dict[str, MirrorScreen] = {}
+
+    def on_event(event: object) -> None:
+        if isinstance(event, wire.FrameEvent):
+            mirrors.setdefault(event.pane, MirrorScreen(event.frame.columns, event.frame.lines)).apply(event.frame)
+
+    client = await SessionClient.connect(session_files(name), on_event=on_event)
+    try:
+        await wait_until(lambda: pane in mirrors)
+        return "\n".join(line.rstrip() for line in mirrors[pane].display())
+    finally:
+        await client.aclose()
+
+
+async def test_a_session_outlives_its_window_and_comes_back_with_everything(config: Path) -> None:
+    async with window("--config", str(config), "--session", "work") as first:
+        await first.shows("coder")
+        await wait_until(lambda: first.text().count("$") >= 2, message=first.text)
+        first.type("for i in $(seq 1 100000); do echo tick $i; sleep 0.02; done\r")
+        await first.shows("tick 20")
+        [info] = sessions()
+        assert info["name"] == "work" and info["clients"] == 1 and info["running"] == 2
+        host = int(info["pid"])  # type: ignore[arg-type]
+        assert os.getsid(host) != os.getsid(first.pid)  # not in the window's login session
+        assert os.getpgid(host) != os.getpgid(first.pid)
+        os.kill(first.pid, signal.SIGHUP)  # the terminal window closes (or the SSH link drops)
+        await first.exited()
+    await wait_until(lambda: sessions()[0]["clients"] == 0, message="the window to be gone")
+    before = await pane_text("work")
+    ticks = [int(line.split()[1]) for line in before.splitlines() if line.startswith("tick ")]
+    await wait_until(lambda: process_running(host))
+    async with window("attach", "work") as second:
+        await second.shows("coder")
+
+        def newest() -> int:
+            found = [int(word) for line in second.text().splitlines() for word in line.split()[1:2]
+                     if line.startswith("tick ") and word.isdigit()]
+            return max(found, default=0)
+
+        await wait_until(lambda: newest() > max(ticks), message=second.text)  # it kept counting meanwhile
+        second.type("\x02d")  # prefix then d: detach
+        await second.shows("[detached from session work")
+        assert await second.exited() == 0
+    assert sessions()[0]["clients"] == 0 and process_running(host)
+    result = polter("kill", "work")
+    assert result.returncode == 0 and "ended session work" in result.stdout, result.stderr
+    assert not process_running(host) and sessions() == []
+
+
+async def test_two_windows_at_once_and_a_killed_window_harms_nothing(config: Path) -> None:
+    async with window("--config", str(config), "--session", "pair") as one:
+        await one.shows("coder")
+        await wait_until(lambda: one.text().count("$") >= 2, message=one.text)
+        async with window("attach", "pair") as two:
+            await two.shows("coder")
+            one.type("echo from-one\r")
+            await two.shows("from-one")
+            two.type("echo from-two\r")
+            await one.shows("from-two")
+            assert sessions()[0]["clients"] == 2
+            os.kill(two.pid, signal.SIGKILL)
+            await two.exited()
+        await wait_until(lambda: sessions()[0]["clients"] == 1)
+        one.type("echo still-here\r")
+        await one.shows("still-here")
+        assert polter("kill", "pair").returncode == 0
+        await one.shows("session pair ended: ended with `polter kill`")
+        assert await one.exited() == 0
+
+
+async def test_a_killed_host_ends_its_panes_and_the_next_polter_says_so(config: Path) -> None:
+    async with window("--config", str(config), "--session", "doomed") as first:
+        await first.shows("coder")
+        await wait_until(lambda: first.text().count("$") >= 2, message=first.text)
+        host = int(sessions()[0]["pid"])  # type: ignore[arg-type]
+        shells = [int(pid) for pid in Path(f"/proc/{host}/task/{host}/children").read_text().split()]
+        os.kill(host, signal.SIGKILL)
+        await first.shows("lost session doomed")
+        assert await first.exited() == 1
+    await wait_until(lambda: not any(process_running(pid) for pid in shells), message="the panes' programs to end")
+    result = polter("ls")
+    assert "session doomed ended unexpectedly" in result.stderr and "--restore" in result.stderr
+    assert polter("ls").stderr == ""  # said once: the leftovers are gone
+
+
+async def test_plain_polter_offers_to_attach_to_a_detached_session(config: Path) -> None:
+    async with window("--config", str(config), "--session", "main") as first:
+        await first.shows("coder")
+        first.type("\x02d")
+        await first.exited()
+    async with window("--config", str(config)) as second:
+        await second.shows("a session is running detached: main: 2 panes")
+        await second.shows("Attach to main instead of starting a new session? [Y/n]")
+        second.type("\r")
+        await second.shows("coder")
+        assert [info["name"] for info in sessions()] == ["main"]
+        second.type("\x02q")
+        await second.shows("Leave session main?")
+        second.type("e")
+        assert await second.exited() == 0
+    assert sessions() == []
+
+
+async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
+    result = polter("attach", "nowhere")
+    assert result.returncode == 1 and "no session named nowhere is running (running: none)" in result.stderr
+    result = polter("kill", "nowhere")
+    assert result.returncode == 1 and "no session named nowhere" in result.stderr
