@@ -60,6 +60,8 @@ logger = logging.getLogger(__name__)
 
 STATE_INTERVAL: Final = 0.5
 """Seconds between readings of each agent's state from its screen."""
+SAVE_EVERY: Final = 10
+"""State readings between two looks at the panes' directories for ``--restore``."""
 WINDOW_BUFFER_LIMIT: Final = 4 * 1024 * 1024
 """Bytes a window may have waiting on its socket before its frames are skipped (it gets a whole
 screen once it has caught up): a stalled window must not make the host buffer without bound."""
@@ -133,6 +135,7 @@ class SessionHost:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._workspace_started = False
         self._ending = False
+        self._saved: SavedSession | None = None
         self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
             "history": self._history,
             "open": self._open,
@@ -329,10 +332,15 @@ class SessionHost:
 
     async def _read_states(self) -> None:
         """Every half second: what each agent is doing, and the scrollback of quiet panes stored compactly
-        (the memory that frees goes back to the system once every pane is done)."""
+        (the memory that frees goes back to the system once every pane is done); every few seconds,
+        the session as ``--restore`` would reopen it."""
         compacted = False
+        ticks = 0
         while True:
             await asyncio.sleep(STATE_INTERVAL)
+            ticks += 1
+            if ticks % SAVE_EVERY == 0:
+                self._save()  # a program's directory changes without telling anyone
             left = 0
             for pane in self.panes:
                 if pane.agent is not None and pane.update_agent_state():
@@ -361,7 +369,8 @@ class SessionHost:
 
     def _save(self) -> None:
         """What ``polter --restore`` reopens: the layout and each agent pane's CLI, role, cwd and title.
-        Written whenever that changes, so a killed host leaves it too."""
+        Written whenever that changes (directories are looked at every few seconds), so a killed host
+        leaves it too."""
         if not self.ready:
             return
         setups = []
@@ -379,11 +388,14 @@ class SessionHost:
                     command=agent.setup.command,
                 )
             )
-        if setups:
+        session = SavedSession(layout=self.layout, panes=setups)
+        if setups and session != self._saved:
             try:
-                save_session(SavedSession(layout=self.layout, panes=setups))
+                save_session(session)
             except OSError as exc:
                 logger.warning("could not save the session for --restore: %s", exc)
+                return
+            self._saved = session
 
     # -- the workspace's events ----------------------------------------------------------------------
 
