@@ -82,6 +82,8 @@ history, its SQLite state (thread list, logs, goals, memories), shell snapshots,
 "always", the user's prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
 SCRATCH = ("skills/.system",)
 """Codex installs its bundled skills into ``$CODEX_HOME/skills/.system`` at every start."""
+# state_5.sqlite records each conversation's file by its path under CODEX_HOME (threads.rollout_path): after the
+# pane, `codex resume` would look for it in the gone runtime dir ("no rollout found"); the host repoints them.
 TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 BYPASSING_FEATURES = ("apps", "plugins")
 """Codex features that add MCP servers besides the pane's: switched off in every pane."""
@@ -125,7 +127,13 @@ class Codex(Adapter):
 
     def state_home(self, pane: Pane) -> StateHome:
         """The pane's CODEX_HOME holds Polter's config.toml; Codex's own state in it is the user's ~/.codex."""
-        return StateHome(folder="codex", user_folder=self.codex_home(pane.user_home), keep=KEPT, scratch=SCRATCH)
+        return StateHome(
+            folder="codex",
+            user_folder=self.codex_home(pane.user_home),
+            keep=KEPT,
+            scratch=SCRATCH,
+            sqlite_path_records=("state_5.sqlite",),
+        )
 
     # -- skills ------------------------------------------------------------------------------------------
 

@@ -206,6 +206,13 @@ class StateHome(BaseModel):
         "Anything neither kept, scratch nor Polter's own is moved to the user's folder at the end.",
     )
 
+    sqlite_path_records: tuple[str, ...] = Field(
+        default=(),
+        description="SQLite databases among the kept files in which the CLI records absolute paths of its own files "
+        "(Codex's thread index records each conversation's file): when the pane ends, every text value naming a "
+        "path under the pane's folder is rewritten to name the same path under the user's folder.",
+    )
+
     @field_validator("folder")
     @classmethod
     def _folder_inside(cls, value: str) -> str:
@@ -219,7 +226,7 @@ class StateHome(BaseModel):
             raise ValueError("user_folder must be an absolute path")
         return value
 
-    @field_validator("keep", "scratch")
+    @field_validator("keep", "scratch", "sqlite_path_records")
     @classmethod
     def _entries_relative(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for name in value:

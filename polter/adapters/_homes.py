@@ -23,6 +23,7 @@ import fnmatch
 import logging
 import os
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -46,6 +47,9 @@ class _Linked(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     home: StateHome
+    pane_paths: tuple[str, ...] = Field(
+        default=(), description="The pane's folder as the CLI may have recorded it (as given, and resolved)."
+    )
     polter_files: tuple[str, ...] = Field(description="Polter's own files in the folder, relative to it.")
     fingerprints: dict[str, tuple[int, int, int] | None] = Field(
         default_factory=dict,
@@ -105,11 +109,13 @@ def _read_manifest(runtime_dir: Path) -> _Manifest | None:
         return None
 
 
-def link_homes(runtime_dir: Path, files: Mapping[str, PaneFile], homes: tuple[StateHome, ...]) -> list[Rescue]:
+def link_homes(
+    runtime_dir: Path, files: Mapping[str, PaneFile], homes: tuple[StateHome, ...], *, given: Path | None = None
+) -> list[Rescue]:
     """Link every kept entry of each home's user folder into the pane's folder (creating a missing kept folder in
     the user's folder, and the user's folder itself), and record the manifest. A launch after an earlier one of
     the same pane first moves what that one wrote in place of a link (the rest stays with the pane until it
-    ends, as the CLI may read it again)."""
+    ends, as the CLI may read it again). ``given``: the runtime dir as the CLI is told it, if not ``runtime_dir``."""
     rescues = [rescue_homes(runtime_dir, kept_only=True)] if (runtime_dir / MANIFEST).exists() else []
     linked = []
     for home in homes:
@@ -135,7 +141,9 @@ def link_homes(runtime_dir: Path, files: Mapping[str, PaneFile], homes: tuple[St
         ours = tuple(
             str(PurePosixPath(name).relative_to(prefix)) for name in files if prefix in PurePosixPath(name).parents
         )
-        linked.append(_Linked(home=home, polter_files=ours, fingerprints=fingerprints))
+        told = (given or runtime_dir) / PurePosixPath(home.folder)
+        pane_paths = tuple(sorted({str(told), str(folder), str(folder.resolve())}))
+        linked.append(_Linked(home=home, pane_paths=pane_paths, polter_files=ours, fingerprints=fingerprints))
     if linked:
         _write_manifest(runtime_dir, _Manifest(pane=runtime_dir.name, homes=linked))
     else:
@@ -186,6 +194,7 @@ class _Rescuer:
     def __init__(self, runtime_dir: Path, linked: _Linked, rescue: Rescue, *, kept_only: bool = False) -> None:
         self.home = linked.home
         self.folder = runtime_dir / PurePosixPath(self.home.folder)
+        self.pane_paths = linked.pane_paths
         self.polter = {PurePosixPath(name) for name in linked.polter_files}
         self.kept = {PurePosixPath(name) for name in self.home.kept()}
         self.fingerprints = linked.fingerprints
@@ -198,6 +207,29 @@ class _Rescuer:
     def run(self) -> None:
         if self.folder.is_dir() and not self.folder.is_symlink():
             self._walk(self.folder, PurePosixPath())
+        if not self.kept_only:  # the pane's folder goes: what names a file in it must name the user's
+            for database in self.home.sqlite_path_records:
+                self._repoint(self.home.user_folder / PurePosixPath(database))
+
+    def _repoint(self, database: Path) -> None:
+        """Every text value of ``database`` naming a path under the pane's folder names it under the user's."""
+        if not database.is_file():
+            return
+        user = str(self.home.user_folder)
+        try:
+            with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection, connection:
+                tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                for table in tables:
+                    columns = [row[1] for row in connection.execute(f'PRAGMA table_info("{_quoted(table)}")')]
+                    for column, prefix in ((c, p) for c in columns for p in self.pane_paths):
+                        name = f'"{_quoted(column)}"'
+                        connection.execute(
+                            f'UPDATE "{_quoted(table)}" SET {name} = :user || substr({name}, :cut) '
+                            f"WHERE typeof({name}) = 'text' AND substr({name}, 1, :length) = :prefix",
+                            {"user": user, "cut": len(prefix) + 1, "length": len(prefix) + 1, "prefix": prefix + "/"},
+                        )
+        except sqlite3.Error as exc:
+            self.rescue.failed.append(f"{database}: the paths it records could not be repointed ({exc})")
 
     def _scratch(self, relative: PurePosixPath) -> bool:
         return any(fnmatch.fnmatchcase(str(relative), pattern) for pattern in self.home.scratch)
@@ -241,6 +273,10 @@ class _Rescuer:
         beside = _beside(target, self.rescue.pane, self.stamp)
         shutil.move(source, beside)
         self.rescue.kept_beside.append(beside)
+
+
+def _quoted(name: str) -> str:
+    return name.replace('"', '""')
 
 
 def _replace(source: Path, target: Path) -> None:

@@ -54,7 +54,7 @@ def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile], homes: tu
                 Path(temp).unlink(missing_ok=True)
                 raise
         written.append(target)
-    link_homes(root, files, homes)
+    link_homes(root, files, homes, given=runtime_dir)
     return written
 
 

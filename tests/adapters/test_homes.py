@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -238,3 +239,22 @@ def test_the_workspace_sorts_out_a_dead_apps_run_dir_at_start(tmp_path: Path) ->
     Workspace(state_dir=tmp_path / "state")._prepare_run_dir()
     assert not run.exists()
     assert (user / "left-behind.json").read_text() == "the CLI's"
+
+
+def test_paths_a_cli_records_in_its_database_name_the_users_folder_after_the_pane(tmp_path: Path) -> None:
+    """Codex's thread index records each conversation's file under CODEX_HOME, i.e. the pane's folder."""
+    user = tmp_path / "home" / ".cli"
+    runtime = tmp_path / "run" / "p1"
+    folder = start(runtime, cli_home(user, keep=("index.sqlite", "sessions/"), sqlite_path_records=("index.sqlite",)))
+    with sqlite3.connect(folder / "index.sqlite") as db:  # created through the link, in the user's folder
+        db.execute("CREATE TABLE threads (id INTEGER, rollout_path TEXT, note TEXT, size INTEGER)")
+        db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?)", [
+            (1, f"{folder}/sessions/a.jsonl", "mentions " + str(folder), 3),
+            (2, f"{user}/sessions/b.jsonl", None, 4),
+            (3, f"{folder}x/sessions/c.jsonl", "", 5),
+        ])
+    RuntimeDir(runtime).remove()
+    with sqlite3.connect(user / "index.sqlite") as db:
+        rows = db.execute("SELECT id, rollout_path, note, size FROM threads ORDER BY id").fetchall()
+    assert rows == [(1, f"{user}/sessions/a.jsonl", "mentions " + str(folder), 3),
+                    (2, f"{user}/sessions/b.jsonl", None, 4), (3, f"{folder}x/sessions/c.jsonl", "", 5)]
