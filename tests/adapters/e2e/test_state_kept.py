@@ -82,7 +82,9 @@ def plain_env(cli: RealCli, home: Path, model: FakeModelServer) -> dict[str, str
         provider = {"npm": "@ai-sdk/anthropic", "name": "fake",
                     "options": {"baseURL": f"{model.url}/v1", "apiKey": "plain-key"},
                     "models": {"fake-model": {"name": "fake", "tool_call": True}}}
-        env |= {"OPENCODE_CONFIG_CONTENT": json.dumps({"provider": {"fake": provider}, "model": "fake/fake-model",
+        # The session keeps its model: the plain run knows the pane's provider (test mode's id), as a user's would.
+        env |= {"OPENCODE_CONFIG_CONTENT": json.dumps({"provider": {"polter-test": provider},
+                                                        "model": "polter-test/fake-model",
                                                         "share": "disabled", "autoupdate": False}),
                 "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
                 "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
@@ -110,10 +112,11 @@ def plain_run(cli: RealCli, home: Path, project: Path, model: FakeModelServer, w
     """Run the CLI by hand (no Polter) for one turn; the model request that carried ``words``."""
     start = len(model.requests)
     args = [arg.replace("{model}", model.url) for arg in plain_args(cli.name, words, resume=resume)]
-    result = subprocess.run([str(cli.binary), *args], env=plain_env(cli, home, model), cwd=project,
+    env = plain_env(cli, home, model) | {"PWD": str(project)}  # as a shell in the folder sets it (opencode reads it)
+    result = subprocess.run([str(cli.binary), *args], env=env, cwd=project,
                             capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, f"{args}: {result.stdout[-2000:]}{result.stderr[-2000:]}"
-    return model.wait_for(lambda request: request.prompt.endswith(words), start=start)
+    return model.wait_for(lambda request: words in request.prompt and bool(request.tools), start=start)  # not a title
 
 
 def state_files(home: Path, name: str) -> dict[Path, bytes]:
@@ -122,8 +125,12 @@ def state_files(home: Path, name: str) -> dict[Path, bytes]:
 
 
 def prepare_home(name: str, home: Path, project: Path) -> None:
+    """What the user set up for the plain CLI (Gemini CLI's chosen sign-in; opencode's plugin SDK, offline)."""
     if name == "opencode":
         seed_opencode_plugin_sdk(home, project)
+    if name == "gemini-cli":
+        (home / ".gemini").mkdir(exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
 
 
 @pytest.mark.parametrize("prior", [False, True], ids=["fresh-home", "prior-state"])
