@@ -190,7 +190,7 @@ def test_a_login_written_in_a_pane_is_the_users_after_it(name: str, prior: bool,
     cli = real_cli(name)
     login = home / LOGIN_FILES[name]
     if prior:
-        login.parent.mkdir(parents=True)
+        login.parent.mkdir(parents=True, exist_ok=True)
         login.write_text('{"access_token": "the old login"}')
     with FakeModelServer([]) as model:
         pane = make_pane(tmp_path, home, project, model)
@@ -207,7 +207,7 @@ def test_a_login_written_in_a_pane_is_the_users_after_it(name: str, prior: bool,
     if name == "codex":  # and the plain CLI is logged in with it
         status = subprocess.run([str(cli.binary), "login", "status"], env=plain_env(cli, home, model), text=True,
                                 capture_output=True, timeout=60)
-        assert "Logged in using an API key" in status.stdout + status.stderr, status
+        assert "API key configured - sk-the-n" in status.stdout + status.stderr, status
 
 
 KILLED_APP = textwrap.dedent("""\
