@@ -174,7 +174,12 @@ def remove_runtime_dir(path: Path) -> list[Rescue]:
     if failed:
         logger.warning("%s kept: the CLI state in it could not all be moved to the user's home: %s", path, failed)
         return rescues
-    shutil.rmtree(path, ignore_errors=True)
+    for _attempt in range(3):  # a process of the pane that is still ending may write into it meanwhile
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            break
+    else:
+        logger.warning("%s could not be removed completely", path)
     return rescues
 
 

@@ -210,6 +210,18 @@ def test_a_login_written_in_a_pane_is_the_users_after_it(name: str, prior: bool,
         assert "API key configured - sk-the-n" in status.stdout + status.stderr, status
 
 
+def session_running(session: int) -> bool:
+    """Whether a process of the session ``session`` leads (the pane's CLI and its children) still runs."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            return True
+    return process_running(session)
+
+
 KILLED_APP = textwrap.dedent("""\
     import asyncio, json, os, sys
     tests, name, binary, runs, home, project, model_url, ready = sys.argv[1:9]
@@ -237,8 +249,8 @@ KILLED_APP = textwrap.dedent("""\
 
 
 @pytest.mark.parametrize("name", ["qwen-code", "codex"])
-def test_a_killed_apps_panes_are_sorted_out_at_the_next_start(name: str, tmp_path: Path, home: Path,
-                                                              project: Path) -> None:
+def test_a_killed_apps_panes_are_sorted_out_at_the_next_start(name: str, tmp_path: Path, home: Path, project: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
     """The app dies with SIGKILL while a pane runs; the CLI ends with its PTY. The next start removes the run dir,
     after moving what the CLI left in it (for Qwen Code, a login it wrote in the pane) into the user's home."""
     from polter.ui.services.workspace import Workspace
@@ -267,14 +279,14 @@ def test_a_killed_apps_panes_are_sorted_out_at_the_next_start(name: str, tmp_pat
         app.send_signal(signal.SIGKILL)
         app.wait(timeout=30)
         deadline = time.monotonic() + 60
-        while process_running(started["cli"]):  # its PTY closed with the app: the CLI ends
+        while session_running(started["cli"]):  # its PTY closed with the app: the CLI (and what it started) ends
             assert time.monotonic() < deadline, "the CLI outlived the killed app by a minute"
             time.sleep(0.1)
         assert run.exists(), "killed: nothing was cleaned up yet"
 
         Workspace(state_dir=state)._prepare_run_dir()  # what the next start does
 
-        assert not run.exists()
+        assert not run.exists(), f"left: {sorted(map(str, run.rglob('*')))}; {caplog.text}"
         user = home / FOLDERS[name]
         if name == "qwen-code":
             assert json.loads((user / "oauth_creds.json").read_text()) == {"access_token": "written in the pane"}
