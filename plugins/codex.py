@@ -23,6 +23,7 @@ from polter.adapters import (
     Adapter,
     AdapterInfo,
     AgentState,
+    EditedConfig,
     HookAnswer,
     HookReply,
     HookRequest,
@@ -80,6 +81,9 @@ KEPT = (
 """What Codex 0.171.0 keeps in its home besides config.toml: the login, conversations (``codex resume``), prompt
 history, its SQLite state (thread list, logs, goals, memories), shell snapshots, the exec-policy rules approved
 "always", the user's prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
+POLTER_KEYS = (*REPLACED_KEYS, "features", "skills")
+"""Keys of the pane's config.toml that Polter sets; what Codex adds elsewhere (a folder's trust, in ``projects``)
+is added to the user's config.toml when the pane ends."""
 SCRATCH = ("skills/.system",)
 """Codex installs its bundled skills into ``$CODEX_HOME/skills/.system`` at every start."""
 # state_5.sqlite records each conversation's file by its path under CODEX_HOME (threads.rollout_path): after the
@@ -132,6 +136,7 @@ class Codex(Adapter):
             user_folder=self.codex_home(pane.user_home),
             keep=KEPT,
             scratch=SCRATCH,
+            edited_configs=(EditedConfig(file="config.toml", polter_keys=POLTER_KEYS),),
             sqlite_path_records=("state_5.sqlite",),
         )
 

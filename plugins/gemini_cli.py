@@ -21,6 +21,7 @@ from polter.adapters import (
     Adapter,
     AdapterInfo,
     AgentState,
+    EditedConfig,
     HookAnswer,
     HookReply,
     HookRequest,
@@ -125,6 +126,9 @@ class GeminiCli(Adapter):
     default_test_model = "gemini-2.5-flash"
     kept: tuple[str, ...] = KEPT
     scratch: tuple[str, ...] = ()
+    polter_keys: tuple[str, ...] = (*REPLACED_KEYS, "skills", "hooks", "hooksConfig")
+    """Keys of the pane's settings.json that Polter sets; a setting the CLI adds elsewhere (the sign-in chosen at
+    the first start, a theme) is added to the user's settings.json when the pane ends."""
 
     # -- state -------------------------------------------------------------------------------------------
 
@@ -137,7 +141,11 @@ class GeminiCli(Adapter):
         """The pane's settings home holds Polter's settings.json; the CLI's own state in it is the user's."""
         folder = f"{self.name}/{self.pane_settings_dir}".rstrip("/")
         return StateHome(
-            folder=folder, user_folder=self.user_folder(pane.user_home), keep=self.kept, scratch=self.scratch
+            folder=folder,
+            user_folder=self.user_folder(pane.user_home),
+            keep=self.kept,
+            scratch=self.scratch,
+            edited_configs=(EditedConfig(file="settings.json", polter_keys=self.polter_keys),),
         )
 
     def has_conversation(self, cwd: Path, home: Path) -> bool:
@@ -397,6 +405,7 @@ class QwenCode(GeminiCli):
     default_test_model = "qwen-fake"
     kept = QWEN_KEPT
     scratch = ("oauth_creds.lock",)
+    polter_keys = (*GeminiCli.polter_keys, "permissions", "disableAllHooks")
 
     def user_folder(self, home: Path) -> Path:
         """``~/.qwen``, or ``$QWEN_HOME`` when the user set it."""

@@ -39,6 +39,7 @@ __all__ = [
     "AdapterInfo",
     "AgentState",
     "Detection",
+    "EditedConfig",
     "HookReply",
     "Liveness",
     "Pane",
@@ -165,6 +166,30 @@ def _relative_posix(name: str, what: str) -> PurePosixPath:
     return path
 
 
+class EditedConfig(BaseModel):
+    """A config file Polter writes into a moved home (from the user's own, plus Polter's keys) that the CLI also
+    writes to when the user changes a setting in it (Codex records a folder's trust in config.toml, Gemini CLI and
+    Qwen Code the sign-in chosen at the first start in settings.json)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    file: str = Field(description="The file, relative to the home's folder; .json or .toml.")
+    polter_keys: tuple[str, ...] = Field(
+        default=(),
+        description="Top-level keys that are Polter's (MCP servers, hooks, skill switches): edits under them stay "
+        "with the pane. What the CLI added under any other key is added to the user's own file when the pane ends, "
+        "where the user's file has nothing there yet: a setting the user has is never changed.",
+    )
+
+    @field_validator("file")
+    @classmethod
+    def _json_or_toml(cls, value: str) -> str:
+        _relative_posix(value, "file")
+        if not value.endswith((".json", ".toml")):
+            raise ValueError(f"{value!r}: only .json and .toml config files are merged")
+        return value
+
+
 class StateHome(BaseModel):
     """A folder where the CLI keeps its config *and its own state*, moved into the pane's runtime dir (the adapter
     points the CLI's home variable there) so that Polter's generated config can sit in it.
@@ -206,6 +231,11 @@ class StateHome(BaseModel):
         "Anything neither kept, scratch nor Polter's own is moved to the user's folder at the end.",
     )
 
+    edited_configs: tuple[EditedConfig, ...] = Field(
+        default=(),
+        description="Polter's config files in the folder that the CLI writes the user's settings into (see "
+        "EditedConfig): what it added there is added to the user's own file at the end.",
+    )
     sqlite_path_records: tuple[str, ...] = Field(
         default=(),
         description="SQLite databases among the kept files in which the CLI records absolute paths of its own files "

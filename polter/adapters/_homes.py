@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from polter.adapters._config_edits import carry_config_edits
 from polter.adapters._contract import PaneFile, StateHome
 
 __all__ = ["MANIFEST", "Rescue", "link_homes", "remove_runtime_dir", "rescue_homes"]
@@ -51,6 +52,9 @@ class _Linked(BaseModel):
         default=(), description="The pane's folder as the CLI may have recorded it (as given, and resolved)."
     )
     polter_files: tuple[str, ...] = Field(description="Polter's own files in the folder, relative to it.")
+    written: dict[str, str] = Field(
+        default_factory=dict, description="Each edited config (EditedConfig.file) → the text Polter wrote there."
+    )
     fingerprints: dict[str, tuple[int, int, int] | None] = Field(
         default_factory=dict,
         description="Each kept file → (inode, size, mtime_ns) of the user's file when it was linked (None: absent). "
@@ -75,6 +79,12 @@ class Rescue(BaseModel):
     )
     kept_beside: list[Path] = Field(
         default_factory=list, description="The pane's copy of a file the user's differs from, saved beside it."
+    )
+    settings_added: list[str] = Field(
+        default_factory=list, description="Settings the CLI wrote into Polter's config, added to the user's."
+    )
+    settings_left: list[str] = Field(
+        default_factory=list, description="Settings the user's config could not take, and why (it stays as it was)."
     )
     failed: list[str] = Field(default_factory=list, description="What could not be moved, and why.")
 
@@ -143,7 +153,13 @@ def link_homes(
         )
         told = (given or runtime_dir) / PurePosixPath(home.folder)
         pane_paths = tuple(sorted({str(told), str(folder), str(folder.resolve())}))
-        linked.append(_Linked(home=home, pane_paths=pane_paths, polter_files=ours, fingerprints=fingerprints))
+        written = {}
+        for config in home.edited_configs:
+            with contextlib.suppress(OSError):
+                written[config.file] = (folder / PurePosixPath(config.file)).read_text(encoding="utf-8")
+        linked.append(
+            _Linked(home=home, pane_paths=pane_paths, polter_files=ours, fingerprints=fingerprints, written=written)
+        )
     if linked:
         _write_manifest(runtime_dir, _Manifest(pane=runtime_dir.name, homes=linked))
     else:
@@ -161,7 +177,9 @@ def rescue_homes(runtime_dir: Path, *, kept_only: bool = False) -> Rescue:
     rescue = Rescue(pane=runtime_dir.name if manifest is None else manifest.pane)
     for linked in manifest.homes if manifest is not None else ():
         _Rescuer(runtime_dir, linked, rescue, kept_only=kept_only).run()
-    if rescue.moved or rescue.replaced or rescue.kept_beside or rescue.failed:
+    if rescue.settings_left:
+        logger.warning("pane %s: settings the CLI wrote stay unapplied: %s", rescue.pane, rescue.settings_left)
+    if rescue.moved or rescue.replaced or rescue.kept_beside or rescue.settings_added or rescue.failed:
         logger.info("pane %s: the CLI's state kept in the user's home: %s", rescue.pane, rescue.model_dump_json())
     return rescue
 
@@ -200,6 +218,7 @@ class _Rescuer:
         self.home = linked.home
         self.folder = runtime_dir / PurePosixPath(self.home.folder)
         self.pane_paths = linked.pane_paths
+        self.written = linked.written
         self.polter = {PurePosixPath(name) for name in linked.polter_files}
         self.kept = {PurePosixPath(name) for name in self.home.kept()}
         self.fingerprints = linked.fingerprints
@@ -215,6 +234,21 @@ class _Rescuer:
         if not self.kept_only:  # the pane's folder goes: what names a file in it must name the user's
             for database in self.home.sqlite_path_records:
                 self._repoint(self.home.user_folder / PurePosixPath(database))
+            for config in self.home.edited_configs:
+                self._carry_settings(config.file, config.polter_keys)
+
+    def _carry_settings(self, name: str, polter_keys: tuple[str, ...]) -> None:
+        """What the CLI added to Polter's copy of its config goes into the user's (where they have nothing)."""
+        pane_file, user_file = self.folder / PurePosixPath(name), self.home.user_folder / PurePosixPath(name)
+        written = self.written.get(name)
+        if written is None or not pane_file.is_file() or pane_file.read_text(encoding="utf-8") == written:
+            return
+        try:
+            added = carry_config_edits(written, pane_file, user_file, polter_keys)
+        except (OSError, ValueError) as exc:
+            self.rescue.settings_left.append(f"{user_file}: {exc}")
+            return
+        self.rescue.settings_added += [f"{user_file}: {setting}" for setting in added]
 
     def _repoint(self, database: Path) -> None:
         """Every text value of ``database`` naming a path under the pane's folder names it under the user's."""

@@ -9,12 +9,14 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from polter.adapters import (
+    EditedConfig,
     PaneFile,
     PreparedPane,
     RuntimeDir,
@@ -258,3 +260,54 @@ def test_paths_a_cli_records_in_its_database_name_the_users_folder_after_the_pan
         rows = db.execute("SELECT id, rollout_path, note, size FROM threads ORDER BY id").fetchall()
     assert rows == [(1, f"{user}/sessions/a.jsonl", "mentions " + str(folder), 3),
                     (2, f"{user}/sessions/b.jsonl", None, 4), (3, f"{folder}x/sessions/c.jsonl", "", 5)]
+
+
+def test_settings_the_cli_adds_to_polters_toml_are_added_to_the_users(tmp_path: Path) -> None:
+    """Codex records a folder's trust in config.toml: it reaches the user's, whose text stays byte for byte."""
+    user = tmp_path / "home" / ".codex"
+    user.mkdir(parents=True)
+    mine = '# my settings\nmodel = "gpt-9"\n\n[projects."/src/a"]\ntrust_level = "trusted"\n'
+    (user / "config.toml").write_text(mine)
+    polter = 'model = "gpt-9"\n\n[mcp_servers.time]\nurl = "http://gateway"\n\n[projects."/src/a"]\ntrust_level = "trusted"\n'
+    home = StateHome(folder="codex", user_folder=user, keep=("sessions/",),
+                     edited_configs=(EditedConfig(file="config.toml", polter_keys=("mcp_servers",)),))
+    runtime = tmp_path / "run" / "p1"
+    RuntimeDir(runtime).create()
+    write_pane_files(runtime, {"codex/config.toml": PaneFile(text=polter)}, (home,))
+    (runtime / "codex" / "config.toml").write_text(  # what Codex writes when the user trusts /src/b and picks a model
+        'model = "gpt-10"\nnew_setting = 1\n\n[mcp_servers.time]\nurl = "http://gateway"\n\n[mcp_servers.mine]\nurl = "x"\n'
+        '\n[projects."/src/a"]\ntrust_level = "trusted"\n\n[projects."/src/b"]\ntrust_level = "trusted"\n')
+    [rescue] = remove_runtime_dir(runtime)
+    text = (user / "config.toml").read_text()
+    assert mine in text, "the user's own text is kept as it was"
+    assert tomllib.loads(text) == {"model": "gpt-9", "new_setting": 1, "projects": {
+        "/src/a": {"trust_level": "trusted"}, "/src/b": {"trust_level": "trusted"}}}
+    assert sorted(rescue.settings_added) == [f"{user / 'config.toml'}: new_setting",
+                                            f"{user / 'config.toml'}: projects./src/b.trust_level"]
+
+
+def test_settings_the_cli_adds_to_polters_json_are_added_to_the_users(tmp_path: Path) -> None:
+    """Gemini CLI records the sign-in chosen at a first start in settings.json: the user's gets it."""
+    user = tmp_path / "home" / ".gemini"
+    home = StateHome(folder="gemini-cli/.gemini", user_folder=user, keep=("oauth_creds.json",),
+                     edited_configs=(EditedConfig(file="settings.json", polter_keys=("mcpServers", "hooks")),))
+    runtime = tmp_path / "run" / "p1"
+    RuntimeDir(runtime).create()
+    polter = {"mcpServers": {"time": {"httpUrl": "http://gateway"}}, "hooks": {"BeforeTool": []}}
+    write_pane_files(runtime, {"gemini-cli/.gemini/settings.json": PaneFile(text=json.dumps(polter))}, (home,))
+    pane_settings = runtime / "gemini-cli" / ".gemini" / "settings.json"
+    pane_settings.write_text(json.dumps({**polter, "hooks": {"BeforeTool": [{"x": 1}]},
+                                         "security": {"auth": {"selectedType": "oauth-personal"}}}))
+    remove_runtime_dir(runtime)
+    assert json.loads((user / "settings.json").read_text()) == {"security": {"auth": {"selectedType": "oauth-personal"}}}
+    assert stat.S_IMODE((user / "settings.json").stat().st_mode) == 0o600
+
+    # A user's file with comments is not rewritten: the setting stays with the pane, reported.
+    (user / "settings.json").write_text('{\n  // mine\n  "ui": {"theme": "Dracula"}\n}\n')
+    RuntimeDir(runtime).create()
+    write_pane_files(runtime, {"gemini-cli/.gemini/settings.json": PaneFile(text=json.dumps(polter))}, (home,))
+    pane_settings.write_text(json.dumps({**polter, "ui": {"theme": "Light"}, "general": {"vimMode": True}}))
+    [rescue] = remove_runtime_dir(runtime)
+    assert (user / "settings.json").read_text() == '{\n  // mine\n  "ui": {"theme": "Dracula"}\n}\n'
+    assert rescue.settings_left and "not plain JSON" in rescue.settings_left[0]
+    assert not runtime.exists(), "a setting that could not be added does not keep the runtime dir"

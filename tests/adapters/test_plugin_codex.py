@@ -67,6 +67,9 @@ def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callab
     assert (state.folder, state.user_folder) == ("codex", home / ".codex")
     assert {"auth.json", "sessions/", "history.jsonl", "state_5.sqlite", "rules/"} <= set(state.keep)
     assert "codex/auth.json" not in prepared.files
+    [config] = state.edited_configs  # a folder's trust, recorded by Codex in the pane's config.toml, is the user's
+    assert config.file == "config.toml" and {"mcp_servers", "hooks"} <= set(config.polter_keys)
+    assert "projects" not in config.polter_keys and state.sqlite_path_records == ("state_5.sqlite",)
     write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
     for name in ("auth.json", "sessions", "history.jsonl"):
         assert (pane.runtime_dir / "codex" / name).resolve() == (home / ".codex" / name).resolve()

@@ -90,6 +90,9 @@ def test_the_clis_state_is_kept_in_the_users_home(name: str, pane_folder: str, u
     assert (state.folder, state.user_folder) == (pane_folder, home / user_folder)
     assert {"oauth_creds.json", "tmp/", "trustedFolders.json", "installation_id"} <= set(state.keep)
     assert f"{pane_folder}/oauth_creds.json" not in prepared.files
+    [config] = state.edited_configs  # the sign-in chosen at a first start is written into settings.json
+    assert config.file == "settings.json" and {"mcpServers", "mcp", "hooks", "skills"} <= set(config.polter_keys)
+    assert "security" not in config.polter_keys
     write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
     assert (pane.runtime_dir / pane_folder / "oauth_creds.json").read_text() == "{}"
     monkeypatch.setenv(adapter.home_env, str(home / "elsewhere"))
