@@ -67,7 +67,6 @@ KEPT = (
     "thread_history_1.sqlite",
     "thread-writer-locks/",
     "tui-thread-reference-capabilities/",
-    "shell_snapshots/",
     "log/",
     "memories/",
     "rules/",
@@ -79,13 +78,15 @@ KEPT = (
     ".sandbox_migration",
 )
 """What Codex 0.171.0 keeps in its home besides config.toml: the login, conversations (``codex resume``), prompt
-history, its SQLite state (thread list, logs, goals, memories), shell snapshots, the exec-policy rules approved
+history, its SQLite state (thread list, logs, goals, memories), the exec-policy rules approved
 "always", the user's prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
 POLTER_KEYS = (*REPLACED_KEYS, "features", "skills")
 """Keys of the pane's config.toml that Polter sets; what Codex adds elsewhere (a folder's trust, in ``projects``)
 is added to the user's config.toml when the pane ends."""
-SCRATCH = ("skills/.system",)
-"""Codex installs its bundled skills into ``$CODEX_HOME/skills/.system`` at every start."""
+SCRATCH = ("skills/.system", "shell_snapshots")
+"""Codex installs its bundled skills into ``$CODEX_HOME/skills/.system`` at every start; its shell snapshots
+(a cache of the shell's environment, per session) hold the pane's environment, its token included, so they
+go with the pane instead of into ``~/.codex``."""
 # state_5.sqlite records each conversation's file by its path under CODEX_HOME (threads.rollout_path): after the
 # pane, `codex resume` would look for it in the gone runtime dir ("no rollout found"); the host repoints them.
 TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")

@@ -258,7 +258,7 @@ class Workspace:
             task.cancel()
         await self.supervisor.aclose()
         await self._stack.aclose()
-        shutil.rmtree(self.run_dir, ignore_errors=True)
+        RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home (issue 16)
 
     async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
         moved = self._url is not None and gateway.url != self._url

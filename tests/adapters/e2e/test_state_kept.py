@@ -27,6 +27,7 @@ from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
 from support.fake_models import FakeModelServer, ModelRequest
 from support.processes import process_running
 
+from ..conftest import files_containing
 from .agent_pane import OFFLINE, AgentPane, with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk
 
@@ -155,6 +156,7 @@ async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, p
         assert after[path].startswith(content) or path.suffix in (".sqlite", ".db", ".json", ".sqlite-wal", ".db-wal",
                                                                   ".sqlite-shm", ".db-shm"), path
     assert not list(home.rglob("*.polter-p1-*")), "no conflict: the pane wrote the user's files in place"
+    assert not files_containing("state-test-token", home, project), "the pane's token reached no file of the home"
 
 
 LOGIN_FILES = {"codex": ".codex/auth.json", "gemini-cli": ".gemini/oauth_creds.json",
