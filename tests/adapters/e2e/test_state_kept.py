@@ -12,6 +12,7 @@ against the fake model API, in temporary homes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -49,16 +50,22 @@ def make_pane(tmp_path: Path, home: Path, project: Path, model: FakeModelServer,
                 token="state-test-token", home=home, test_mode=TestMode(model_base_url=model.url), **overrides)
 
 
-async def turn_in_a_pane(cli: RealCli, pane: Pane, home: Path, words: str) -> None:
+async def turn_in_a_pane(cli: RealCli, pane: Pane, home: Path, words: str, model: FakeModelServer, *,
+                         ready: str | None = None) -> ModelRequest:
     """Start the CLI in a PTY pane, say ``words``, wait for the answer, close the pane (CLI ended, runtime dir
-    removed, as the workspace does)."""
+    removed, as the workspace does); the model request that carried ``words``."""
     async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
-        await agent.wait_for(READY[cli.name], timeout=120)
+        await agent.wait_for(ready or READY[cli.name], timeout=120)
         await agent.wait_until_quiet(1.0)
+        answers = agent.text().count("Hello from fake model")
+        start = len(model.requests)
         await agent.type(words)
-        await agent.wait_for("Hello from fake model", timeout=90)
+        request = await asyncio.to_thread(
+            model.wait_for, lambda r: words in r.prompt and bool(r.tools), 90, start=start)  # not a title request
+        await agent.wait_until(lambda: agent.text().count("Hello from fake model") > answers, "the answer", 90)
         await agent.wait_until_quiet(1.0)
     assert not pane.runtime_dir.exists(), "the pane's runtime dir is removed with the pane"
+    return request
 
 
 def plain_env(cli: RealCli, home: Path, model: FakeModelServer) -> dict[str, str]:
@@ -146,7 +153,7 @@ async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, p
             plain_run(cli, home, project, model, "words from an earlier plain run", resume=False)
             before = state_files(home, name)
             assert before, f"the plain run kept nothing in ~/{FOLDERS[name]}"
-        await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "hello from the pane")
+        await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "hello from the pane", model)
         resumed = plain_run(cli, home, project, model, "and once more by hand", resume=True)
         history = json.dumps(resumed.body)
         assert "hello from the pane" in history, f"the plain {cli.name} did not continue the pane's conversation"
@@ -157,6 +164,22 @@ async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, p
                                                                   ".sqlite-shm", ".db-shm"), path
     assert not list(home.rglob("*.polter-p1-*")), "no conflict: the pane wrote the user's files in place"
     assert not files_containing("state-test-token", home, project), "the pane's token reached no file of the home"
+
+
+@pytest.mark.parametrize("name", CLIS)
+async def test_restore_resumes_the_conversation_of_a_closed_pane(name: str, tmp_path: Path, home: Path,
+                                                                 project: Path) -> None:
+    """``polter --restore`` (Pane.resume): a new pane continues the conversation a closed one had in the folder."""
+    cli = real_cli(name)
+    assert cli.adapter.info.resume
+    prepare_home(name, home, project)
+    with FakeModelServer([]) as model:
+        await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "words of the first pane", model)
+        restored = make_pane(tmp_path, home, project, model, runtime=tmp_path / "run" / "p2", resume=True)
+        # The restored pane shows the conversation so far, then continues it.
+        request = await turn_in_a_pane(cli, restored, home, "words of the restored pane", model,
+                                       ready="words of the first pane")
+        assert "words of the first pane" in json.dumps(request.body), "the restored pane started a new conversation"
 
 
 LOGIN_FILES = {"codex": ".codex/auth.json", "gemini-cli": ".gemini/oauth_creds.json",
