@@ -121,12 +121,10 @@ def _read_manifest(runtime_dir: Path) -> _Manifest | None:
 
 def link_homes(
     runtime_dir: Path, files: Mapping[str, PaneFile], homes: tuple[StateHome, ...], *, given: Path | None = None
-) -> list[Rescue]:
+) -> None:
     """Link every kept entry of each home's user folder into the pane's folder (creating a missing kept folder in
-    the user's folder, and the user's folder itself), and record the manifest. A launch after an earlier one of
-    the same pane first moves what that one wrote in place of a link (the rest stays with the pane until it
-    ends, as the CLI may read it again). ``given``: the runtime dir as the CLI is told it, if not ``runtime_dir``."""
-    rescues = [rescue_homes(runtime_dir, kept_only=True)] if (runtime_dir / MANIFEST).exists() else []
+    the user's folder, and the user's folder itself), and record the manifest (after Polter's files are written:
+    it records what Polter wrote). ``given``: the runtime dir as the CLI is told it, if not ``runtime_dir``."""
     linked = []
     for home in homes:
         folder = runtime_dir / PurePosixPath(home.folder)
@@ -164,19 +162,20 @@ def link_homes(
         _write_manifest(runtime_dir, _Manifest(pane=runtime_dir.name, homes=linked))
     else:
         (runtime_dir / MANIFEST).unlink(missing_ok=True)
-    return rescues
 
 
-def rescue_homes(runtime_dir: Path, *, kept_only: bool = False) -> Rescue:
-    """Move what the CLI left in the pane's homes into the user's folders (see the module's docstring);
-    ``kept_only``: only the kept entries the CLI replaced (a restart of the pane)."""
+def rescue_homes(runtime_dir: Path, *, restart: bool = False) -> Rescue:
+    """Move what the CLI left in the pane's homes into the user's folders (see the module's docstring).
+    ``restart``: the pane goes on with a new launch, which rewrites Polter's files and links: only the kept
+    entries the CLI replaced and the settings it wrote into Polter's config go; the rest stays with the pane
+    until it ends, as the CLI may read it again."""
     try:
         manifest = _read_manifest(runtime_dir)
     except (OSError, ValidationError, ValueError) as exc:
         return Rescue(pane=runtime_dir.name, failed=[f"{runtime_dir / MANIFEST}: unreadable ({exc})"])
     rescue = Rescue(pane=runtime_dir.name if manifest is None else manifest.pane)
     for linked in manifest.homes if manifest is not None else ():
-        _Rescuer(runtime_dir, linked, rescue, kept_only=kept_only).run()
+        _Rescuer(runtime_dir, linked, rescue, restart=restart).run()
     if rescue.settings_left:
         logger.warning("pane %s: settings the CLI wrote stay unapplied: %s", rescue.pane, rescue.settings_left)
     if rescue.moved or rescue.replaced or rescue.kept_beside or rescue.settings_added or rescue.failed:
@@ -214,7 +213,7 @@ def _pane_dirs(path: Path) -> Iterator[Path]:
 class _Rescuer:
     """Moves one home's leftovers into the user's folder."""
 
-    def __init__(self, runtime_dir: Path, linked: _Linked, rescue: Rescue, *, kept_only: bool = False) -> None:
+    def __init__(self, runtime_dir: Path, linked: _Linked, rescue: Rescue, *, restart: bool = False) -> None:
         self.home = linked.home
         self.folder = runtime_dir / PurePosixPath(self.home.folder)
         self.pane_paths = linked.pane_paths
@@ -223,7 +222,7 @@ class _Rescuer:
         self.kept = {PurePosixPath(name) for name in self.home.kept()}
         self.fingerprints = linked.fingerprints
         self.rescue = rescue
-        self.kept_only = kept_only
+        self.restart = restart
         self.stamp = time.strftime("%Y%m%dT%H%M%S")
         self.inner = {parent for path in self.polter | self.kept for parent in path.parents if parent.parts}
         """Folders that hold Polter's files or kept links: gone through entry by entry, not moved whole."""
@@ -231,11 +230,11 @@ class _Rescuer:
     def run(self) -> None:
         if self.folder.is_dir() and not self.folder.is_symlink():
             self._walk(self.folder, PurePosixPath())
-        if not self.kept_only:  # the pane's folder goes: what names a file in it must name the user's
+        for config in self.home.edited_configs:
+            self._carry_settings(config.file, config.polter_keys)
+        if not self.restart:  # the pane's folder goes: what names a file in it must name the user's
             for database in self.home.sqlite_path_records:
                 self._repoint(self.home.user_folder / PurePosixPath(database))
-            for config in self.home.edited_configs:
-                self._carry_settings(config.file, config.polter_keys)
 
     def _carry_settings(self, name: str, polter_keys: tuple[str, ...]) -> None:
         """What the CLI added to Polter's copy of its config goes into the user's (where they have nothing)."""
@@ -281,7 +280,7 @@ class _Rescuer:
             if name in self.inner and child.is_dir() and not child.is_symlink():
                 self._walk(child, name)
                 continue
-            if self.kept_only and name not in self.kept:
+            if self.restart and name not in self.kept:
                 continue
             try:
                 self._merge(child, self.home.user_folder / name, name)

@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from polter.adapters._contract import PaneFile, StateHome
-from polter.adapters._homes import link_homes, remove_runtime_dir
+from polter.adapters._homes import MANIFEST, link_homes, remove_runtime_dir, rescue_homes
 
 __all__ = ["RuntimeDir", "write_pane_files"]
 
@@ -26,10 +26,14 @@ def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile], homes: tu
     """Write (or link) every file into ``runtime_dir``; folders are 0700, files keep their mode (0600 default).
     Then link the kept state of each of the CLI's ``homes`` (``PreparedPane.homes``) from the user's home.
 
-    Files are written atomically (temp file + rename), so a CLI never reads half a config.
+    Files are written atomically (temp file + rename), so a CLI never reads half a config. A launch after an
+    earlier one of the same pane first takes what the earlier CLI wrote in place of a kept link, and the settings
+    it wrote into Polter's config, to the user's home (:func:`rescue_homes` with ``restart``).
     """
     written = []
     root = runtime_dir.resolve()
+    if (root / MANIFEST).exists():
+        rescue_homes(root, restart=True)
     for relative, spec in files.items():
         target = root / PurePosixPath(relative)
         if root not in target.parents:

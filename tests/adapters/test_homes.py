@@ -180,6 +180,19 @@ def test_a_restarted_pane_moves_only_what_replaced_a_link(tmp_path: Path) -> Non
     assert (user / "cache.json").read_text() == "cache"
 
 
+def test_a_restart_keeps_the_settings_the_cli_wrote_before_polter_writes_its_config_again(tmp_path: Path) -> None:
+    user = tmp_path / "home" / ".cli"
+    home = cli_home(user, edited_configs=(EditedConfig(file="config.json", polter_keys=("mcp",)),))
+    runtime = tmp_path / "run" / "p1"
+    folder = start(runtime, home)
+    (folder / "config.json").write_text('{"mcp": "the gateway", "theme": "dark"}')  # the user picks a theme
+    start(runtime, home)  # a restart: Polter writes its config.json again
+    assert json.loads((folder / "config.json").read_text()) == {"mcp": "the gateway"}
+    assert json.loads((user / "config.json").read_text()) == {"theme": "dark"}
+    RuntimeDir(runtime).remove()
+    assert json.loads((user / "config.json").read_text()) == {"theme": "dark"}
+
+
 def test_a_dead_apps_run_dir_is_sorted_out_pane_by_pane(tmp_path: Path) -> None:
     run = tmp_path / "state" / "run" / "4242"
     users = [tmp_path / "home" / ".cli", tmp_path / "home" / ".other"]
@@ -224,7 +237,7 @@ def test_a_pane_without_homes_is_simply_removed(tmp_path: Path) -> None:
 def test_link_homes_records_nothing_without_homes(tmp_path: Path) -> None:
     runtime = tmp_path / "run" / "p1"
     RuntimeDir(runtime).create()
-    assert link_homes(runtime, {}, ()) == []
+    link_homes(runtime, {}, ())
     assert not (runtime / MANIFEST).exists()
 
 
