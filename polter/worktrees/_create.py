@@ -30,6 +30,7 @@ from polter.worktrees._repo import (
     current_branch,
     find_repository,
     git_worktrees,
+    is_inside,
     real,
 )
 from polter.worktrees._store import all_records, record_key, save_record, write_marker
@@ -57,6 +58,11 @@ async def open_worktree(
     """
     if branch is not None and (problem := branch_problem(branch)):
         raise WorktreeError(f"branch {branch!r}: {problem}")
+    if branch is not None and branch not in in_use:
+        for record in all_records():
+            if record.branch == branch and is_inside(directory, record.path):
+                # a restored pane's directory is inside its own worktree, which may have been deleted by hand
+                return await _reopen(record, real(directory).relative_to(real(record.path)), confirm_setup)
     repository = await find_repository(directory)
     relative = real(directory.expanduser()).relative_to(repository.toplevel)
     ours = {record.branch: record for record in all_records() if real(record.repository) == repository.common_dir}

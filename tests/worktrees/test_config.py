@@ -84,3 +84,25 @@ def test_a_saved_session_keeps_the_worktree_and_its_branch() -> None:
     setup = PaneSetup(adapter="codex", title="coder", worktree=True, branch="polter/coder")
     saved = SavedSession(panes=[setup]).model_dump_json(exclude_none=True)
     assert SavedSession.model_validate_json(saved).panes == [setup]
+
+
+async def test_a_pane_setup_opens_its_worktree_and_its_saved_setup_comes_back_to_it(repo: Path) -> None:
+    import shutil
+
+    from support.git_repos import sh
+
+    from polter.ui.services.worktree_panes import open_pane_worktree
+
+    setup = PaneSetup(adapter="shell", cwd=repo / "src", worktree=True)
+    launch, opened = await open_pane_worktree(setup, title="coder")
+    assert launch.cwd == opened.start_dir == opened.worktree.path / "src"
+    assert launch.branch == "polter/coder" and launch.worktree
+    sh(opened.worktree.path, "echo kept > kept.txt && git add kept.txt && git commit -qm kept")
+
+    restored, again = await open_pane_worktree(launch.model_copy(update={"resume": True}), title="coder")
+    assert again.how == "reused" and restored.cwd == launch.cwd
+
+    shutil.rmtree(opened.worktree.path)  # deleted by hand while Polter was not running
+    restored, again = await open_pane_worktree(launch, title="coder")
+    assert again.how == "recreated" and restored.cwd == launch.cwd
+    assert (again.worktree.path / "kept.txt").read_text() == "kept\n"
