@@ -200,8 +200,10 @@ def _merge(args: argparse.Namespace) -> int:
             print(f"committed {commit[:12]} on {worktree.branch}")
             check = _run(worktree.check_merge())
     if not check.ok:
+        hint = ("pass --commit MESSAGE to commit the pane's files first",) if check.pane_uncommitted else ()
         raise WorktreeRefused(
-            f"not merging {worktree.branch} into {worktree.base} (nothing was changed):", reasons=check.problems
+            f"not merging {worktree.branch} into {worktree.base} (nothing was changed):",
+            reasons=(*check.problems, *hint),
         )
     if check.already_merged:
         print(f"{worktree.branch} is already merged into {worktree.base}")
