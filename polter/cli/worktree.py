@@ -45,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_json(diff)
     diff.set_defaults(handler=_diff)
 
+    review = commands.add_parser("review", help="the review screen: changed files and a coloured diff of each")
+    review.add_argument("pane", metavar="PANE")
+    review.set_defaults(handler=_review)
+
     merge = commands.add_parser("merge", help="merge a pane's branch into its base (checked first)")
     merge.add_argument("pane", metavar="PANE")
     merge.add_argument("--commit", metavar="MESSAGE", help="commit the pane's uncommitted changes first")
@@ -180,6 +184,13 @@ def _print_diff(diff: FileDiff, branch: str, colour: bool) -> None:
             print(f"{start}{line}{_RESET}" if start else line)
     if diff.truncated:
         print("(diff cut short: too large)")
+
+
+def _review(args: argparse.Namespace) -> int:
+    from polter.ui.review_app import ReviewApp
+
+    ReviewApp(_run(_find(args.pane))).run()
+    return 0
 
 
 # -- merge -----------------------------------------------------------------------------------------
