@@ -10,15 +10,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from polter.cli._admin import add_json, print_json, print_table
 from polter.errors import PolterError, WorktreeRefused
 
 if TYPE_CHECKING:
-    from polter.worktrees import FileDiff, ReviewData, Worktree
+    from polter.worktrees import (
+        FileDiff,
+        OpenedWorktree,
+        ReviewData,
+        SetupCommand,
+        Worktree,
+        WorktreeEntry,
+        WorktreeStatus,
+    )
 
 T = TypeVar("T")
 
@@ -70,8 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     restore.set_defaults(handler=_restore)
 
 
-def _run(step: Awaitable[T]) -> T:
-    return asyncio.run(step)  # type: ignore[arg-type]
+def _run(step: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(step)
 
 
 async def _find(name: str) -> Worktree:
@@ -93,7 +101,7 @@ def _here() -> Path | None:
 def _list(args: argparse.Namespace) -> int:
     from polter.worktrees import list_worktrees
 
-    async def gather():  # type: ignore[no-untyped-def]
+    async def gather() -> list[tuple[WorktreeEntry, WorktreeStatus | BaseException | None]]:
         entries = await list_worktrees(near=_here())
         statuses = await asyncio.gather(
             *(entry.worktree.status() for entry in entries if entry.state != "lost"), return_exceptions=True
@@ -139,7 +147,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    async def gather():  # type: ignore[no-untyped-def]
+    async def gather() -> tuple[ReviewData, list[FileDiff]]:
         worktree = await _find(args.pane)
         data = await worktree.review()
         diffs = [] if args.stat else [await worktree.file_diff(file) for file in data.files]
@@ -271,22 +279,21 @@ def _remove(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from polter.worktrees import recreate
 
-    async def confirm(setup) -> bool:  # type: ignore[no-untyped-def]
+    async def confirm(setup: SetupCommand) -> bool:
         if not _interactive():
             return False
         return _ask_yes(
             f"Run this repository's setup command `{setup.display}` (from {setup.source}) in new worktrees?"
         )
 
-    opened = _run(_restore_async(args.pane, recreate, confirm))
+    async def restore() -> OpenedWorktree:
+        return await recreate(await _find(args.pane), confirm)
+
+    opened = _run(restore())
     print(f"{opened.how} {opened.worktree.path} on {opened.worktree.branch}")
     for note in opened.notes:
         print(f"note: {note}")
     return 0
-
-
-async def _restore_async(name: str, recreate, confirm):  # type: ignore[no-untyped-def]
-    return await recreate(await _find(name), confirm)
 
 
 # -- the terminal ----------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from polter.worktrees._repo import (
     is_inside,
     real,
 )
-from polter.worktrees._store import all_records, record_key, save_record, write_marker
+from polter.worktrees._store import all_records, delete_record, record_key, save_record, write_marker
 
 __all__ = ["open_worktree", "recreate"]
 
@@ -58,13 +58,14 @@ async def open_worktree(
     """
     if branch is not None and (problem := branch_problem(branch)):
         raise WorktreeError(f"branch {branch!r}: {problem}")
+    directory = directory.expanduser()
     if branch is not None and branch not in in_use:
         for record in all_records():
             if record.branch == branch and is_inside(directory, record.path):
                 # a restored pane's directory is inside its own worktree, which may have been deleted by hand
                 return await _reopen(record, real(directory).relative_to(real(record.path)), confirm_setup)
     repository = await find_repository(directory)
-    relative = real(directory.expanduser()).relative_to(repository.toplevel)
+    relative = real(directory).relative_to(repository.toplevel)
     ours = {record.branch: record for record in all_records() if real(record.repository) == repository.common_dir}
     candidates = [branch] if branch is not None else [branch_for(title, attempt) for attempt in range(1, MAX_ATTEMPTS)]
     checked_out = {entry.branch: entry.path for entry in await git_worktrees(repository.common_dir) if entry.branch}
@@ -74,7 +75,9 @@ async def open_worktree(
                 raise WorktreeError(f"branch {branch!r} is already the worktree of another pane")
             continue
         if (record := ours.get(candidate)) is not None:
-            return await _reopen(record, relative, confirm_setup)
+            if record.path.is_dir() or await branch_exists(repository.common_dir, candidate):
+                return await _reopen(record, relative, confirm_setup)
+            delete_record(record)  # its folder and its branch were deleted: nothing left to come back to
         if candidate in checked_out:
             if branch is not None:
                 raise WorktreeError(

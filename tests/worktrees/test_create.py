@@ -180,3 +180,16 @@ async def test_a_deleted_folder_and_branch_cannot_be_recreated(repo: Path) -> No
     assert entry.state == "lost"
     with pytest.raises(WorktreeError, match="so was its branch"):
         await recreate(worktree)
+
+
+async def test_a_pane_whose_folder_and_branch_were_deleted_starts_afresh_on_its_name(repo: Path) -> None:
+    worktree = (await open_worktree(repo, title="coder")).worktree
+    shutil.rmtree(worktree.path)
+    git(repo, "worktree", "prune")
+    git(repo, "branch", "-D", "polter/coder")
+
+    again = await open_worktree(repo, title="coder")
+
+    assert again.how == "created" and again.worktree.branch == "polter/coder"
+    assert again.worktree.key == worktree.key and again.worktree.created_at > worktree.created_at
+    assert [entry.state for entry in await list_worktrees()] == ["ready"]
