@@ -19,7 +19,8 @@ from textual.widgets.option_list import Option
 
 from polter.errors import PolterError
 from polter.ui.diff_view import DiffView
-from polter.worktrees import ChangedFile, FileDiff, ReviewData
+from polter.ui.worktree_actions import merge_worktree, remove_worktree
+from polter.worktrees import ChangedFile, FileDiff, ReviewData, Worktree
 
 __all__ = ["ReviewSource", "WorktreeReviewScreen"]
 
@@ -43,7 +44,11 @@ class WorktreeReviewScreen(Screen[None]):
     | :- | :- |
     | escape, q | back |
     | r | read the changes again |
+    | m | merge into the base (checked first; offers to commit uncommitted files) |
+    | x | remove the worktree and its branch (asks; work that would be lost needs the branch name) |
     | tab / shift+tab | between the files and the diff |
+
+    Merging and removing need a :class:`~polter.worktrees.Worktree` as the source.
     """
 
     DEFAULT_CSS = """
@@ -58,6 +63,8 @@ class WorktreeReviewScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Back"),
         Binding("r", "reload", "Refresh"),
+        Binding("m", "merge", "Merge"),
+        Binding("x", "remove", "Remove"),
     ]
 
     def __init__(self, source: ReviewSource, *, title: str | None = None) -> None:
@@ -79,6 +86,35 @@ class WorktreeReviewScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("merge", "remove"):
+            return isinstance(self.source, Worktree)
+        return True
+
+    @work(exclusive=True, group="change")
+    async def action_merge(self) -> None:
+        assert isinstance(self.source, Worktree)
+        try:
+            outcome = await merge_worktree(self.app, self.source)
+        except PolterError as exc:
+            self.notify(str(exc), title="Merge", severity="error", timeout=15)
+            return
+        if outcome:
+            self.notify(outcome, title="Merge")
+        self.action_reload()
+
+    @work(exclusive=True, group="change")
+    async def action_remove(self) -> None:
+        assert isinstance(self.source, Worktree)
+        try:
+            outcome = await remove_worktree(self.app, self.source)
+        except PolterError as exc:
+            self.notify(str(exc), title="Remove", severity="error", timeout=15)
+            return
+        if outcome:
+            self.notify(outcome, title="Remove")
+            self.dismiss(None)
 
     @work(exclusive=True, group="review")
     async def action_reload(self) -> None:

@@ -99,3 +99,45 @@ def test_a_diff_is_parsed_with_line_numbers() -> None:
         ("context", 5, 5),
         ("note", None, None),
     ]
+
+
+async def test_merge_and_remove_from_the_review(repo: Path) -> None:
+    from support.git_repos import git
+
+    from polter.ui.confirm import ConfirmScreen
+
+    worktree = (await open_worktree(repo, title="coder")).worktree
+    sh(worktree.path, "echo feature > feature.txt && git add feature.txt && git commit -qm feature")
+    app = ReviewApp(worktree)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(lambda: isinstance(app.screen, WorktreeReviewScreen) and app.screen.data is not None)
+        review = app.screen
+        await pilot.press("m")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(lambda: app.screen is review and review.data is not None and review.data.ahead == 0)
+        assert (repo / "feature.txt").is_file()
+        assert git(repo, "log", "-1", "--format=%s").strip() == "feature"
+
+        await pilot.press("x")
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))  # merged, clean: a plain yes
+        await pilot.press("y")
+        await wait_until(lambda: not worktree.path.exists())
+
+
+async def test_a_plain_review_source_has_no_merge_or_remove(repo: Path) -> None:
+    worktree = (await open_worktree(repo, title="coder")).worktree
+
+    class Source:
+        async def review(self):  # noqa: ANN202
+            return await worktree.review()
+
+        async def file_diff(self, path):  # noqa: ANN001, ANN202
+            return await worktree.file_diff(path)
+
+    app = ReviewApp(Source())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(lambda: isinstance(app.screen, WorktreeReviewScreen) and app.screen.data is not None)
+        await pilot.press("x", "m")
+        await pilot.pause()
+        assert isinstance(app.screen, WorktreeReviewScreen) and worktree.path.is_dir()
