@@ -18,7 +18,7 @@ from pathlib import Path
 from polter.errors import WorktreeError, WorktreeRefused
 from polter.worktrees._git import git
 from polter.worktrees._models import MergeCheck, MergeResult, Worktree
-from polter.worktrees._repo import branch_exists, git_worktrees, uncommitted_files
+from polter.worktrees._repo import branch_exists, current_branch, git_worktrees, uncommitted_files
 
 __all__ = ["check_merge", "commit_all", "merge"]
 
@@ -85,7 +85,7 @@ async def merge(worktree: Worktree, *, no_ff: bool = False) -> MergeResult:
     if check.fast_forward and not no_ff:
         new = tip
     else:
-        tree, conflicts = await _merged_tree(repo, base, branch)
+        tree, conflicts = await _merged_tree(repo, old, tip)  # the commits the merge commit will have as parents
         if tree is None or conflicts:  # the base moved since the check
             raise WorktreeRefused(f"not merging {branch} into {base}: it changed meanwhile (nothing was changed)")
         message = f"Merge branch '{branch}' (Polter pane {worktree.title})"
@@ -94,6 +94,10 @@ async def merge(worktree: Worktree, *, no_ff: bool = False) -> MergeResult:
         )
         new = made.stdout.strip()
     if check.base_checkout is not None:
+        if await current_branch(check.base_checkout) != base:
+            raise WorktreeRefused(
+                f"not merging: {check.base_checkout} no longer has {base} checked out (nothing was changed)"
+            )
         await git(
             "merge",
             "--ff-only",
