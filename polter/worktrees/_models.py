@@ -7,6 +7,7 @@ calls into the modules that implement them (imported when called: those modules 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -144,8 +145,6 @@ class SetupCommand(BaseModel):
 
     @property
     def display(self) -> str:
-        import shlex
-
         return self.command if isinstance(self.command, str) else shlex.join(self.command)
 
 
