@@ -1,4 +1,7 @@
-"""Hypothesis-fuzzed JSON-RPC bodies never crash the gateway and never turn a deny into an allow."""
+"""Hypothesis-fuzzed JSON-RPC bodies never crash the gateway and never turn a deny into an allow.
+
+400 bodies in the fast tier; 10,000 in the end-to-end tier (CI), with the same assertions.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +56,11 @@ def _call(name: str, arguments: dict[str, Any]) -> str:
 VERSIONS = st.sampled_from(["2026-07-28", "2025-11-25", None, "1999-01-01"])
 
 
-async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(harness: Harness) -> None:
+@pytest.mark.parametrize(
+    "bodies", [400, pytest.param(10_000, marks=[pytest.mark.e2e, pytest.mark.timeout(1200)], id="10000")]
+)
+async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(own_harness: Harness, bodies: int) -> None:
+    harness = own_harness  # its own upstream: the notes read at the end are this test's alone
     reader = await harness.pane("reader")
     writer = await harness.pane("open")
     async with harness.client("fixture", writer.token) as client:
@@ -63,13 +70,14 @@ async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(harness: H
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}})
         session = opened.headers["mcp-session-id"]
+    tools_before = [tool.name for tool in harness.gateway.pool.get("fixture").tools]
     statuses: list[int] = []
 
     def fuzz() -> None:
         with httpx.Client(base_url=harness.url, timeout=10,
                           headers={"Authorization": f"Bearer {reader.token}"}) as http:
 
-            @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+            @settings(max_examples=bodies, deadline=None, suppress_health_check=list(HealthCheck), database=None)
             @example(body=_call("write_note", {"text": "x"}), version="2026-07-28", use_session=False, endpoint="fixture")
             @example(body=_call("delete_all", {}), version="2025-11-25", use_session=True, endpoint="fixture")
             @example(body='{"jsonrpc": "2.0", "method": "tools/list"}', version="2025-11-25", use_session=True,
@@ -91,10 +99,11 @@ async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(harness: H
             one()
 
     await asyncio.to_thread(fuzz)
-    assert len(statuses) >= 400 and {200, 400} <= set(statuses)
+    assert len(statuses) >= bodies and {200, 400} <= set(statuses)
     # The gateway still works, the upstream saw none of the denied calls, and the audit agrees.
     async with harness.client("fixture", reader.token) as client:
-        assert (await client.call_tool("read_notes", {})).content[0].text == "keep me"
+        assert (await client.call_tool("read_notes", {})).content[0].text == "keep me"  # no write, no delete
+    assert [tool.name for tool in harness.gateway.pool.get("fixture").tools] == tools_before  # no add_tool
     allowed: list[Any] = [row for row in read_rows(harness.gateway.audit.path, pane=reader.pane.id)
                           if row.layer == "call" and row.decision not in ("deny", "error")]
     assert all(row.name not in DENIED for row in allowed), allowed
