@@ -1,4 +1,4 @@
-"""The helpers in ``support/privates.py`` still find the private state they read in the installed Textual."""
+"""The helpers in ``support/privates.py`` still find the private state they read (installed Textual, MCP SDK)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
-from textual.app import App, ComposeResult
-from textual.widgets import Static
-
 from support.privates import key_for_character, notification_messages, rendered_strips, requests_awaiting_answer
 from support.waiting import wait_until
+from textual.app import App, ComposeResult
+from textual.widgets import Static
 
 TEXTUAL = f"textual {version('textual')}"
 
@@ -59,7 +58,9 @@ async def test_requests_awaiting_answer_counts_a_call_in_flight() -> None:
     async with Client(Server("probe", on_call_tool=call_tool, on_list_tools=list_tools), mode="legacy") as client:
         assert requests_awaiting_answer(client.session) == 0
         call = asyncio.create_task(client.call_tool("wait", {}))
-        await wait_until(lambda: requests_awaiting_answer(client.session) == 1, message=f"mcp {version('mcp')}: in flight")
+        await wait_until(
+            lambda: requests_awaiting_answer(client.session) == 1, message=f"mcp {version('mcp')}: in flight"
+        )
         release.set()
         await call
         assert requests_awaiting_answer(client.session) == 0
