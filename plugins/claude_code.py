@@ -28,6 +28,7 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    StateHome,
     hook_shell_command,
     mcp_tool_request,
     permission_decision_reply,
@@ -54,6 +55,29 @@ BUNDLED_SKILLS = (
     "workflow-authoring",
 )
 """Skills built into Claude Code 2.1.332 (``plugin-authoring`` comes from a built-in plugin)."""
+
+TEST_MODE_KEPT = (
+    "projects/",
+    "history.jsonl",
+    ".credentials.json",
+    "todos/",
+    "tasks/",
+    "plans/",
+    "file-history/",
+    "session-env/",
+    "shell-snapshots/",
+    "paste-cache/",
+    "debug/",
+    "statsig/",
+    "agents/",
+    "commands/",
+    "skills/",
+    "plugins/",
+    "CLAUDE.md",
+)
+"""Claude Code's own state under its config dir (conversations per project, prompt history, the login, todos,
+plans, file history) and the user's agents, commands, skills, plugins and CLAUDE.md. Only test mode moves the
+config dir (to seed onboarding); there these stay the user's all the same."""
 
 SKILL_TOOL = "Skill"
 HOOK_MATCHER = f"^(mcp__.+|{SKILL_TOOL})$"
@@ -137,6 +161,15 @@ class ClaudeCode(Adapter):
                     found += scan_skills(Path(path) / "skills", "plugin", prefix=f"{plugin}:", origin=f"plugin {key}")
         return found
 
+    def state_home(self, pane: Pane) -> StateHome:
+        """Test mode's config dir holds Polter's seeded .claude.json; Claude Code's own state in it is the user's."""
+        return StateHome(
+            folder="claude/config",
+            user_folder=self.config_dir(pane.user_home),
+            keep=TEST_MODE_KEPT,
+            scratch=("backups",),
+        )
+
     def has_conversation(self, cwd: Path, home: Path) -> bool:
         """Whether Claude Code recorded a conversation in ``cwd`` (``--continue`` refuses to start otherwise)."""
         folder = self.config_dir(home) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
@@ -194,9 +227,11 @@ class ClaudeCode(Adapter):
             "ENABLE_CLAUDEAI_MCP_SERVERS": "false",
         }
         unset: tuple[str, ...] = ()
+        homes: tuple[StateHome, ...] = ()
         if pane.test_mode is not None:
             test = pane.test_mode
             config_dir = pane.file("claude/config")
+            homes = (self.state_home(pane),)
             trusted = {str(path): {"hasTrustDialogAccepted": True} for path in {pane.cwd, pane.cwd.resolve()}}
             files["claude/config/.claude.json"] = PaneFile(
                 text=json.dumps({"hasCompletedOnboarding": True, "projects": trusted}, indent=2)
@@ -225,7 +260,9 @@ class ClaudeCode(Adapter):
         if pane.resume and self.has_conversation(pane.cwd, pane.user_home):
             argv += ("--continue",)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
-        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=self._warnings())
+        return PreparedPane(
+            launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=self._warnings(), homes=homes
+        )
 
     def _warnings(self) -> tuple[str, ...]:
         managed = Path("/etc/claude-code/managed-mcp.json")

@@ -1,6 +1,7 @@
 """Codex CLI: a per-pane ``CODEX_HOME`` whose ``config.toml`` lists the gateway's endpoints as the only MCP
 servers, runs ``polter hook codex`` before MCP tools, and switches off denied skills. The user's own
-config (model, providers, project trust, ...) and login are carried over.
+config (model, providers, project trust, ...) is carried over; Codex's own state (login, sessions, history,
+its databases, logs, memories, rules) stays in the user's ``~/.codex`` (:meth:`Codex.state_home`).
 
 Verified against Codex CLI 0.171.0 (see ``shared/reference/cli-adapters.md`` §B and ``docs/adapters.md``).
 """
@@ -22,6 +23,7 @@ from polter.adapters import (
     Adapter,
     AdapterInfo,
     AgentState,
+    EditedConfig,
     HookAnswer,
     HookReply,
     HookRequest,
@@ -32,6 +34,7 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    StateHome,
     hook_shell_command,
     link_allowed_skills,
     mcp_tool_request,
@@ -49,8 +52,43 @@ FAKE_PROVIDER = "polter-test"
 FAKE_KEY_ENV = "POLTER_TEST_MODEL_KEY"
 REPLACED_KEYS = ("mcp_servers", "hooks")
 """Parts of the user's config.toml Polter replaces; everything else is kept."""
-CARRIED_OVER = ("auth.json", "sessions", "history.jsonl")
-"""The user's login and session history, linked into the pane's CODEX_HOME (so `codex resume` still works)."""
+KEPT = (
+    "auth.json",
+    "history.jsonl",
+    "sessions/",
+    "archived_sessions/",
+    "session_index.jsonl",
+    "session_index.jsonl.lock",
+    "state_5.sqlite",
+    "logs_2.sqlite",
+    "goals_1.sqlite",
+    "memories_1.sqlite",
+    "queue_1.sqlite",
+    "thread_history_1.sqlite",
+    "thread-writer-locks/",
+    "tui-thread-reference-capabilities/",
+    "log/",
+    "memories/",
+    "rules/",
+    "prompts/",
+    "AGENTS.md",
+    "installation_id",
+    "version.json",
+    "models_cache.json",
+    ".sandbox_migration",
+)
+"""What Codex 0.171.0 keeps in its home besides config.toml: the login, conversations (``codex resume``), prompt
+history, its SQLite state (thread list, logs, goals, memories), the exec-policy rules approved
+"always", the user's prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
+POLTER_KEYS = (*REPLACED_KEYS, "features", "skills")
+"""Keys of the pane's config.toml that Polter sets; what Codex adds elsewhere (a folder's trust, in ``projects``)
+is added to the user's config.toml when the pane ends."""
+SCRATCH = ("skills/.system", "shell_snapshots")
+"""Codex installs its bundled skills into ``$CODEX_HOME/skills/.system`` at every start; its shell snapshots
+(a cache of the shell's environment, per session) hold the pane's environment, its token included, so they
+go with the pane instead of into ``~/.codex``."""
+# state_5.sqlite records each conversation's file by its path under CODEX_HOME (threads.rollout_path): after the
+# pane, `codex resume` would look for it in the gone runtime dir ("no rollout found"); the host repoints them.
 TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 BYPASSING_FEATURES = ("apps", "plugins")
 """Codex features that add MCP servers besides the pane's: switched off in every pane."""
@@ -91,6 +129,17 @@ class Codex(Adapter):
     def codex_home(self, home: Path) -> Path:
         override = os.environ.get("CODEX_HOME")
         return Path(override) if override else home / ".codex"
+
+    def state_home(self, pane: Pane) -> StateHome:
+        """The pane's CODEX_HOME holds Polter's config.toml; Codex's own state in it is the user's ~/.codex."""
+        return StateHome(
+            folder="codex",
+            user_folder=self.codex_home(pane.user_home),
+            keep=KEPT,
+            scratch=SCRATCH,
+            edited_configs=(EditedConfig(file="config.toml", polter_keys=POLTER_KEYS),),
+            sqlite_path_records=("state_5.sqlite",),
+        )
 
     # -- skills ------------------------------------------------------------------------------------------
 
@@ -209,13 +258,9 @@ class Codex(Adapter):
             }
             env[FAKE_KEY_ENV] = test.api_key
             unset = TEST_MODE_UNSET
-        else:
-            for name in CARRIED_OVER:
-                if (user_home / name).exists():
-                    files[f"codex/{name}"] = PaneFile(link_to=(user_home / name).resolve())
         files["codex/config.toml"] = PaneFile(text=tomli_w.dumps(config))
         argv = [self.executable(), "--dangerously-bypass-hook-trust"]
-        if pane.resume and pane.test_mode is None and self.has_session(pane.cwd, user_home):
+        if pane.resume and self.has_session(pane.cwd, user_home):
             argv[1:1] = ["resume", "--last"]
         for name in sorted(self._project_servers(pane)):
             if name in pane.endpoints:
@@ -226,7 +271,13 @@ class Codex(Adapter):
             else:
                 argv += ["-c", f"mcp_servers.{_toml_key(name)}.enabled=false"]
         launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
-        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+        return PreparedPane(
+            launch=launch,
+            files=files,
+            hidden_skills=tuple(hidden_names),
+            warnings=tuple(warnings),
+            homes=(self.state_home(pane),),
+        )
 
     # -- hook --------------------------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 """Gemini CLI: a per-pane settings home (``GEMINI_CLI_HOME``) whose ``settings.json`` lists the gateway's
 endpoints, allows only their names, runs ``polter hook gemini-cli`` as a BeforeTool veto, and disables
-denied skills. The user's settings, login and allowed skills are carried over.
+denied skills. The user's settings and allowed skills are carried over; the CLI's own state (chats, prompt
+history, logins, trusted folders, memory, commands, extensions) stays in the user's ``~/.gemini``
+(:meth:`GeminiCli.state_home`), and ``polter --restore`` resumes the latest chat in the folder.
 
 Verified against Gemini CLI 0.61.0 (see ``shared/reference/cli-adapters.md`` §C and ``docs/adapters.md``).
 """
@@ -8,6 +10,7 @@ Verified against Gemini CLI 0.61.0 (see ``shared/reference/cli-adapters.md`` §C
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +21,7 @@ from polter.adapters import (
     Adapter,
     AdapterInfo,
     AgentState,
+    EditedConfig,
     HookAnswer,
     HookReply,
     HookRequest,
@@ -28,6 +32,7 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    StateHome,
     ci_markers,
     deny_message,
     hook_shell_command,
@@ -46,14 +51,35 @@ HOOK_NAME = "polter-veto"
 BUILTIN_SKILLS = ("antigravity-support", "skill-creator")
 """Skills built into Gemini CLI 0.61.0."""
 REPLACED_KEYS = ("mcpServers", "mcp")
-CARRIED_OVER = (
+KEPT = (
     "oauth_creds.json",
+    "gemini-credentials.json",
     "google_accounts.json",
-    ".env",
+    "mcp-oauth-tokens.json",
+    "a2a-oauth-tokens.json",
     "installation_id",
     "trustedFolders.json",
-    "extensions",
+    "trusted_hooks.json",
+    "projects.json",
+    "state.json",
+    "tmp/",
+    "history/",
+    "GEMINI.md",
+    "system.md",
+    ".env",
+    "commands/",
+    "agents/",
+    "policies/",
+    "acknowledgments/",
+    "extensions/",
+    "keybindings.json",
+    "policy_integrity.json",
+    "extension_integrity.json",
 )
+"""What Gemini CLI 0.61.0 keeps in ``~/.gemini`` besides settings.json: logins (OAuth, its encrypted store, MCP
+servers' tokens), trusted folders and hooks, the project registry, chats and logs (``tmp/<project>/``), prompt
+history, memory (GEMINI.md), and the user's commands, agents, policies (``always allow`` saved there) and
+extensions. Linked from the user's folder into every pane's."""
 TEST_MODE_UNSET = (
     "GOOGLE_API_KEY",
     "GOOGLE_GENAI_USE_VERTEXAI",
@@ -75,6 +101,7 @@ class GeminiCli(Adapter):
         skills_liveness=Liveness.COLD,
         skill_veto=True,
         tool_veto=True,
+        resume=True,
         tested_versions=("0.61.0",),
         limitations=(
             "Built-in tools (run_shell_command, write_file, web_fetch, ...) follow Gemini CLI's own approval "
@@ -97,6 +124,44 @@ class GeminiCli(Adapter):
     skill_tool = SKILL_TOOL
     builtin_skills: tuple[str, ...] = BUILTIN_SKILLS
     default_test_model = "gemini-2.5-flash"
+    kept: tuple[str, ...] = KEPT
+    scratch: tuple[str, ...] = ()
+    polter_keys: tuple[str, ...] = (*REPLACED_KEYS, "skills", "hooks", "hooksConfig")
+    """Keys of the pane's settings.json that Polter sets; a setting the CLI adds elsewhere (the sign-in chosen at
+    the first start, a theme) is added to the user's settings.json when the pane ends."""
+
+    # -- state -------------------------------------------------------------------------------------------
+
+    def user_folder(self, home: Path) -> Path:
+        """The CLI's own folder without Polter: ``~/.gemini`` (under ``$GEMINI_CLI_HOME`` when the user set it)."""
+        override = os.environ.get(self.home_env)
+        return Path(override) / self.settings_dir if override else home / self.settings_dir
+
+    def state_home(self, pane: Pane) -> StateHome:
+        """The pane's settings home holds Polter's settings.json; the CLI's own state in it is the user's."""
+        folder = f"{self.name}/{self.pane_settings_dir}".rstrip("/")
+        return StateHome(
+            folder=folder,
+            user_folder=self.user_folder(pane.user_home),
+            keep=self.kept,
+            scratch=self.scratch,
+            edited_configs=(EditedConfig(file="settings.json", polter_keys=self.polter_keys),),
+        )
+
+    def has_conversation(self, cwd: Path, home: Path) -> bool:
+        """Whether a chat was recorded for ``cwd``: its id in ``projects.json``, a session file under ``tmp/<id>/chats``
+        (``--resume latest`` fails when there is none)."""
+        folder = self.user_folder(home)
+        try:
+            projects = json.loads((folder / "projects.json").read_text(encoding="utf-8")).get("projects") or {}
+        except (OSError, ValueError, AttributeError):
+            return False
+        short_id = projects.get(str(cwd)) if isinstance(projects, dict) else None
+        return isinstance(short_id, str) and any((folder / "tmp" / short_id / "chats").glob("session-*"))
+
+    def resume_args(self, pane: Pane) -> list[str]:
+        """The CLI's flag to continue its latest conversation in the pane's folder, if it has one there."""
+        return ["--resume", "latest"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
     # -- skills ------------------------------------------------------------------------------------------
 
@@ -105,11 +170,11 @@ class GeminiCli(Adapter):
         found = [
             Skill(name=name, scope="bundled", origin=f"built into {self.display_name}") for name in self.builtin_skills
         ]
-        extensions = home / self.settings_dir / "extensions"
+        extensions = self.user_folder(home) / "extensions"
         if extensions.is_dir():
             for extension in sorted(extensions.iterdir()):
                 found += scan_skills(extension / "skills", "extension", origin=f"extension {extension.name}")
-        found += scan_skills(home / self.settings_dir / "skills", "user")
+        found += scan_skills(self.user_folder(home) / "skills", "user")
         found += scan_skills(home / ".agents" / "skills", "user")
         for directory in project_dirs(cwd, home)[:1]:
             found += scan_skills(directory / self.settings_dir / "skills", "project")
@@ -119,7 +184,7 @@ class GeminiCli(Adapter):
     # -- launch ------------------------------------------------------------------------------------------
 
     def _user_settings(self, home: Path) -> tuple[dict[str, Any], list[str]]:
-        path = home / self.settings_dir / "settings.json"
+        path = self.user_folder(home) / "settings.json"
         try:
             settings = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -221,17 +286,19 @@ class GeminiCli(Adapter):
         for name in pane.endpoints:
             argv += ["--allowed-mcp-server-names", name]
         unset = ci_markers()  # under CI=true it would refuse its interactive UI
-        if pane.test_mode is None:
-            for name in CARRIED_OVER:
-                source = home / self.settings_dir / name
-                if source.exists():
-                    files[f"{config_dir}/{name}"] = PaneFile(link_to=source.resolve())
-        else:
+        argv += self.resume_args(pane)
+        if pane.test_mode is not None:
             env |= self.test_env(pane)
             argv += self.test_args(pane)
             unset += TEST_MODE_UNSET
         launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
-        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+        return PreparedPane(
+            launch=launch,
+            files=files,
+            hidden_skills=tuple(hidden_names),
+            warnings=tuple(warnings),
+            homes=(self.state_home(pane),),
+        )
 
     # -- hook --------------------------------------------------------------------------------------------
 
@@ -261,6 +328,49 @@ class GeminiCli(Adapter):
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
 
+QWEN_KEPT = (
+    "oauth_creds.json",
+    "google_accounts.json",
+    "mcp-oauth-tokens.json",
+    "mcpApprovals.json",
+    "installation_id",
+    "trustedFolders.json",
+    "projects/",
+    "sessions/",
+    "tmp/",
+    "todos/",
+    "debug/",
+    "plans/",
+    "file-history/",
+    "memories/",
+    "memory.md",
+    "QWEN.md",
+    "output-language.md",
+    "tip_history.json",
+    "usage_record.jsonl",
+    "usage/",
+    "insights/",
+    ".env",
+    "commands/",
+    "agents/",
+    "rules/",
+    "output-styles/",
+    "extensions/",
+    "extension-store/",
+    "channels/",
+    "tasks/",
+    "teams/",
+    "boards/",
+    "workflows/",
+    "artifacts/",
+    "arena/",
+)
+"""What Qwen Code 0.24.4 keeps in ``~/.qwen`` besides settings.json: logins (its OAuth file, written by a rename
+over the link and so moved back when the pane ends), trusted folders, MCP approvals, chats and memory per project
+(``projects/<cwd>/``), running sessions, logs, todos, plans, file history, global memory, usage, and the user's
+commands, agents, rules, output styles and extensions. (``audits/`` refuses a link: it is moved back at the end.)"""
+
+
 class QwenCode(GeminiCli):
     """Qwen Code began as a Gemini CLI fork: the same MCP settings (``mcpServers``, ``mcp.allowed``,
     ``--allowed-mcp-server-names``, ``skills.disabled``), but its home is ``$QWEN_HOME`` itself
@@ -275,6 +385,7 @@ class QwenCode(GeminiCli):
         skills_liveness=Liveness.COLD,
         skill_veto=True,
         tool_veto=True,
+        resume=True,
         tested_versions=("0.24.4",),
         limitations=(
             "Qwen Code does not re-list tools on MCP tools/list_changed (cold): after a role change the old "
@@ -292,6 +403,22 @@ class QwenCode(GeminiCli):
     skill_tool = "skill"
     builtin_skills = ()
     default_test_model = "qwen-fake"
+    kept = QWEN_KEPT
+    scratch = ("oauth_creds.lock",)
+    polter_keys = (*GeminiCli.polter_keys, "permissions", "disableAllHooks")
+
+    def user_folder(self, home: Path) -> Path:
+        """``~/.qwen``, or ``$QWEN_HOME`` when the user set it."""
+        override = os.environ.get(self.home_env)
+        return Path(override) if override else home / self.settings_dir
+
+    def has_conversation(self, cwd: Path, home: Path) -> bool:
+        """Whether a chat was recorded for ``cwd`` (``projects/<cwd with '-' for every other character>/chats``)."""
+        chats = self.user_folder(home) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd)) / "chats"
+        return any(chats.glob("*.jsonl"))
+
+    def resume_args(self, pane: Pane) -> list[str]:
+        return ["--continue"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
     def hook_matcher(self, pane: Pane) -> str:
         servers = "|".join(re.escape(name) for name in pane.endpoints)

@@ -11,6 +11,10 @@
     │   └── UpstreamError          a managed MCP server failed or is not running
     ├── AdapterError
     │   └── AdapterLoadError       a plugin that fails to import or breaks the contract
+    ├── WorktreeError              a pane's git worktree cannot be made, reviewed, merged or removed
+    │   ├── NotARepository         the pane's directory is in no git repository
+    │   ├── GitError               a git command failed (carries the command and git's message)
+    │   └── WorktreeRefused        a merge or removal refused: it would conflict or lose work (carries why)
     ├── TerminalError
     │   └── SpawnError             a pane's command cannot start (not found, bad cwd)
     ├── SessionError               a session cannot be started, found or reached (name taken, no such session)
@@ -35,6 +39,8 @@ __all__ = [
     "ControlError",
     "GatewayError",
     "GatewayUnavailable",
+    "GitError",
+    "NotARepository",
     "PolicyError",
     "PolterError",
     "RoleError",
@@ -44,6 +50,8 @@ __all__ = [
     "TShockError",
     "TerminalError",
     "UpstreamError",
+    "WorktreeError",
+    "WorktreeRefused",
 ]
 
 
@@ -123,6 +131,31 @@ class AdapterLoadError(AdapterError):
     def __init__(self, message: str, *, path: str | Path | None = None) -> None:
         self.path = str(path) if path is not None else None
         super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class WorktreeError(PolterError):
+    """A pane's git worktree cannot be made, reviewed, merged or removed."""
+
+
+class NotARepository(WorktreeError):
+    """A directory that is in no git repository was asked for a worktree."""
+
+
+class GitError(WorktreeError):
+    """A git command failed; the message names the command and quotes git."""
+
+    def __init__(self, message: str, *, command: tuple[str, ...] = (), stderr: str = "") -> None:
+        self.command = command
+        self.stderr = stderr
+        super().__init__(message)
+
+
+class WorktreeRefused(WorktreeError):
+    """A merge or removal was refused before anything changed; ``reasons`` says why, one per line."""
+
+    def __init__(self, message: str, *, reasons: tuple[str, ...] = ()) -> None:
+        self.reasons = reasons
+        super().__init__("\n  ".join((message, *reasons)))
 
 
 class TerminalError(PolterError):

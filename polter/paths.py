@@ -17,11 +17,13 @@ __all__ = [
     "ENV_RUNTIME_DIR",
     "ENV_STATE_DIR",
     "ENV_TOKEN",
+    "ENV_WORKTREES_DIR",
     "bundled_dir",
     "config_dir",
     "project_roles_dir",
     "runtime_dir",
     "state_dir",
+    "worktrees_dir",
 ]
 
 APP_NAME = "polter"
@@ -34,6 +36,8 @@ ENV_CONFIG_DIR = "POLTER_CONFIG_DIR"
 """Overrides the user's config dir (roles, plugins, the app config)."""
 ENV_STATE_DIR = "POLTER_STATE_DIR"
 """Overrides the state dir (``gateway.json``, audit log, per-pane runtime dirs, saved layout)."""
+ENV_WORKTREES_DIR = "POLTER_WORKTREES_DIR"
+"""Overrides where panes' git worktrees are made (see :func:`worktrees_dir`)."""
 
 ENV_RUNTIME_DIR = "POLTER_RUNTIME_DIR"
 """Overrides the runtime dir (the sessions' sockets and locks)."""
@@ -72,6 +76,14 @@ def runtime_dir() -> Path:
 
         raise ConfigError("must be a private directory of yours (mode 0700): fix or remove it", path=path)
     return path
+
+
+def worktrees_dir() -> Path:
+    """Where panes' linked git worktrees live: ``$POLTER_WORKTREES_DIR`` or the platform's data dir
+    (``~/.local/share/polter/worktrees``). Outside every checkout, so none shows an untracked folder and
+    no tool finds a repository nested in another; apart from the state dir, which roles protect."""
+    override = os.environ.get(ENV_WORKTREES_DIR)
+    return Path(override) if override else platformdirs.user_data_path(APP_NAME) / "worktrees"
 
 
 def project_roles_dir(cwd: Path | None = None) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import os
 import shutil
 import sys
@@ -19,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.pilot import Pilot
 
 from polter.terminal.launch import LaunchSpec
@@ -171,7 +173,120 @@ async def audit(app: HostedApp, pilot: Pilot[None]) -> None:
     await pilot.pause(0.3)
 
 
-SHOTS: dict[str, tuple[Callable[[], HostedApp], Callable[[HostedApp, Pilot[None]], Awaitable[None]]]] = {
+async def review_app() -> App[None]:
+    """The review screen on a real worktree of a small repository made for the shot."""
+    from polter.ui.review_app import ReviewApp
+
+    return ReviewApp(await example_worktree())
+
+
+async def example_worktree() -> Any:
+    """A repository in a temp dir whose pane committed a feature and has more work uncommitted."""
+    import subprocess
+    import tempfile
+
+    from polter.worktrees import open_worktree
+
+    def run(cwd: Path, script: str) -> None:
+        subprocess.run(["sh", "-c", script], cwd=cwd, check=True, capture_output=True)
+
+    repo = Path(tempfile.mkdtemp(prefix="polter-review-")) / "shop"
+    repo.mkdir()
+    run(repo, "git init -q -b main && git config user.name Ada && git config user.email ada@example.com")
+    (repo / "shop").mkdir()
+    (repo / "shop" / "cart.py").write_text(CART)
+    (repo / "README.md").write_text("# shop\n\nA small shop.\n")
+    run(repo, "git add . && git commit -qm 'first'")
+    worktree = (await open_worktree(repo, title="coder")).worktree
+    (worktree.path / "shop" / "cart.py").write_text(CART_WITH_DISCOUNT)
+    (worktree.path / "shop" / "discounts.py").write_text(DISCOUNTS)
+    run(worktree.path, "git add . && git commit -qm 'cart: discount codes'")
+    never_negative = CART_WITH_DISCOUNT.replace("round(total, 2)", "max(round(total, 2), 0.0)")
+    (worktree.path / "shop" / "cart.py").write_text(never_negative)
+    (worktree.path / "tests").mkdir()
+    (worktree.path / "tests" / "test_discounts.py").write_text(TEST_DISCOUNTS)
+    return worktree
+
+
+CART = """\
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Cart:
+    items: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, price: float) -> None:
+        self.items[name] = price
+
+    def total(self) -> float:
+        total = sum(self.items.values())
+        return round(total, 2)
+"""
+CART_WITH_DISCOUNT = """\
+from dataclasses import dataclass, field
+
+from shop.discounts import Discount, lookup
+
+
+@dataclass
+class Cart:
+    items: dict[str, float] = field(default_factory=dict)
+    discount: Discount | None = None
+
+    def add(self, name: str, price: float) -> None:
+        self.items[name] = price
+
+    def apply(self, code: str) -> None:
+        self.discount = lookup(code)
+
+    def total(self) -> float:
+        total = sum(self.items.values())
+        if self.discount is not None:
+            total -= self.discount.off(total)
+        return round(total, 2)
+"""
+DISCOUNTS = """\
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Discount:
+    code: str
+    percent: int
+
+    def off(self, total: float) -> float:
+        return total * self.percent / 100
+
+
+CODES = {"SPRING10": Discount("SPRING10", 10)}
+
+
+def lookup(code: str) -> Discount:
+    return CODES[code.upper()]
+"""
+TEST_DISCOUNTS = """\
+from shop.cart import Cart
+
+
+def test_a_code_takes_its_percentage_off() -> None:
+    cart = Cart()
+    cart.add("tea", 20.0)
+    cart.apply("spring10")
+    assert cart.total() == 18.0
+"""
+
+
+async def review(app: App[None], pilot: Pilot[None]) -> None:
+    """The review of a pane's worktree, on the file with both committed and uncommitted changes."""
+    from polter.ui.worktree_screen import WorktreeReviewScreen
+
+    await until(lambda: isinstance(app.screen, WorktreeReviewScreen) and app.screen.data is not None)
+    await until(lambda: "uncommitted in the worktree" in app.screen.query_one("#review-diff").text)
+    await pilot.pause(0.3)
+
+
+SHOTS: dict[str, tuple[Callable[[], Any], Callable[[Any, Pilot[None]], Awaitable[None]]]] = {
     "agents": (demo_app, agents),
     "palette": (demo_app, palette),
     "ask": (demo_app, ask),
@@ -185,6 +300,7 @@ SHOTS: dict[str, tuple[Callable[[], HostedApp], Callable[[HostedApp, Pilot[None]
         ]),
         four_panes,
     ),
+    "worktree-review": (review_app, review),
 }
 
 
@@ -195,11 +311,15 @@ async def take(name: str) -> Path:
     os.environ["POLTER_CONFIG_DIR"] = str(scratch / "config")  # the bundled roles only, no user servers
     os.environ["POLTER_STATE_DIR"] = str(scratch / "state")  # a fresh audit log for each shot
     os.environ["POLTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="pr-")  # the session's socket (a short path)
+    os.environ["POLTER_WORKTREES_DIR"] = str(scratch / "worktrees")
     make_app, drive = SHOTS[name]
     app = make_app()
+    if inspect.isawaitable(app):
+        app = await app
     async with app.run_test(size=SIZE) as pilot:
-        await until(lambda: isinstance(app.screen, MultiplexerScreen), timeout=60)
-        await until(lambda: len(app.multiplexer.grid.panes) == len(app.host.panes) and app.host.panes, timeout=60)
+        if isinstance(app, HostedApp):
+            await until(lambda: isinstance(app.screen, MultiplexerScreen), timeout=60)
+            await until(lambda: len(app.multiplexer.grid.panes) == len(app.host.panes) and app.host.panes, timeout=60)
         try:
             await drive(app, pilot)
         except TimeoutError:

@@ -1,4 +1,4 @@
-"""Shared fixtures: every test runs with its own config and state dirs, never the user's."""
+"""Shared fixtures: every test runs with its own config and state dirs, never the user's; no test skips."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 def isolated_dirs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> dict[str, Path]:
-    """Point Polter's config, state and runtime dirs at fresh temporary folders."""
+    """Point Polter's config, state and runtime dirs (and where it makes worktrees) at fresh temporary folders."""
     dirs = {"config": tmp_path / "config", "state": tmp_path / "state"}
     for path in dirs.values():
         path.mkdir()
@@ -23,6 +23,7 @@ def isolated_dirs(
     monkeypatch.setenv("POLTER_RUNTIME_DIR", str(runtime))
     request.addfinalizer(lambda: shutil.rmtree(runtime, ignore_errors=True))
     dirs["runtime"] = runtime
+    monkeypatch.setenv("POLTER_WORKTREES_DIR", str(tmp_path / "worktrees"))
     monkeypatch.delenv("POLTER_TOKEN", raising=False)
     monkeypatch.delenv("POLTER_GATEWAY_URL", raising=False)
     return dirs
@@ -47,3 +48,25 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("end-to-end report")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+PLATFORM_SKIP = "platform:"
+"""The one kind of skip allowed: ``pytest.skip("platform: <why this platform cannot run it>")``."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A skipped test is a failed one (a missing fixture, tool or file must not pass unnoticed), unless the
+    platform cannot run it at all and the reason says so (``platform: ...``)."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if reason.removeprefix("Skipped: ").startswith(PLATFORM_SKIP):
+        return
+    report.outcome = "failed"
+    report.longrepr = (
+        f"{item.nodeid} skipped ({reason}); a test must not skip for something missing: install it or make the "
+        f"test fail. Only a platform that cannot run the test may skip, with a reason starting {PLATFORM_SKIP!r}."
+    )

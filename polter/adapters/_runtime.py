@@ -1,4 +1,5 @@
-"""A pane's private runtime dir: created 0700, filled with what ``prepare`` asked for, removed at the end."""
+"""A pane's private runtime dir: created 0700, filled with what ``prepare`` asked for, removed at the end (after
+the CLI's own state in it has been moved to the user's home, see :mod:`polter.adapters._homes`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from polter.adapters._contract import PaneFile
+from polter.adapters._contract import PaneFile, StateHome
+from polter.adapters._homes import MANIFEST, link_homes, remove_runtime_dir, rescue_homes
 
 __all__ = ["RuntimeDir", "write_pane_files"]
 
@@ -20,13 +22,18 @@ def _private_dir(path: Path) -> None:
     os.chmod(path, 0o700)
 
 
-def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile]) -> list[Path]:
+def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile], homes: tuple[StateHome, ...] = ()) -> list[Path]:
     """Write (or link) every file into ``runtime_dir``; folders are 0700, files keep their mode (0600 default).
+    Then link the kept state of each of the CLI's ``homes`` (``PreparedPane.homes``) from the user's home.
 
-    Files are written atomically (temp file + rename), so a CLI never reads half a config.
+    Files are written atomically (temp file + rename), so a CLI never reads half a config. A launch after an
+    earlier one of the same pane first takes what the earlier CLI wrote in place of a kept link, and the settings
+    it wrote into Polter's config, to the user's home (:func:`rescue_homes` with ``restart``).
     """
     written = []
     root = runtime_dir.resolve()
+    if (root / MANIFEST).exists():
+        rescue_homes(root, restart=True)
     for relative, spec in files.items():
         target = root / PurePosixPath(relative)
         if root not in target.parents:
@@ -51,12 +58,13 @@ def write_pane_files(runtime_dir: Path, files: Mapping[str, PaneFile]) -> list[P
                 Path(temp).unlink(missing_ok=True)
                 raise
         written.append(target)
+    link_homes(root, files, homes, given=runtime_dir)
     return written
 
 
 class RuntimeDir:
     """The context of a pane's runtime dir: ``with RuntimeDir(path) as path: ...`` creates it private and
-    removes it (and everything the CLI left in it) on exit."""
+    removes it on exit: the CLI's own state in it goes to the user's home first, the rest with the dir."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -77,4 +85,6 @@ class RuntimeDir:
         self.remove()
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Move the CLI's state to the user's home, then remove the dir (kept if that failed; see
+        :func:`remove_runtime_dir`). Call it once the CLI has exited."""
+        remove_runtime_dir(self.path)

@@ -26,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pane",
         action="append",
-        metavar="ADAPTER[:ROLE]",
-        help="a pane running ADAPTER under ROLE, e.g. claude-code:coder (repeatable; replaces the config's panes)",
+        metavar="ADAPTER[:ROLE][,worktree]",
+        help="a pane running ADAPTER under ROLE, e.g. claude-code:coder (repeatable; replaces the config's panes); "
+        "',worktree' gives it a git worktree of its own (',branch=NAME', ',base=REF' optional; docs/worktrees.md)",
     )
     parser.add_argument(
         "--restore",

@@ -25,6 +25,8 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
+from polter.gateway.sdk import session_connection
+
 __all__ = ["ChangeKind", "PaneChannels"]
 
 logger = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ class PaneChannels:
 
     def remember_session(self, pane_id: str, endpoint: str, session: ServerSession) -> None:
         """Record a 2025-era session's connection (called on each of its requests; cheap when known)."""
-        connection = getattr(session, "_connection", None)  # the SDK has no public accessor (2.3.0)
+        connection = session_connection(session)
         if connection is None:
             return
         sessions = self._sessions.setdefault((pane_id, endpoint), {})

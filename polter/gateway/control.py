@@ -184,9 +184,13 @@ async def _events(gateway: Gateway, request: Request) -> Response:
                 except TimeoutError:
                     yield b": keepalive\n\n"
                     continue
-                if event is None:
+                batch = [event]  # and all else queued: one write per burst, or a busy gateway falls behind and drops us
+                while batch[-1] is not None and not queue.empty():
+                    batch.append(queue.get_nowait())
+                if batch[0] is not None:
+                    yield b"".join(_sse(event) for event in batch if event is not None)
+                if batch[-1] is None:
                     return
-                yield _sse(event)
 
     return StreamingResponse(
         stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

@@ -21,8 +21,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp import MCPError
-from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
+from mcp.server import Server, ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import ProgressFnT
@@ -32,7 +31,7 @@ from polter import __version__
 from polter.gateway.core import Gateway
 from polter.gateway.floor import call_floor_tool, floor_tools
 from polter.gateway.panes import Pane
-from polter.gateway.upstreams import Upstream
+from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
 from polter.roles.engine import FLOOR_SERVER
 
 __all__ = ["PANE_SCOPE_KEY", "POLICY_DENIED", "Endpoint", "EndpointSet", "current_pane"]
@@ -47,41 +46,6 @@ POLICY_DENIED = -32010
 
 current_pane: ContextVar[Pane | None] = ContextVar("polter_current_pane", default=None)
 """The pane whose token made the request being handled."""
-
-
-class _GatewayServer(Server[Any]):
-    """A low-level server that tells 2025-era clients it sends ``list_changed`` (the SDK's default
-    ``NotificationOptions()`` says it does not)."""
-
-    def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-    ) -> Any:
-        return super().create_initialization_options(
-            notification_options
-            or NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
-            experimental_capabilities,
-            extensions,
-        )
-
-
-class _UpstreamServer(_GatewayServer):
-    """An upstream's endpoint: named after it, and passing on the upstream's own instructions (known only
-    once it has started, and new after each restart)."""
-
-    def __init__(self, upstream: Upstream, **handlers: Any) -> None:
-        self._upstream = upstream
-        super().__init__(upstream.name, **handlers)
-
-    @property  # type: ignore[override]
-    def instructions(self) -> str | None:
-        return self._upstream.instructions
-
-    @instructions.setter
-    def instructions(self, value: str | None) -> None:
-        pass  # set by Server.__init__; the upstream's are the ones that count
 
 
 class PaneMiddleware:
@@ -211,8 +175,9 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
         return await gateway.channels.listen(_pane().id, name, ctx, params)
 
-    server = _UpstreamServer(
-        upstream,
+    server = GatewayServer(
+        name,
+        instructions=lambda: upstream.instructions,  # the upstream's own, new after each restart
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -223,7 +188,7 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         on_read_resource=read_resource,
         on_subscriptions_listen=listen,
     )
-    server.middleware = [PaneMiddleware(gateway, name, cache_listings=True)]
+    use_middleware(server, PaneMiddleware(gateway, name, cache_listings=True))
     return server
 
 
@@ -289,7 +254,7 @@ def _floor_server(gateway: Gateway) -> Server[Any]:
     async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
         return await gateway.channels.listen(_pane().id, FLOOR_SERVER, ctx, params)
 
-    server = _GatewayServer(
+    server = GatewayServer(
         FLOOR_SERVER,
         version=__version__,
         on_list_tools=list_tools,
@@ -298,7 +263,7 @@ def _floor_server(gateway: Gateway) -> Server[Any]:
         instructions="Polter's own tools. whoami tells you your role and, for every server, tool and skill, "
         "whether you may use it and why.",
     )
-    server.middleware = [PaneMiddleware(gateway, FLOOR_SERVER)]
+    use_middleware(server, PaneMiddleware(gateway, FLOOR_SERVER))
     return server
 
 

@@ -12,6 +12,8 @@ session saved on exit for ``polter --restore``.
     cwd = "~/src/app"          # default: where polter was started; relative paths start there too
     title = "main"
     # command = ["my-agent", "--flag"]   # run this instead of the adapter's CLI (same env and files)
+    # worktree = true          # its own git worktree on its own branch (docs/worktrees.md); optional:
+    # branch = "polter/main"   #   the branch (default polter/<title>), base = "develop" (default: current)
 
     [servers.time]             # optional: more MCP servers, as in servers.toml
     command = "uvx"
@@ -27,7 +29,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
@@ -78,11 +81,29 @@ class PaneSetup(BaseModel):
         default=None, min_length=1, description="Run this instead of the adapter's CLI, with the adapter's env."
     )
     resume: bool = Field(default=False, description="Continue the CLI's last conversation (set by --restore).")
+    worktree: bool = Field(
+        default=False, strict=True, description="Run in a git worktree of its own (docs/worktrees.md)."
+    )
+    branch: str | None = Field(default=None, description="The worktree's branch; default polter/<title>.")
+    base: str | None = Field(
+        default=None, min_length=1, description="What a new branch starts from and merges into; default: HEAD's."
+    )
 
     @field_validator("cwd")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
+
+    @field_validator("branch", "base")
+    @classmethod
+    def _for_a_worktree(cls, value: str | None, info: ValidationInfo) -> str | None:
+        from polter.worktrees import branch_problem
+
+        if value is not None and not info.data.get("worktree"):
+            raise PydanticCustomError("worktree", "needs worktree = true")
+        if info.field_name == "branch" and value is not None and (problem := branch_problem(value)):
+            raise PydanticCustomError("branch", problem)
+        return value
 
 
 class AppConfig(BaseModel):
@@ -163,14 +184,30 @@ def load_config(path: Path | None = None) -> AppConfig:
 
 
 def parse_pane_option(value: str) -> PaneSetup:
-    """``--pane ADAPTER[:ROLE]`` (either part may be empty: ``:reviewer`` keeps the detected CLI)."""
-    adapter, _, role = value.partition(":")
+    """``--pane ADAPTER[:ROLE][,worktree][,branch=NAME][,base=REF]`` (the adapter or role may be empty:
+    ``:reviewer`` keeps the detected CLI; ``,worktree`` gives the pane its own git worktree)."""
+    head, *options = value.split(",")
+    adapter, _, role = head.partition(":")
+    fields: dict[str, Any] = {"adapter": adapter or None, "role": role or None}
+    for option in options:
+        key, equals, setting = option.partition("=")
+        if key == "worktree" and not equals:
+            fields["worktree"] = True
+        elif key in ("branch", "base") and equals:
+            fields[key] = setting
+        else:
+            raise ConfigError(
+                f"{value!r}: unknown option {option!r} (after ADAPTER[:ROLE] come worktree, branch=NAME, base=REF)",
+                field="--pane",
+            )
     try:
-        return PaneSetup(adapter=adapter or None, role=role or None)
+        return PaneSetup(**fields)
     except ValidationError as exc:
         error = exc.errors()[0]
         raise ConfigError(
-            f"{value!r}: {error['loc'][0]}: {error['msg']} (use ADAPTER[:ROLE], e.g. claude-code:coder)", field="--pane"
+            f"{value!r}: {error['loc'][0]}: {error['msg']} "
+            "(use ADAPTER[:ROLE][,worktree[,branch=NAME][,base=REF]], e.g. claude-code:coder,worktree)",
+            field="--pane",
         ) from None
 
 

@@ -228,7 +228,7 @@ class Workspace:
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for other in parent.iterdir():
             if other.name.isdigit() and other != self.run_dir and not _alive(int(other.name)):
-                shutil.rmtree(other, ignore_errors=True)
+                RuntimeDir(other).remove()  # the CLIs' state in it goes to the user's home first (issue 16)
         RuntimeDir(self.run_dir).create()
         self._write_servers()
 
@@ -272,7 +272,7 @@ class Workspace:
             task.cancel()
         await self.supervisor.aclose()
         await self._stack.aclose()
-        shutil.rmtree(self.run_dir, ignore_errors=True)
+        RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home (issue 16)
 
     async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
         moved = self._url is not None and gateway.url != self._url
@@ -395,7 +395,7 @@ class Workspace:
                 shutil.rmtree(target, ignore_errors=True)
             else:
                 target.unlink(missing_ok=True)
-        write_pane_files(root, prepared.files)
+        write_pane_files(root, prepared.files, prepared.homes)
         agent.files = set(prepared.files)
         return prepared
 

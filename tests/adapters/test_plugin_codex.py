@@ -56,14 +56,25 @@ def test_the_veto_hook_runs_before_gateway_tools_only(codex: Adapter, make_pane:
     assert entry["hooks"] == [{"type": "command", "command": "/opt/polter/bin/python -m polter.cli.hook codex", "timeout": 600}]
 
 
-def test_the_users_login_and_history_are_linked(codex: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callable[..., Pane], home: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Login, conversations, history and databases are the user's ~/.codex, linked whether they exist or not."""
     (home / ".codex" / "sessions").mkdir(parents=True)
     (home / ".codex" / "auth.json").write_text('{"tokens": {}}')
     pane = make_pane()
-    files = codex.prepare(pane).files
-    assert files["codex/auth.json"].link_to == home / ".codex" / "auth.json"
-    assert files["codex/sessions"].link_to == home / ".codex" / "sessions"
-    assert "codex/history.jsonl" not in files
+    prepared = codex.prepare(pane)
+    [state] = prepared.homes
+    assert (state.folder, state.user_folder) == ("codex", home / ".codex")
+    assert {"auth.json", "sessions/", "history.jsonl", "state_5.sqlite", "rules/"} <= set(state.keep)
+    assert "codex/auth.json" not in prepared.files
+    [config] = state.edited_configs  # a folder's trust, recorded by Codex in the pane's config.toml, is the user's
+    assert config.file == "config.toml" and {"mcp_servers", "hooks"} <= set(config.polter_keys)
+    assert "projects" not in config.polter_keys and state.sqlite_path_records == ("state_5.sqlite",)
+    write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
+    for name in ("auth.json", "sessions", "history.jsonl"):
+        assert (pane.runtime_dir / "codex" / name).resolve() == (home / ".codex" / name).resolve()
+    monkeypatch.setenv("CODEX_HOME", str(home / "elsewhere"))
+    assert codex.prepare(make_pane()).homes[0].user_folder == home / "elsewhere"
 
 
 def test_denied_skills_are_switched_off_and_allowed_user_skills_carried(

@@ -75,11 +75,28 @@ def test_skills_are_disabled_and_allowed_user_skills_linked(
     assert "gemini-cli/.gemini/skills/secret" not in prepared.files
 
 
-def test_the_users_login_is_linked(gemini: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
-    (home / ".gemini").mkdir()
-    (home / ".gemini" / "oauth_creds.json").write_text("{}")
-    files = gemini.prepare(make_pane()).files
-    assert files["gemini-cli/.gemini/oauth_creds.json"].link_to == home / ".gemini" / "oauth_creds.json"
+@pytest.mark.parametrize(("name", "pane_folder", "user_folder"),
+                         [("gemini-cli", "gemini-cli/.gemini", ".gemini"), ("qwen-code", "qwen-code", ".qwen")])
+def test_the_clis_state_is_kept_in_the_users_home(name: str, pane_folder: str, user_folder: str,
+                                                  bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logins, chats, history and trusted folders are the user's own folder's, linked whether they exist or not."""
+    adapter = bundled.get(name)
+    (home / user_folder).mkdir()
+    (home / user_folder / "oauth_creds.json").write_text("{}")
+    pane = make_pane()
+    prepared = adapter.prepare(pane)
+    [state] = prepared.homes
+    assert (state.folder, state.user_folder) == (pane_folder, home / user_folder)
+    assert {"oauth_creds.json", "tmp/", "trustedFolders.json", "installation_id"} <= set(state.keep)
+    assert f"{pane_folder}/oauth_creds.json" not in prepared.files
+    [config] = state.edited_configs  # the sign-in chosen at a first start is written into settings.json
+    assert config.file == "settings.json" and {"mcpServers", "mcp", "hooks", "skills"} <= set(config.polter_keys)
+    assert "security" not in config.polter_keys
+    write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
+    assert (pane.runtime_dir / pane_folder / "oauth_creds.json").read_text() == "{}"
+    monkeypatch.setenv(adapter.home_env, str(home / "elsewhere"))
+    assert adapter.prepare(make_pane()).homes[0].user_folder.is_relative_to(home / "elsewhere")
 
 
 def test_a_workspace_that_switches_hooks_off_is_reported(gemini: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:

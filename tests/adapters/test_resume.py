@@ -10,7 +10,8 @@ from polter.adapters import AdapterRegistry, Pane
 
 
 def test_which_adapters_resume_and_which_one_is_no_agent(bundled: AdapterRegistry) -> None:
-    assert {loaded.adapter.name for loaded in bundled if loaded.adapter.info.resume} == {"claude-code", "codex", "opencode"}
+    assert {loaded.adapter.name for loaded in bundled if loaded.adapter.info.resume} == {
+        "claude-code", "codex", "gemini-cli", "opencode", "qwen-code"}
     assert [loaded.adapter.name for loaded in bundled if not loaded.adapter.info.agent] == ["shell"]
 
 
@@ -41,3 +42,31 @@ def test_codex_resumes_its_last_session_in_the_directory(
 
 def test_opencode_continues(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:
     assert bundled.get("opencode").prepare(make_pane(resume=True)).launch.argv[1:] == ("--continue",)
+
+
+def test_gemini_cli_resumes_its_latest_chat_in_the_directory(
+    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+) -> None:
+    gemini = bundled.get("gemini-cli")
+    assert "--resume" not in gemini.prepare(make_pane(resume=True)).launch.argv  # nothing to resume yet
+    folder = home / ".gemini"
+    (folder / "tmp" / "project" / "chats").mkdir(parents=True)
+    (folder / "projects.json").write_text(json.dumps({"projects": {"/elsewhere": "project"}}))
+    (folder / "tmp" / "project" / "chats" / "session-2026-12-01T10-00-abc.jsonl").write_text("{}\n")
+    assert "--resume" not in gemini.prepare(make_pane(resume=True)).launch.argv  # another folder's chat
+    (folder / "projects.json").write_text(json.dumps({"projects": {str(project): "project"}}))
+    argv = gemini.prepare(make_pane(resume=True)).launch.argv
+    assert argv[argv.index("--resume") + 1] == "latest"
+    assert "--resume" not in gemini.prepare(make_pane()).launch.argv
+
+
+def test_qwen_code_continues_its_latest_chat_in_the_directory(
+    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+) -> None:
+    qwen = bundled.get("qwen-code")
+    assert "--continue" not in qwen.prepare(make_pane(resume=True)).launch.argv
+    chats = home / ".qwen" / "projects" / str(project).replace("/", "-").replace("_", "-").replace(".", "-") / "chats"
+    chats.mkdir(parents=True)
+    (chats / "163efbb4-2093-4c4d-a797-e64782487098.jsonl").write_text("{}\n")
+    assert "--continue" in qwen.prepare(make_pane(resume=True)).launch.argv
+    assert "--continue" not in qwen.prepare(make_pane()).launch.argv

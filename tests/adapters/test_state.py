@@ -74,3 +74,8 @@ def test_an_unknown_screen_is_no_state(bundled: AdapterRegistry) -> None:
         assert bundled.get(name).state(screen) is None
     assert bundled.get("shell").state(screen) is None
     assert bundled.get("opencode").state(TextScreen("\n" * 39)) is None  # before opencode draws
+
+
+def test_a_recording_missing_from_the_repository_fails_the_test_instead_of_skipping_it() -> None:
+    with pytest.raises(FileNotFoundError, match=r"tests/fixtures/streams/no-such-cli-0\.0\.0\.bin is missing"):
+        replay("no-such-cli-0.0.0")

@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 
 from support.gateway import fixture_server, start_gateway, time_server
+from support.privates import requests_awaiting_answer
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
@@ -44,7 +45,7 @@ async def test_an_upstream_killed_mid_call_gives_an_error_and_comes_back(tmp_pat
 def _has_child_request(harness) -> bool:  # type: ignore[no-untyped-def]
     upstream = harness.gateway.pool.get("fixture")
     session = upstream._session
-    return session is not None and bool(session._dispatcher._pending)
+    return session is not None and requests_awaiting_answer(session) > 0
 
 
 async def test_a_call_while_the_upstream_is_down_is_an_error_not_a_bypass(tmp_path: Path) -> None:

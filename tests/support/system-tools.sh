@@ -1,7 +1,7 @@
 #!/bin/sh
 # The system programs the tests and benchmarks drive for real: less and vi (full-screen programs on
 # the alternate screen) and tmux (the benchmark's reference terminal). Installed from Debian's
-# packages when missing and apt-get is there; otherwise the tests that need them skip and say why.
+# packages when missing and apt-get is there; otherwise the tests that need them fail and say why.
 set -e
 missing=""
 command -v less >/dev/null 2>&1 || missing="$missing less"
@@ -9,12 +9,12 @@ command -v vi >/dev/null 2>&1 || missing="$missing vim-tiny"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 [ -z "$missing" ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "system-tools: missing$missing and no apt-get; the tests that need them will skip" >&2
+    echo "system-tools: missing$missing and no apt-get; the tests that need them will fail" >&2
     exit 0
 fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo -n"
 echo "system-tools: installing$missing from Debian's packages" >&2
 if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing; } >&2; then
-    echo "system-tools: could not install$missing; the tests that need them will skip" >&2
+    echo "system-tools: could not install$missing; the tests that need them will fail" >&2
 fi

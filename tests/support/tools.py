@@ -1,7 +1,8 @@
 """Installs the external programs tests need (npm packages, PyPI tools in their own venv) into ``.cache/``.
 
 Installs are pinned, cached across runs, and safe under pytest-xdist (a file lock per package).
-A test that needs ``npm`` where it is missing is skipped with that reason; nothing else is skipped.
+A test that needs ``npm`` where it is missing fails and says so: Node.js is a prerequisite of ``make test``
+(README), like Python, and a skip would let the end-to-end tests pass without driving a single real CLI.
 """
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ def npm_package(package: str, version: str) -> Path:
     (``prefix/node_modules/<package>``, ``prefix/package.json``)."""
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip(f"npm is not installed, so {package}@{version} cannot be installed")
+        pytest.fail(
+            f"npm is not on PATH, so {package}@{version} cannot be installed: install Node.js 20 or later "
+            "(make test needs it; make test-fast runs without it)",
+            pytrace=False,
+        )
     prefix = CACHE / "npm" / _safe(f"{package}@{version}")
     installed = prefix / "node_modules" / package / "package.json"
     with _locked(_safe(package)):

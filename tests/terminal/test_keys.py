@@ -5,14 +5,14 @@ from __future__ import annotations
 import string
 
 import pytest
-from textual.keys import _character_to_key
+from support.privates import key_for_character
 
 from polter.terminal.keys import X10_TRACKING, MouseButton, encode_focus, encode_key, encode_mouse, encode_paste
 
 
 @pytest.mark.parametrize("character", [c for c in string.printable if c not in "\t\n\r\x0b\x0c"])
 def test_every_printable_ascii_character_round_trips_through_its_textual_key_name(character: str) -> None:
-    key = character if character.isalnum() else _character_to_key(character)  # what Textual reports
+    key = character if character.isalnum() else key_for_character(character)  # what Textual reports
     assert encode_key(key) == character.encode()
 
 

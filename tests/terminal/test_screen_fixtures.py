@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from polter.terminal.screen import DEFAULT_STYLE, Style, TerminalScreen
+from support.screens import STREAMS, stream_path
 
-STREAMS = Path(__file__).parent.parent / "fixtures" / "streams"
 
 # capture → (bytes before the quit command, cursor before exit, cursor at the end), from the README.
 CAPTURES = {
@@ -33,7 +33,7 @@ CASES = [
 
 
 def stream(name: str, moment: str) -> bytes:
-    data = (STREAMS / f"{name}.bin").read_bytes()
+    data = stream_path(name).read_bytes()
     return data[: CAPTURES[name][0]] if moment == "before-exit" else data
 
 

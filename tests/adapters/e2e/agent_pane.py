@@ -43,7 +43,7 @@ def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path,
     prepared = adapter.prepare(pane)
     spec = with_home(prepared.launch, home, path_dirs)
     with RuntimeDir(pane.runtime_dir):
-        write_pane_files(pane.runtime_dir, prepared.files)
+        write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
         argv = [spec.argv[0], *(before_args or []), *(spec.argv[1:] if launch_args else ()), *extra_args]
         result = subprocess.run(argv, env=spec.environment(), cwd=spec.cwd, capture_output=True, text=True,
                                 timeout=timeout, stdin=subprocess.DEVNULL)
@@ -72,7 +72,7 @@ class AgentPane:
     async def __aenter__(self) -> AgentPane:
         self.prepared = self.adapter.prepare(self.pane)
         self._runtime.__enter__()
-        write_pane_files(self.pane.runtime_dir, self.prepared.files)
+        write_pane_files(self.pane.runtime_dir, self.prepared.files, self.prepared.homes)
         spec = with_home(self.prepared.launch, self.home, self.path_dirs)
         self._process = PtyProcess.spawn(spec, columns=self.columns, lines=self.lines,
                                          on_output=self._on_output, on_exit=lambda _code: self._changed.set())
