@@ -1,5 +1,5 @@
 """What the gateway costs the app's user, against references measured in the same run (headless, real
-PTYs, the real gateway process, ``mcp-server-time`` as the upstream):
+PTYs in a session host in the same process, the real gateway process, ``mcp-server-time`` as the upstream):
 
 - start-up: ``polter`` with four shell panes under roles (the gateway and its upstream started, every
   pane registered, then every prompt on screen) against the same four shells with no gateway;
@@ -45,17 +45,19 @@ def prompts(app: object) -> bool:
 
 
 def plain_app() -> object:
+    from support.session import HostedApp
+
     from polter.terminal.launch import LaunchSpec
-    from polter.ui.app import PolterApp
 
     spec = LaunchSpec(argv=(BASH, "--norc", "--noprofile"), env={"PS1": "$ "}, title="bash")
-    return PolterApp([spec] * 4)
+    return HostedApp([spec] * 4)
 
 
 def workspace_app() -> object:
+    from support.session import HostedApp
+
     from polter.adapters import discover
     from polter.gateway.servers import StdioServer
-    from polter.ui.app import PolterApp
     from polter.session.config import PaneSetup
     from polter.session.launch import Launch
     from polter.session.agents import PanePlan
@@ -64,14 +66,14 @@ def workspace_app() -> object:
     plans = [PanePlan(PaneSetup(adapter="shell", role="clock", command=[BASH, "--norc", "--noprofile"]), shell, "")
              for _ in range(4)]
     time_server = StdioServer(command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"])
-    return PolterApp(launch=Launch(plans, servers={"time": time_server}))
+    return HostedApp(launch=Launch(plans, servers={"time": time_server}))
 
 
 async def startup(make: Callable[[], object]) -> float:
     start = time.perf_counter()
     app = make()
     async with app.run_test(size=SIZE):  # type: ignore[attr-defined]
-        await until(lambda: getattr(app.multiplexer, "ready", True) and prompts(app))  # type: ignore[attr-defined]
+        await until(lambda: app._multiplexer is not None and app.multiplexer.ready and prompts(app))  # type: ignore[attr-defined]
         return (time.perf_counter() - start) * 1000
 
 
@@ -82,11 +84,11 @@ async def ask_latency() -> tuple[float, float]:
 
     app = workspace_app()
     async with app.run_test(size=SIZE) as pilot:  # type: ignore[attr-defined]
-        screen = app.multiplexer  # type: ignore[attr-defined]
-        await until(lambda: screen.ready and prompts(app))
-        agent = screen.grid.panes[0].agent
+        await until(lambda: app._multiplexer is not None and app.multiplexer.ready and prompts(app))  # type: ignore[attr-defined]
+        host = app.host  # type: ignore[attr-defined]
+        agent = host.panes[0].agent
         allowed, asked = [], []
-        async with pane_client("time", url=screen.workspace.url, token=agent.token) as client:
+        async with pane_client("time", url=host.workspace.url, token=agent.token) as client:
             for _ in range(CALLS):
                 start = time.perf_counter()
                 await client.call_tool("get_current_time", {"timezone": "UTC"})
@@ -109,6 +111,7 @@ async def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="polter-bench-app-"))
     os.environ["POLTER_CONFIG_DIR"] = str(scratch / "config")
     os.environ["POLTER_STATE_DIR"] = str(scratch / "state")
+    os.environ["POLTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="pb-")  # the sessions' sockets (a short path)
     os.environ["PS1"] = "$ "  # the agent panes take the environment; the plain ones set it themselves
     roles = scratch / "config" / "roles"
     roles.mkdir(parents=True)

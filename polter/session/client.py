@@ -144,4 +144,3 @@ class SessionClient:
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         self.closed.set()
-

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
+import inspect
 import logging
 import os
 import socket
@@ -250,6 +251,7 @@ class SessionHost:
         task = asyncio.ensure_future(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _task: close(coroutine))  # (cancelled before it ran: never awaited)
         return task
 
     # -- panes -------------------------------------------------------------------------------------
@@ -682,6 +684,11 @@ class SessionHost:
     async def _kill(self, window: Window, params: dict[str, Any]) -> None:
         reason = str(params.get("reason") or "ended with `polter kill`")
         self._spawn(self.end(reason), "ending the session")
+
+
+def close(coroutine: Awaitable[Any]) -> None:
+    if inspect.iscoroutine(coroutine):
+        coroutine.close()
 
 
 def release_memory() -> None:

@@ -22,7 +22,6 @@ from polter.terminal._width import NOT_NARROW
 __all__ = ["DEFAULT_STYLE", "Cursor", "Style", "TerminalScreen"]
 
 
-
 class TerminalScreen(ControlSequences):
     """A terminal screen of ``columns`` × ``lines`` cells with scrollback.
 

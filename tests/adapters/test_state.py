@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.screens import replay
 
 from polter.adapters import AdapterRegistry, AgentState
-from support.screens import replay
 
 IDLE, WORKING, WAITING = AgentState.IDLE, AgentState.WORKING, AgentState.WAITING
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-
 from support.gateway import fixture_server, start_gateway, time_server
 from support.privates import requests_awaiting_answer
 from support.waiting import wait_until

@@ -9,6 +9,7 @@ from fnmatch import fnmatchcase
 
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
+from support.generated import Tally
 
 from polter.roles import (
     FLOOR_SERVER,
@@ -20,7 +21,6 @@ from polter.roles import (
     ToolPolicy,
     compile_role,
 )
-from support.generated import Tally
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 decisions = st.sampled_from(["allow", "ask", "deny"])

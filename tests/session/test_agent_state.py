@@ -17,8 +17,9 @@ SHELL = discover(entry_points=False).get("shell")
 
 def test_output_of_its_own_is_working_and_quiet_is_idle() -> None:
     assert screen_activity(100.0, last_output=99.5, last_input=90.0, foreground_job=False) == WORKING
-    assert screen_activity(100.0, last_output=100.0 - ACTIVE_SECONDS - 0.01, last_input=0.0,
-                           foreground_job=False) == IDLE
+    assert (
+        screen_activity(100.0, last_output=100.0 - ACTIVE_SECONDS - 0.01, last_input=0.0, foreground_job=False) == IDLE
+    )
 
 
 def test_the_echo_of_the_humans_typing_is_not_work() -> None:

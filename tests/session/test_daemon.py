@@ -36,8 +36,10 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Two quiet bash panes (no agent CLI: this is about sessions, not roles)."""
     monkeypatch.setenv("PS1", "$ ")
     path = tmp_path / "polter.toml"
-    panes = "".join(f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
-                    for _ in range(2))
+    panes = "".join(
+        f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
+        for _ in range(2)
+    )
     path.write_text(panes)
     return path
 
@@ -57,8 +59,9 @@ class Terminal:
         self.terminal.send(text.encode())
 
     async def shows(self, text: str, timeout: float = 30) -> None:
-        await wait_until(lambda: text in self.text(), timeout=timeout,
-                         message=lambda: f"{text!r} in the window:\n{self.text()}")
+        await wait_until(
+            lambda: text in self.text(), timeout=timeout, message=lambda: f"{text!r} in the window:\n{self.text()}"
+        )
 
     @property
     def pid(self) -> int:
@@ -82,8 +85,9 @@ async def window(*args: str) -> AsyncIterator[Terminal]:
 
 
 def polter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
 
 
 def sessions() -> list[dict[str, object]]:
@@ -129,8 +133,12 @@ async def test_a_session_outlives_its_window_and_comes_back_with_everything(conf
         await second.shows("coder")
 
         def newest() -> int:
-            found = [int(word) for line in second.text().splitlines() for word in line.split()[1:2]
-                     if line.startswith("tick ") and word.isdigit()]
+            found = [
+                int(word)
+                for line in second.text().splitlines()
+                for word in line.split()[1:2]
+                if line.startswith("tick ") and word.isdigit()
+            ]
             return max(found, default=0)
 
         await wait_until(lambda: newest() > max(ticks), message=second.text)  # it kept counting meanwhile

@@ -76,10 +76,14 @@ def test_without_an_agent_cli_the_panes_are_shells_and_say_why(registry: Adapter
 
 def test_pane_options_choose_adapter_and_role(registry: AdapterRegistry, path_with: Any) -> None:
     path_with("claude")
-    plans = launch("--pane", "claude-code:coder", "--pane", "codex:reviewer", "--pane", ":researcher",
-                   registry=registry).plans
+    plans = launch(
+        "--pane", "claude-code:coder", "--pane", "codex:reviewer", "--pane", ":researcher", registry=registry
+    ).plans
     assert [(plan.adapter.name, plan.setup.role, plan.why) for plan in plans] == [
-        ("claude-code", "coder", ""), ("codex", "reviewer", "not installed"), ("claude-code", "researcher", "detected")]
+        ("claude-code", "coder", ""),
+        ("codex", "reviewer", "not installed"),
+        ("claude-code", "researcher", "detected"),
+    ]
     assert "codex is not installed" in plans[1].reason
     with pytest.raises(ConfigError, match="--pane: no adapter named 'nope'"):
         launch("--pane", "nope:coder", registry=registry)
@@ -87,8 +91,9 @@ def test_pane_options_choose_adapter_and_role(registry: AdapterRegistry, path_wi
         parse_pane_option("Bad!:x")
 
 
-def test_the_config_file_names_panes_layout_prefix_and_servers(registry: AdapterRegistry, path_with: Any,
-                                                                tmp_path: Path) -> None:
+def test_the_config_file_names_panes_layout_prefix_and_servers(
+    registry: AdapterRegistry, path_with: Any, tmp_path: Path
+) -> None:
     path_with()
     write_config(f"""
         layout = "columns"
@@ -113,22 +118,31 @@ def test_the_config_file_names_panes_layout_prefix_and_servers(registry: Adapter
     result = launch(registry=registry)
     assert (result.layout, result.prefix, result.palette_key, result.ask_timeout) == ("columns", "ctrl+a", "f2", 30)
     assert [(plan.adapter.name, plan.setup.role, plan.setup.title) for plan in result.plans] == [
-        ("shell", "ops", "deploys"), ("shell", "reviewer", None)]
+        ("shell", "ops", "deploys"),
+        ("shell", "reviewer", None),
+    ]
     assert result.plans[0].setup.cwd == tmp_path and "configured in" in result.plans[0].reason
     assert result.servers["time"].env == {"TZ": "${TZ:-UTC}"}  # the gateway expands it
     assert launch("--layout", "rows", registry=registry).layout == "rows"  # the command line wins
     assert launch("--palette-key", "ctrl+p", registry=registry).palette_key == "ctrl+p"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('layout = "diagonal"\n', r"polter.toml:1: layout: Input should be 'grid', 'columns' or 'rows'"),
-    ('[[panes]]\nadapter = "shell"\n\n[[panes]]\nrole = "x"\nwho = 1\n', r"polter.toml:6: panes\[1\].who: unknown key"),
-    ('[[panes]]\nadapter = "nope"\n', r"polter.toml:2: panes\[0\].adapter: no adapter named 'nope'"),
-    ("[[panes]\n", r"polter.toml:1: invalid TOML"),
-    ('[servers.time]\nargs = ["x"]\n', r"polter.toml:1: servers.time.command: Field required"),
-])
-def test_config_problems_name_file_line_and_field(registry: AdapterRegistry, path_with: Any, text: str,
-                                                   message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('layout = "diagonal"\n', r"polter.toml:1: layout: Input should be 'grid', 'columns' or 'rows'"),
+        (
+            '[[panes]]\nadapter = "shell"\n\n[[panes]]\nrole = "x"\nwho = 1\n',
+            r"polter.toml:6: panes\[1\].who: unknown key",
+        ),
+        ('[[panes]]\nadapter = "nope"\n', r"polter.toml:2: panes\[0\].adapter: no adapter named 'nope'"),
+        ("[[panes]\n", r"polter.toml:1: invalid TOML"),
+        ('[servers.time]\nargs = ["x"]\n', r"polter.toml:1: servers.time.command: Field required"),
+    ],
+)
+def test_config_problems_name_file_line_and_field(
+    registry: AdapterRegistry, path_with: Any, text: str, message: str
+) -> None:
     path_with()
     write_config(text)
     with pytest.raises(ConfigError, match=message):
@@ -141,8 +155,9 @@ def test_an_explicit_config_must_exist(tmp_path: Path) -> None:
     assert load_config().panes == []  # no default file: the defaults
 
 
-def test_the_terraria_backend_is_managed_when_tshock_url_is_set(registry: AdapterRegistry, path_with: Any,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_terraria_backend_is_managed_when_tshock_url_is_set(
+    registry: AdapterRegistry, path_with: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path_with()
     assert "terraria" not in launch(registry=registry).servers
     monkeypatch.setenv("TSHOCK_URL", "http://127.0.0.1:7878")
@@ -154,7 +169,11 @@ def test_the_demo_runs_scripted_agents_under_the_terraria_roles(registry: Adapte
     path_with()
     result = launch("--demo", registry=registry)
     assert [plan.setup.role for plan in result.plans] == [
-        "terraria-admin", "terraria-moderator", "terraria-researcher", "terraria-researcher"]
+        "terraria-admin",
+        "terraria-moderator",
+        "terraria-researcher",
+        "terraria-researcher",
+    ]
     assert [plan.setup.command is not None for plan in result.plans] == [True, True, True, False]
     assert result.backends and result.hint and "make it rain" in result.hint
 
@@ -167,8 +186,9 @@ def test_a_saved_session_round_trips_and_a_missing_one_says_so(tmp_path: Path) -
     assert restored.layout == "rows" and restored.panes[0].cwd == tmp_path and restored.panes[0].adapter == "codex"
 
 
-def test_plan_panes_keeps_relative_directories_relative_to_the_start(registry: AdapterRegistry, path_with: Any,
-                                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_panes_keeps_relative_directories_relative_to_the_start(
+    registry: AdapterRegistry, path_with: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path_with()
     monkeypatch.chdir(tmp_path)
     [plan] = plan_panes([PaneSetup(cwd=Path("sub"))], registry, source="", where=lambda index: {})

@@ -104,8 +104,30 @@ def test_control_characters_inside_a_paste_are_dropped(pasted: str, kept: str) -
     assert line.text == kept
 
 
-@given(st.lists(st.sampled_from(["a", "b", "space", "left", "right", "home", "end", "backspace", "delete",
-                                 "ctrl+w", "ctrl+u", "ctrl+k", "ctrl+left", "ctrl+right", "up", "ctrl+c"])))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                "b",
+                "space",
+                "left",
+                "right",
+                "home",
+                "end",
+                "backspace",
+                "delete",
+                "ctrl+w",
+                "ctrl+u",
+                "ctrl+k",
+                "ctrl+left",
+                "ctrl+right",
+                "up",
+                "ctrl+c",
+            ]
+        )
+    )
+)
 def test_the_cursor_always_stays_inside_the_line(keys: list[str]) -> None:
     _, line = typed(*keys)
     assert 0 <= line.cursor <= len(line.text)

@@ -76,8 +76,11 @@ Shared = tuple[Workspace, "Inbox"]
 @asynccontextmanager
 async def workspace(tmp_path: Path, **servers: Any) -> AsyncIterator[tuple[Workspace, Inbox]]:
     inbox = Inbox()
-    space = Workspace(servers=servers or {"fixture": fixture_server()}, roles_dirs=[write_roles(tmp_path / "roles")],
-                      state_dir=tmp_path / "state")
+    space = Workspace(
+        servers=servers or {"fixture": fixture_server()},
+        roles_dirs=[write_roles(tmp_path / "roles")],
+        state_dir=tmp_path / "state",
+    )
     space.subscribe(inbox.post_message)
     await space.start()
     try:
@@ -101,7 +104,9 @@ async def whoami(agent: AgentPane, url: str) -> Any:
         return (await client.call_tool("whoami", {})).structured_content
 
 
-async def test_a_pane_is_registered_with_its_own_token_and_a_private_runtime_dir(shared: Shared, tmp_path: Path) -> None:
+async def test_a_pane_is_registered_with_its_own_token_and_a_private_runtime_dir(
+    shared: Shared, tmp_path: Path
+) -> None:
     space, inbox = shared
     assert inbox.of(Workspace.GatewayUp)[0].restarted is False
     agent, spec = await space.open(plan("reader", title="notes", cwd=tmp_path))
@@ -136,8 +141,11 @@ async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_ag
         os.kill(gateway.process.pid, signal.SIGKILL)
         await wait_until(lambda: inbox.of(Workspace.GatewayDown), message="the workspace to notice")
         assert "SIGKILL" in inbox.of(Workspace.GatewayDown)[0].reason
-        await wait_until(lambda: any(up.restarted for up in inbox.of(Workspace.GatewayUp)), timeout=60,
-                         message="the gateway to come back")
+        await wait_until(
+            lambda: any(up.restarted for up in inbox.of(Workspace.GatewayUp)),
+            timeout=60,
+            message="the gateway to come back",
+        )
         assert space.url == url and space.supervisor.starts == 2
         assert (await whoami(agent, url))["pane"] == agent.id  # the same token works with the new gateway
         assert (await whoami(agent, url))["role"] == "open"
@@ -154,6 +162,7 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
             return await client.call_tool("write_note", {"text": text})
 
     call = asyncio.create_task(write("hello"))
+
     def asks() -> list[Any]:
         return [message for message in inbox.of(Workspace.AskRequested) if message.ask.pane == agent.id]
 
@@ -166,7 +175,8 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     assert not result.is_error
     await wait_until(lambda: request.ask.id not in space.asks, message="the ask to close")
     assert [closed.ask.answer for closed in inbox.of(Workspace.AskClosed) if closed.ask.id == request.ask.id] == [
-        "allow_once"]
+        "allow_once"
+    ]
 
     second = asyncio.create_task(write("again"))
     await wait_until(lambda: len(asks()) == 2, message="the second ask")
@@ -179,7 +189,9 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     assert inbox.of(Workspace.AuditAppended)
 
 
-async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_cold_one(shared: Shared, tmp_path: Path) -> None:
+async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_cold_one(
+    shared: Shared, tmp_path: Path
+) -> None:
     space, inbox = shared
     hot, _ = await space.open(plan("open"))
     cold, _ = await space.open(plan("open", adapter=ColdShell()))
@@ -197,7 +209,8 @@ async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_col
 
 
 async def test_a_cli_with_a_cold_skill_list_needs_a_restart_only_when_the_hidden_skills_change(
-        shared: Shared, tmp_path: Path) -> None:
+    shared: Shared, tmp_path: Path
+) -> None:
     space, _inbox = shared
     agent, _ = await space.open(plan("open", adapter=SkilledShell()))
     assert agent.skills == ["write-docs"] and agent.hidden_at_launch == frozenset()
@@ -227,16 +240,22 @@ async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: P
     fixture = tomli_w.dumps({"servers": {"fixture": fixture_server().model_dump(exclude_defaults=True)}})
     user_file.write_text(fixture, encoding="utf-8")
     inbox = Inbox()
-    space = Workspace(servers={"managed": fixture_server()}, servers_file=user_file, state_dir=tmp_path / "state",
-                      roles_dirs=[write_roles(tmp_path / "roles")])
+    space = Workspace(
+        servers={"managed": fixture_server()},
+        servers_file=user_file,
+        state_dir=tmp_path / "state",
+        roles_dirs=[write_roles(tmp_path / "roles")],
+    )
     space.subscribe(inbox.post_message)
     await space.start()
     try:
         assert sorted(space.server_names) == ["fixture", "managed"]
         agent, _spec = await space.open(plan("open"))
 
-        user_file.write_text(fixture + '\n[servers.extra]\ncommand = "%s"\nargs = ["%s"]\n'
-                             % (sys.executable, fixture_server().args[0]), encoding="utf-8")
+        user_file.write_text(
+            fixture + '\n[servers.extra]\ncommand = "%s"\nargs = ["%s"]\n' % (sys.executable, fixture_server().args[0]),
+            encoding="utf-8",
+        )
         await wait_until(lambda: "extra" in space.server_names, message="extra added while the app runs")
         added = inbox.of(Workspace.ServersChanged)[-1].report
         assert added.added == ["extra"] and "Restart a pane" in servers_report(added)
@@ -244,13 +263,19 @@ async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: P
             assert (await client.list_tools()).tools
 
         user_file.write_text(fixture + '\n[servers.extra]\ncommand = ""\n', encoding="utf-8")
-        await wait_until(lambda: any(m.report.problems for m in inbox.of(Workspace.ServersChanged)),
-                         message="the broken file to be reported")
+        await wait_until(
+            lambda: any(m.report.problems for m in inbox.of(Workspace.ServersChanged)),
+            message="the broken file to be reported",
+        )
         broken = inbox.of(Workspace.ServersChanged)[-1].report
         line = len(fixture.splitlines()) + 3
         assert broken.problems[0].startswith(f"{user_file}:{line}: servers.extra.command: ")
         assert "keep running" in servers_report(broken)
-        assert sorted(server.name for server in (await space.client.status()).servers) == ["extra", "fixture", "managed"]
+        assert sorted(server.name for server in (await space.client.status()).servers) == [
+            "extra",
+            "fixture",
+            "managed",
+        ]
 
         user_file.write_text(fixture, encoding="utf-8")
         await wait_until(lambda: "extra" not in space.server_names, message="extra removed while the app runs")
@@ -261,8 +286,9 @@ async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: P
 
 async def test_a_gateway_that_cannot_start_says_why(tmp_path: Path) -> None:
     broken = tmp_path / "servers-bad"
-    space = Workspace(servers={"fixture": fixture_server()}, state_dir=tmp_path / "state",
-                      roles_dirs=[broken])  # a roles dir is fine even when missing; break the servers instead
+    space = Workspace(
+        servers={"fixture": fixture_server()}, state_dir=tmp_path / "state", roles_dirs=[broken]
+    )  # a roles dir is fine even when missing; break the servers instead
     space.supervisor.servers_file = tmp_path / "missing.toml"
     with pytest.raises(GatewayError, match="missing.toml"):
         await space.supervisor.start()
@@ -300,8 +326,9 @@ asyncio.run(main())
     await wait_until(lambda: not process_running(gateway_pid), timeout=30, message="the orphaned gateway to stop")
 
 
-async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_does_not(shared: Shared,
-                                                                                      tmp_path: Path) -> None:
+async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_does_not(
+    shared: Shared, tmp_path: Path
+) -> None:
     space, _inbox = shared
     opencode = find_adapter("opencode")  # its adapter continues a conversation without looking for one first
     restored, spec = await space.open(plan("open", adapter=opencode, cwd=tmp_path, resume=True))
@@ -312,8 +339,9 @@ async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_doe
 
 
 @pytest.mark.e2e
-async def test_with_tshock_url_set_the_terraria_backend_is_managed(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_with_tshock_url_set_the_terraria_backend_is_managed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``polter`` with ``TSHOCK_URL`` (and a token) in its environment: the bundled Terraria server is one
     of the gateway's upstreams, pointed at that TShock (here the simulator), and a pane can use it."""
     from polter.backends.terraria.simulator import SimulatorServer, World

@@ -205,7 +205,7 @@ def test_motion_is_reported_per_tracking_mode() -> None:
 
 @pytest.mark.parametrize(
     "key",
-    [_character_to_key(c) for c in string.punctuation] + ["euro_sign", "pound_sign", "slash", "at", "plus", "minus"],
+    [key_for_character(c) for c in string.punctuation] + ["euro_sign", "pound_sign", "slash", "at", "plus", "minus"],
 )
 def test_characters_of_key_names_agree_with_textuals(key: str) -> None:
     """keys.py names characters itself (the session host must not load Textual): the same as Textual does."""

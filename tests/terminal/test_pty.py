@@ -6,13 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.panes import runs_in_foreground
+from support.processes import process_running
+from support.waiting import wait_until
 
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess, describe_exit, session_processes
-from support.panes import runs_in_foreground
-from support.processes import process_running
-from support.waiting import wait_until
 
 BASH = shutil.which("bash") or "/bin/bash"
 QUIET_BASH = (BASH, "--norc", "--noprofile")

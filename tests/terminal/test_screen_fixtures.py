@@ -13,10 +13,9 @@ import random
 from pathlib import Path
 
 import pytest
-
-from polter.terminal.screen import DEFAULT_STYLE, Style, TerminalScreen
 from support.screens import STREAMS, stream_path
 
+from polter.terminal.screen import DEFAULT_STYLE, Style, TerminalScreen
 
 # capture → (bytes before the quit command, cursor before exit, cursor at the end), from the README.
 CAPTURES = {

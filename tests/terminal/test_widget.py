@@ -4,12 +4,15 @@ synchronized output. One pane in a bare Textual app; the multiplexer has its own
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
+from support.privates import rendered_strips
+from support.session import host_pane, hosted, window
+from support.waiting import wait_until
 from textual import events
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -22,9 +25,6 @@ from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.sources import LocalTerminal
 from polter.terminal.widget import TerminalView
-from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
-from support.session import host_pane, hosted, window
-from support.waiting import wait_until
 
 
 def local_view(spec: LaunchSpec, *, typing: TypingClock | None = None, id: str | None = None) -> TerminalView:
@@ -100,11 +100,10 @@ async def wheel(pilot: Pilot[None], terminal: TerminalView, *, up: bool) -> None
 def rendered(terminal: TerminalView) -> str:
     """What the user sees of the terminal right now (from the composed screen), as text."""
     region = terminal.region
-    strips = terminal.app.screen._compositor.render_strips()[region.y : region.bottom]
+    strips = rendered_strips(terminal.app.screen)[region.y : region.bottom]
     return "\n".join(strip.crop(region.x, region.right).text.rstrip() for strip in strips)
 
 
-@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
 @pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
 async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(
     tmp_path: Path, through_session: bool
@@ -127,7 +126,6 @@ async def test_less_uses_the_alternate_screen_and_the_shell_screen_comes_back(
         assert f"line {page + 1}" not in screen_text(terminal)
 
 
-@pytest.mark.skipif(shutil.which("vi") is None, reason="vi is not installed (make system-tools installs it)")
 async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
     target = tmp_path / "note.txt"
     async with one_pane(LaunchSpec(argv=bash_spec().argv, env={"PS1": "$ ", "HOME": str(tmp_path)}, cwd=tmp_path)) as (
@@ -144,7 +142,6 @@ async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
         await wait_for_text(terminal, "$ vi -u NONE -N note.txt\n")  # the shell's screen is back
 
 
-@pytest.mark.skipif(shutil.which("less") is None, reason="less is not installed (make system-tools installs it)")
 @pytest.mark.parametrize("through_session", [False, True], ids=["in-process", "session"])
 async def test_the_wheel_on_the_alternate_screen_sends_arrow_keys(tmp_path: Path, through_session: bool) -> None:
     numbers = tmp_path / "numbers.txt"

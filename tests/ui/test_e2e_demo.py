@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from support.panes import screen_text, wait_for_text
+from support.privates import notification_messages
 from support.session import hosted, window
 from support.waiting import wait_until
 from textual.pilot import Pilot
@@ -24,7 +25,9 @@ pytestmark = pytest.mark.e2e
 
 def test_the_scripted_agent_follows_rain_with_an_uninvited_hardmode() -> None:
     assert [(step.tool, step.arguments) for step in plan("make it rain please")] == [
-        ("world_rain", {"enabled": True}), ("world_hardmode", {"enabled": True})]
+        ("world_rain", {"enabled": True}),
+        ("world_hardmode", {"enabled": True}),
+    ]
     assert [step.tool for step in plan("开启困难模式")] == ["world_hardmode"]
     assert plan("turn hardmode off")[0].arguments == {"enabled": False}
     assert plan("kick Ann")[0].arguments == {"player": "Ann", "reason": "asked by the admin"}
@@ -38,8 +41,10 @@ async def say(pilot: Pilot[None], pane: Pane, line: str) -> None:
 
 
 def test_the_scripted_agent_wraps_its_words_to_the_pane_not_mid_word() -> None:
-    refusal = ('  \x1b[31m✗ Polter refused terraria/world_hardmode (forbidden, not broken): say one of '
-               '"hardmode", "开启困难模式", "关闭困难模式".\x1b[0m')
+    refusal = (
+        "  \x1b[31m✗ Polter refused terraria/world_hardmode (forbidden, not broken): say one of "
+        '"hardmode", "开启困难模式", "关闭困难模式".\x1b[0m'
+    )
     lines = wrapped(refusal, "    ", width=30).splitlines()
     from rich.cells import cell_len
 
@@ -47,18 +52,28 @@ def test_the_scripted_agent_wraps_its_words_to_the_pane_not_mid_word() -> None:
     assert all(cell_len(line) <= 30 for line in plain) and all(line.startswith("    ") for line in plain[1:])
     assert " ".join(" ".join(plain).split()) == " ".join(re.sub(r"\x1b\[[0-9;]*m", "", refusal).split())  # no word lost
     assert plain[:2] == ["  ✗ Polter refused", "    terraria/world_hardmode"]
-    assert wrapped("  make it rain      rain, then hardmode", "    ", width=80) == "  make it rain      rain, then hardmode"
+    assert (
+        wrapped("  make it rain      rain, then hardmode", "    ", width=80)
+        == "  make it rain      rain, then hardmode"
+    )
 
 
 async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
-    async with hosted(launch=demo_launch(discover(entry_points=False))) as host, window(
-        host, size=(180, 50), ready=False
-    ) as (app, pilot):
+    async with (
+        hosted(launch=demo_launch(discover(entry_points=False))) as host,
+        window(host, size=(180, 50), ready=False) as (app, pilot),
+    ):
         await wait_until(lambda: getattr(app.multiplexer, "ready", False), timeout=90, message="the demo to start")
         admin, moderator, researcher, shell = app.multiplexer.grid.panes
         assert [pane.agent.role for pane in (admin, moderator, researcher, shell) if pane.agent] == [
-            "terraria-admin", "terraria-moderator", "terraria-researcher", "terraria-researcher"]
-        await wait_until(lambda: any("make it rain" in note.message for note in app._notifications), message="the hint")
+            "terraria-admin",
+            "terraria-moderator",
+            "terraria-researcher",
+            "terraria-researcher",
+        ]
+        await wait_until(
+            lambda: any("make it rain" in message for message in notification_messages(app)), message="the hint"
+        )
         for pane in (admin, researcher):
             await wait_for_text(pane.terminal, "you>", timeout=30)
 
@@ -72,12 +87,18 @@ async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
         await say(pilot, admin, "now turn on hardmode")
         await wait_until(lambda: isinstance(app.screen, AskScreen), timeout=60, message="the hardmode ask")
         modal = app.screen
-        assert isinstance(modal, AskScreen) and modal.ask.name == "world_hardmode" and modal.ask.arguments == {
-            "enabled": True}
+        assert (
+            isinstance(modal, AskScreen)
+            and modal.ask.name == "world_hardmode"
+            and modal.ask.arguments == {"enabled": True}
+        )
         await wait_until(lambda: modal.armed, message="the quiet period")
         await pilot.press("a")
         await wait_for_text(admin.terminal, "Hardmode is now on", timeout=60)
 
         await say(pilot, researcher, "make it rain")
-        await wait_until(lambda: screen_text(researcher.terminal).count("Polter refused") >= 2, timeout=60,
-                         message=lambda: screen_text(researcher.terminal))
+        await wait_until(
+            lambda: screen_text(researcher.terminal).count("Polter refused") >= 2,
+            timeout=60,
+            message=lambda: screen_text(researcher.terminal),
+        )

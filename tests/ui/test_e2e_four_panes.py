@@ -77,8 +77,11 @@ async def test_four_roles_four_surfaces_a_palette_switch_an_ask_and_the_audit(mo
         assert modal.ask.arguments["target_timezone"] == "Asia/Tokyo" and modal.pane_region == ask_convert.region
         await wait_until(lambda: modal.armed, message="the quiet period")
         await pilot.press("a")
-        await wait_until(lambda: "time_difference" in _screen(ask_convert), timeout=30,
-                         message=lambda: f"the converted time:\n{_screen(ask_convert)}")
+        await wait_until(
+            lambda: "time_difference" in _screen(ask_convert),
+            timeout=30,
+            message=lambda: f"the converted time:\n{_screen(ask_convert)}",
+        )
 
         text = await run_in(pilot, now_only, CONVERT, "Polter refused")
         assert "time/convert_time" in text
@@ -91,8 +94,10 @@ async def test_four_roles_four_surfaces_a_palette_switch_an_ask_and_the_audit(mo
             return [" ".join(str(cell) for cell in table.get_row_at(index)) for index in range(table.row_count)]
 
         ids = {pane: pane.remote.id for pane in (ask_convert, now_only) if pane.agent is not None}
-        await wait_until(lambda: any(ids[ask_convert] in row and "convert_time" in row and "allow_once" in row
-                                     for row in rows()), message=lambda: "\n".join(rows()))
+        await wait_until(
+            lambda: any(ids[ask_convert] in row and "convert_time" in row and "allow_once" in row for row in rows()),
+            message=lambda: "\n".join(rows()),
+        )
         assert any(ids[now_only] in row and "convert_time" in row and " deny " in f" {row} " for row in rows())
         assert screen(app).session.audit_rows
 

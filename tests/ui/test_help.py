@@ -18,16 +18,23 @@ from polter.ui.multiplexer import PREFIX_COMMANDS
 
 
 def described_keys(bindings: list[Any]) -> list[str]:
-    return [key.strip() for binding in bindings if isinstance(binding, Binding) and binding.description
-            for key in binding.key.split(",")]
+    return [
+        key.strip()
+        for binding in bindings
+        if isinstance(binding, Binding) and binding.description
+        for key in binding.key.split(",")
+    ]
 
 
 @pytest.mark.parametrize(("prefix", "shown"), [("ctrl+b", "^b"), ("ctrl+a", "^a"), ("f12", "f12")])
 def test_every_key_is_listed(prefix: str, shown: str) -> None:
     text = help_markdown(prefix)
     assert f"`{shown}`" in text
-    keys = [*PREFIX_COMMANDS, *TerminalView.SCROLL_MODE_KEYS,
-            *described_keys([*AskScreen.BINDINGS, *AuditScreen.BINDINGS, *CapabilitiesScreen.BINDINGS])]
+    keys = [
+        *PREFIX_COMMANDS,
+        *TerminalView.SCROLL_MODE_KEYS,
+        *described_keys([*AskScreen.BINDINGS, *AuditScreen.BINDINGS, *CapabilitiesScreen.BINDINGS]),
+    ]
     missing = [key for key in keys if f"`{_key(key)}`" not in text]
     assert not missing, f"keys the help does not list: {missing}"
 

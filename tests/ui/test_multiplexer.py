@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
+from support.privates import notification_messages
 from support.processes import process_running
 from support.session import host_pane, hosted, window
 from support.waiting import wait_until
@@ -467,7 +468,7 @@ async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_m
 
         await drag(one, 6, 15)
         await wait_until(lambda: app.clipboard == "beta gamma", message=lambda: f"the copy, not {app.clipboard!r}")
-        assert any("Copied 10 characters." in str(note.message) for note in app._notifications)
+        assert any("Copied 10 characters." in message for message in notification_messages(app))
         assert one.terminal.text_selection is not None  # shown as selected until the next click
 
         # A double click takes the word under the pointer, a triple click the line; never the whole

@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 from support.gateway import fixture_server
+from support.privates import notification_messages
 from support.waiting import wait_until
 from support.workspace_app import (
     agent_of,
@@ -138,7 +139,7 @@ async def test_phases_other_panes_new_restart_close_and_reload_from_the_palette(
         )
         await palette(pilot, ("reload roles", "Reload roles"))
         await wait_until(
-            lambda: any("roles loaded" in note.message for note in app._notifications),
+            lambda: any("roles loaded" in message for message in notification_messages(app)),
             message="the reload's notification",
         )
         assert "late" in workspace_of(app).roles.names
@@ -182,5 +183,5 @@ async def test_a_role_switch_from_the_palette_tells_the_panes_mcp_sessions(monke
             )
             after = {tool.name for tool in (await client.list_tools()).tools}
         assert before < after and "write_note" in after - before
-        assert any("its CLI was told (list_changed)" in note.message for note in app._notifications)
+        assert any("its CLI was told (list_changed)" in message for message in notification_messages(app))
         assert "restart" not in badges(pane)

@@ -54,10 +54,18 @@ class Over(App[None]):
 
 def row(number: int, **values: Any) -> AuditRow:
     base: dict[str, Any] = {
-        "id": number, "time": datetime(2026, 11, 30, 9, 0, tzinfo=UTC) + timedelta(seconds=7 * number),
-        "pane": "p1", "role": "coder", "layer": "call", "server": "time", "name": "get_current_time",
-        "decision": "allow", "rule": 'tools.default = "allow"', "reason": "the role's default for tools is allow",
-        "latency_ms": 3.2, "args_digest": None,
+        "id": number,
+        "time": datetime(2026, 11, 30, 9, 0, tzinfo=UTC) + timedelta(seconds=7 * number),
+        "pane": "p1",
+        "role": "coder",
+        "layer": "call",
+        "server": "time",
+        "name": "get_current_time",
+        "decision": "allow",
+        "rule": 'tools.default = "allow"',
+        "reason": "the role's default for tools is allow",
+        "latency_ms": 3.2,
+        "args_digest": None,
     }
     return AuditRow(**(base | values))
 
@@ -66,19 +74,51 @@ def session_with_rows() -> RemoteSession:
     """A window's view of a session that logged six decisions (no host behind it: nothing is called)."""
     space = RemoteSession()
     space.server_names = ["time", "terraria"]
-    space.audit_rows.extend([
-        row(1, layer="listing", name=None, reason="2 of 2 tools listed"),
-        row(2),
-        row(3, pane="p2", role="reviewer", server="terraria", name="world_hardmode", decision="deny",
-            rule='gates["terraria/world_hardmode"]',
-            reason="terraria/world_hardmode runs only when the human has asked for it in this pane"),
-        row(4, pane="p2", role="reviewer", layer="ask", server="terraria", name="world_hardmode",
-            decision="allow_once", reason="asked a human: allowed once"),
-        row(5, pane="p3", role="researcher", name="convert_time", decision="deny", rule='tools.default = "deny"',
-            reason="time/convert_time is not read-only; the role denies the rest"),
-        row(6, pane="p4", role="ops", server="polter", name="escalate", layer="phase", decision="allow",
-            reason="escalated by the human"),
-    ])
+    space.audit_rows.extend(
+        [
+            row(1, layer="listing", name=None, reason="2 of 2 tools listed"),
+            row(2),
+            row(
+                3,
+                pane="p2",
+                role="reviewer",
+                server="terraria",
+                name="world_hardmode",
+                decision="deny",
+                rule='gates["terraria/world_hardmode"]',
+                reason="terraria/world_hardmode runs only when the human has asked for it in this pane",
+            ),
+            row(
+                4,
+                pane="p2",
+                role="reviewer",
+                layer="ask",
+                server="terraria",
+                name="world_hardmode",
+                decision="allow_once",
+                reason="asked a human: allowed once",
+            ),
+            row(
+                5,
+                pane="p3",
+                role="researcher",
+                name="convert_time",
+                decision="deny",
+                rule='tools.default = "deny"',
+                reason="time/convert_time is not read-only; the role denies the rest",
+            ),
+            row(
+                6,
+                pane="p4",
+                role="ops",
+                server="polter",
+                name="escalate",
+                layer="phase",
+                decision="allow",
+                reason="escalated by the human",
+            ),
+        ]
+    )
     return space
 
 
@@ -88,30 +128,72 @@ def reviewer_pane(session: RemoteSession) -> RemotePane:
 
 
 CAPABILITIES = Capabilities(
-    pane="p2", title="Shell", role="reviewer", role_found=True, phase="research",
+    pane="p2",
+    title="Shell",
+    role="reviewer",
+    role_found=True,
+    phase="research",
     description="Reads freely, asks before commenting; never merges, pushes or deletes",
     notes=["Phase research: only research tools can be used; call escalate on the polter server to act."],
     servers=[
-        ServerCapability(name="polter", decision="allow", rule=None, reason="Polter's own floor tools", state="running",
-                         tools=[ToolCapability(name="whoami", decision="allow", visible=True, rule=None,
-                                               reason="a floor tool", read_only=True, destructive=False)]),
-        ServerCapability(name="time", decision="allow", rule='servers.default = "allow"',
-                         reason="the role's default for servers is allow", state="running", tools=[
-                             ToolCapability(name="get_current_time", decision="allow", visible=True,
-                                            rule='tools.allow "@read-only"', reason="read-only tools are allowed",
-                                            read_only=True, destructive=False),
-                             ToolCapability(name="convert_time", decision="deny", visible=False, rule="phases.research",
-                                            reason="the research phase allows read-only tools only",
-                                            read_only=False, destructive=True)]),
+        ServerCapability(
+            name="polter",
+            decision="allow",
+            rule=None,
+            reason="Polter's own floor tools",
+            state="running",
+            tools=[
+                ToolCapability(
+                    name="whoami",
+                    decision="allow",
+                    visible=True,
+                    rule=None,
+                    reason="a floor tool",
+                    read_only=True,
+                    destructive=False,
+                )
+            ],
+        ),
+        ServerCapability(
+            name="time",
+            decision="allow",
+            rule='servers.default = "allow"',
+            reason="the role's default for servers is allow",
+            state="running",
+            tools=[
+                ToolCapability(
+                    name="get_current_time",
+                    decision="allow",
+                    visible=True,
+                    rule='tools.allow "@read-only"',
+                    reason="read-only tools are allowed",
+                    read_only=True,
+                    destructive=False,
+                ),
+                ToolCapability(
+                    name="convert_time",
+                    decision="deny",
+                    visible=False,
+                    rule="phases.research",
+                    reason="the research phase allows read-only tools only",
+                    read_only=False,
+                    destructive=True,
+                ),
+            ],
+        ),
     ],
-    skills=[SkillCapability(name="code-review", decision="allow", rule='skills.allow "*review*"',
-                            reason="skills.allow matches")],
+    skills=[
+        SkillCapability(
+            name="code-review", decision="allow", rule='skills.allow "*review*"', reason="skills.allow matches"
+        )
+    ],
 )
 
 
 def test_the_ask_modal(snap_compare: Any) -> None:
-    app = AskApp(make_ask(), region=Region(55, 16, 55, 16), position=(1, 2), pane_label="Pane 4 reviewer",
-                 clock=lambda: 0.0)
+    app = AskApp(
+        make_ask(), region=Region(55, 16, 55, 16), position=(1, 2), pane_label="Pane 4 reviewer", clock=lambda: 0.0
+    )
     assert snap_compare(app, terminal_size=SIZE)
 
 
@@ -144,8 +226,11 @@ def test_the_help_screen(snap_compare: Any) -> None:
 def test_the_confirmation(snap_compare: Any) -> None:
     from polter.ui.confirm import ConfirmScreen
 
-    screen = ConfirmScreen("Restart pane 2 (claude)?", "Its program is still running; restarting ends it and "
-                           "everything it started.", yes="Restart")
+    screen = ConfirmScreen(
+        "Restart pane 2 (claude)?",
+        "Its program is still running; restarting ends it and everything it started.",
+        yes="Restart",
+    )
     assert snap_compare(Over(screen), terminal_size=(90, 20))
 
 
@@ -256,11 +341,30 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
 def test_a_snapshot_mismatch_is_told_as_the_screen_lines_that_differ() -> None:
     from support.snapshots import mismatch, screen_lines
 
-    svg = (Path(__file__).parent / "__snapshots__" / "test_screen_snapshots"
-           / "test_the_workspace_screen_with_agent_panes.svg").read_text()
+    svg = (
+        Path(__file__).parent
+        / "__snapshots__"
+        / "test_screen_snapshots"
+        / "test_the_workspace_screen_with_agent_panes.svg"
+    ).read_text()
     lines = screen_lines(svg)
-    assert lines[1].split() == ["$", "$"] and lines[0].split() == ["1", "open", "shell", "Shell", "open", "idle", "running", "2",
-                                                     "phased", "shell", "Shell", "phased", "research", "idle", "running"]
+    assert lines[1].split() == ["$", "$"] and lines[0].split() == [
+        "1",
+        "open",
+        "shell",
+        "Shell",
+        "open",
+        "idle",
+        "running",
+        "2",
+        "phased",
+        "shell",
+        "Shell",
+        "phased",
+        "research",
+        "idle",
+        "running",
+    ]
     told = mismatch(svg, svg.replace(">research<", ">action&#160;&#160;<"))
     assert "-" + lines[0] in told and "+" + lines[0].replace("research", "action  ") in told
     told = mismatch(svg, svg.replace("{ fill: #57a5e2 }", "{ fill: #000000 }"))  # the role badges' colour

@@ -37,8 +37,10 @@ def settle(app: HostedApp, expected: list[str], statuses: list[str] | None = Non
             await wait_for_text(pane.terminal, text)
             await wait_until(lambda: pane.header.status == status, message=lambda: pane.header.status)  # noqa: B023
         await wait_until(lambda: app.focused is panes[0].terminal)
-        await wait_until(lambda: not any(host.pane(pane.remote.id).terminal.frame_pending for pane in panes),
-                         message="the screens' last frames sent")
+        await wait_until(
+            lambda: not any(host.pane(pane.remote.id).terminal.frame_pending for pane in panes),
+            message="the screens' last frames sent",
+        )
         await pilot.pause()
 
     return run_before

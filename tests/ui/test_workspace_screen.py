@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from support.gateway import fixture_server
+from support.privates import notification_messages
 from support.waiting import wait_until
 from support.workspace_app import (
     agent_of,
@@ -101,7 +102,7 @@ async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_rest
         await wait_until(lambda: badges(cold).get("restart") == "restart to apply", message="restart to apply")
         assert cold.agent is not None and cold.agent.restart_needed
         assert any(
-            "Restart pane 2 from the command palette (^b :)." in str(note.message) for note in app._notifications
+            "Restart pane 2 from the command palette (^b :)." in message for message in notification_messages(app)
         )
         from polter.ui.confirm import ConfirmScreen
 
@@ -143,7 +144,9 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         assert modal.pane_region == two.region  # over the pane that asked, not the focused one
         assert badges(two)["asks"] == "ask" and badges(two)["state"] == "waiting for you"
         await wait_until(
-            lambda: any("Pane 2 (asker) asks to use fixture/write_note" in n.message for n in app._notifications),
+            lambda: any(
+                "Pane 2 (asker) asks to use fixture/write_note" in message for message in notification_messages(app)
+            ),
             message="a notification naming pane 2",
         )
         second = asyncio.create_task(write("second"))
@@ -271,11 +274,11 @@ async def test_a_dead_gateway_is_restarted_and_the_panes_keep_working(monkeypatc
         assert gateway is not None
         os.kill(gateway.process.pid, signal.SIGKILL)
         await wait_until(
-            lambda: any("The gateway is back" in n.message for n in app._notifications),
+            lambda: any("The gateway is back" in message for message in notification_messages(app)),
             timeout=60,
             message="the gateway to come back",
         )
-        assert any("killed by SIGKILL" in n.message for n in app._notifications)
+        assert any("killed by SIGKILL" in message for message in notification_messages(app))
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the dead gateway's ask to go")
         await wait_until(lambda: "asks" not in badges(two), message="no pending ask in the header")
         with contextlib.suppress(Exception):
@@ -310,7 +313,9 @@ async def test_editing_a_bundled_role_edits_a_copy_in_the_users_roles(monkeypatc
         assert (tmp_path / "edited").read_text().strip() == str(copy)
         assert copy.read_text().endswith("# edited\n") and "[gates]" in copy.read_text()
         assert not (bundled_dir("roles") / "ops.toml").read_text().endswith("# edited\n")
-        await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
+        await wait_until(
+            lambda: any("roles loaded" in message for message in notification_messages(app)), message="a reload"
+        )
         summary = next(role for role in workspace_of(app).roles.roles if role.name == "ops")
         assert summary.file == str(copy)  # the user's copy is now the ops role in force
 
@@ -322,8 +327,10 @@ async def test_a_role_file_that_breaks_keeps_its_last_good_version_and_the_ui_sa
     async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
         mine.write_text("[tools\n")
         screen(app).reload_roles()
-        await wait_until(lambda: any("roles loaded" in n.message for n in app._notifications), message="a reload")
-        said = "\n".join(n.message for n in app._notifications)
+        await wait_until(
+            lambda: any("roles loaded" in message for message in notification_messages(app)), message="a reload"
+        )
+        said = "\n".join(notification_messages(app))
         assert "role mine: its file is invalid; the last good version stays in force" in said
         assert f"{mine}:1: invalid TOML" in said and "mine" in workspace_of(app).roles.names
 
@@ -350,7 +357,7 @@ async def test_words_typed_while_the_gateway_restarts_still_count(monkeypatch: A
         assert app.is_running
         may_restart.set()
         await wait_until(
-            lambda: any("The gateway is back" in n.message for n in app._notifications),
+            lambda: any("The gateway is back" in message for message in notification_messages(app)),
             timeout=60,
             message="the gateway to come back",
         )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from polter.adapters import Adapter, discover
 from support.report import report
 from support.tools import npm_bin, npm_package
+
+from polter.adapters import Adapter, discover
 
 from ..conftest import write_skill
 

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from support.tools import npm_bin
+
 from polter.protocol import Decision
 from polter.roles import RoleLibrary, SkillRequest
-from support.tools import npm_bin
 
 POLTER = [sys.executable, "-m", "polter"]
 EVERYTHING = ("@modelcontextprotocol/server-everything", "2026.8.31", "mcp-server-everything")

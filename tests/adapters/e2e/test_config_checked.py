@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
+from support.tiny_mcp import TinyMcp
 
 from polter.adapters import Pane, TestMode
-from support.tiny_mcp import TinyMcp
 
 from .agent_pane import run_once
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk, write_test_skills

@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from polter.adapters import Pane, TestMode
 from support.fake_models import FakeModelServer, Rule
 from support.tiny_mcp import TinyMcp
+
+from polter.adapters import Pane, TestMode
 
 from .agent_pane import run_once
 from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills

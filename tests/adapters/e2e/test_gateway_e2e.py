@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from polter.adapters import Pane, TestMode
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
-from . import offers
+from polter.adapters import Pane, TestMode
+
 from ..conftest import files_containing
+from . import offers
 from .agent_pane import AgentPane, run_once
 from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway

@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.fake_models import FakeModelServer, Rule
 
 from polter.adapters import AgentState, Pane, TestMode
-from support.fake_models import FakeModelServer, Rule
 
 from .agent_pane import AgentPane
 from .conftest import real_cli, seed_opencode_plugin_sdk

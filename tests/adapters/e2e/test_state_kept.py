@@ -23,10 +23,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
 from support.fake_models import FakeModelServer, ModelRequest
 from support.processes import process_running
+
+from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
 
 from ..conftest import files_containing
 from .agent_pane import OFFLINE, AgentPane, with_home

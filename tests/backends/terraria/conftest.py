@@ -6,14 +6,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from backends.terraria.helpers import closed_port, hosted
 from mcp import Client
 
 from polter.backends.terraria.client import TShockClient, TShockSettings
 from polter.backends.terraria.server import Backend, build_server
 from polter.backends.terraria.simulator import SimulatorServer, World
 from polter.backends.terraria.wiki import WikiClient
-
-from backends.terraria.helpers import closed_port, hosted
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from backends.terraria.helpers import ACTING, DESTRUCTIVE, READ_ONLY
 from mcp import Client
 
-from backends.terraria.helpers import ACTING, DESTRUCTIVE, READ_ONLY
 
 async def test_forty_six_tools_with_the_catalogue_names(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}

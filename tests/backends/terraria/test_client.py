@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from backends.terraria.helpers import call, closed_port, fail, text_of
 from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -20,8 +21,6 @@ from polter.backends.terraria.server import Backend, build_server
 from polter.backends.terraria.simulator import SimulatorServer, World
 from polter.backends.terraria.wiki import WikiClient
 from polter.errors import ConfigError, TShockError
-
-from backends.terraria.helpers import call, closed_port, fail, text_of
 
 
 def login_backend(sim: SimulatorServer, username: str, password: str, **clock: object) -> Backend:

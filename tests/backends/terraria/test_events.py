@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from backends.terraria.helpers import call, data, hosted
 from mcp import Client
 from mcp.types import TextResourceContents
 
@@ -16,8 +17,6 @@ from polter.backends.terraria.server import Backend, build_server
 from polter.backends.terraria.simulator import SimulatorServer, World
 from polter.backends.terraria.wiki import WikiClient
 from polter.errors import ConfigError
-
-from backends.terraria.helpers import call, data, hosted
 
 SECRET = "plugin-shared-secret"
 

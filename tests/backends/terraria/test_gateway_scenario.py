@@ -14,14 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from backends.terraria.helpers import READ_ONLY, closed_port, text_of
 from support.gateway import controller, start_gateway
 from support.waiting import wait_until
 
 from polter.backends.terraria.simulator import SimulatorServer, World
 from polter.gateway.servers import StdioServer
 from polter.paths import bundled_dir
-
-from backends.terraria.helpers import READ_ONLY, closed_port, text_of
 
 pytestmark = pytest.mark.e2e
 

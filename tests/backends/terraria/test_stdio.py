@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from backends.terraria.helpers import call, closed_port, text_of
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from polter.backends.terraria.simulator import SimulatorServer, World
-
-from backends.terraria.helpers import call, closed_port, text_of
 
 
 async def test_stdio_server_lists_46_tools_and_acts_on_the_world(sim: SimulatorServer, world: World,

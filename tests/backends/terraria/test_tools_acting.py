@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from backends.terraria.helpers import call, fail, text_of
 from mcp import Client
 
 from polter.backends.terraria.client import TShockClient, TShockSettings
@@ -14,8 +15,6 @@ from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, Wo
 from polter.backends.terraria.simulator.envelope import Endpoint, ok
 from polter.backends.terraria.text import ticks_to_datetime
 from polter.backends.terraria.wiki import WikiClient
-
-from backends.terraria.helpers import call, fail, text_of
 
 
 async def test_server_broadcast_save_reload_and_stop(client: Client, world: World) -> None:

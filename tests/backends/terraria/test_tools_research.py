@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import copy
 
+from backends.terraria.helpers import data, fail
 from mcp import Client
 
 from polter.backends.terraria.simulator import World
 from polter.backends.terraria.simulator.world import ItemStack
-
-from backends.terraria.helpers import data, fail
 
 
 def snapshot(world: World) -> dict[str, object]:

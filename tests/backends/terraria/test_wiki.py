@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from backends.terraria.helpers import closed_port, data, fail, hosted
 from mcp import Client
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -15,8 +16,6 @@ from polter.backends.terraria.client import TShockClient, TShockSettings
 from polter.backends.terraria.localhttp import LocalHttpServer
 from polter.backends.terraria.server import Backend, build_server
 from polter.backends.terraria.wiki import WikiClient
-
-from backends.terraria.helpers import closed_port, data, fail, hosted
 
 SEARCH = {"batchcomplete": True, "query": {"searchinfo": {"totalhits": 837}, "search": [
     {"ns": 0, "title": "King Slime", "pageid": 1, "wordcount": 2000,
