@@ -92,7 +92,9 @@ class PaneHeader(Horizontal):
 
     def _fit(self) -> None:
         """Hide what a narrow header cannot hold, least telling first (see the class docstring)."""
-        status = self.query_one("#pane-status", Label)
+        status = next(iter(self.query("#pane-status").results(Label)), None)
+        if status is None:  # a fit scheduled before the pane was removed with its header
+            return
         sheddable = [status] if self.status_kind == "running" else []
         sheddable += self.query("#badge-adapter").results(Label)
         status.display = True

@@ -210,3 +210,18 @@ async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
     assert result.returncode == 1 and "no session named nowhere is running (running: none)" in result.stderr
     result = polter("kill", "nowhere")
     assert result.returncode == 1 and "no session named nowhere" in result.stderr
+
+
+async def test_the_host_leaves_the_login_sessions_cgroup_where_systemd_runs_the_user(config: Path) -> None:
+    """Logging out of SSH with KillUserProcesses=yes ends the processes of the login session's scope:
+    the host runs in a scope of its own (systemd-run --user --scope) where a user manager answers."""
+    from polter.session.daemon import _systemd_scope
+
+    if not _systemd_scope("probe"):
+        pytest.skip("platform: no systemd user manager here (the host then only leaves the session and group)")
+    async with window("--config", str(config), "--session", "scoped") as first:
+        await first.shows("coder")
+        host = int(sessions()[0]["pid"])  # type: ignore[arg-type]
+        assert Path(f"/proc/{host}/cgroup").read_text() != Path(f"/proc/{first.pid}/cgroup").read_text()
+        assert "polter-scoped" in Path(f"/proc/{host}/cgroup").read_text()
+        assert polter("kill", "scoped").returncode == 0

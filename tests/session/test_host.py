@@ -229,3 +229,39 @@ async def test_a_peer_of_another_user_is_refused(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(os, "getuid", lambda: real + 1)  # the host now believes it runs as someone else
         with pytest.raises(SessionError, match="belongs to another user"):
             await SessionClient.connect(host.files)
+
+
+async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host is the gateway's controller whether or not a window is attached: the call waits, the
+    next window gets the ask with the session and its answer decides the call."""
+    from support.gateway import fixture_server, write_roles
+    from support.workspace_app import shell_plans
+
+    from polter.adapters import discover
+    from polter.gateway.client import pane_client
+    from polter.paths import config_dir
+    from polter.session.launch import Launch
+
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles")
+    launch = Launch(shell_plans("asker"), discover(entry_points=False), servers={"fixture": fixture_server()})
+    async with hosted(launch=launch) as host:
+        await wait_until(lambda: host.ready, timeout=60)
+        agent = host.panes[0].agent
+        assert agent is not None and not host.windows
+
+        async def write() -> Any:
+            async with pane_client("fixture", url=host.workspace.url, token=agent.token) as client:
+                return await client.call_tool("write_note", {"text": "while away"})
+
+        call = asyncio.create_task(write())
+        await wait_until(lambda: host.workspace.asks, timeout=30, message="the ask to reach the host")
+        window = await attach(host)
+        [ask] = window.client.state.asks  # type: ignore[union-attr]
+        assert ask.name == "write_note" and ask.pane == "p1"
+        await window.client.call("answer", ask=ask.id, answer="allow_once")  # type: ignore[union-attr]
+        result = await asyncio.wait_for(call, 30)
+        assert not result.is_error
+        await wait_until(lambda: any(event.ask.id == ask.id for event in window.of(wire.AskClosedEvent)))
