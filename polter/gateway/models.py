@@ -185,7 +185,13 @@ class AuditRow(_Model):
     role: str | None
     layer: Layer
     server: str | None
-    name: str | None = Field(description="Tool, prompt, resource or skill name.")
+    name: str | None = Field(description="Tool, prompt, resource or skill name (a built-in tool: the CLI's name).")
+    builtin: str | None = Field(
+        default=None, description="For one of the CLI's own tools: its kind (shell, read, write, web, agent, meta)."
+    )
+    target: str | None = Field(
+        default=None, description="For one of the CLI's own tools: its argument, normalised (command, paths, URL)."
+    )
     decision: str = Field(description="allow, ask, deny, error, or an ask answer.")
     rule: str | None
     reason: str

@@ -246,7 +246,7 @@ class BuiltinCall:
     """One of :data:`BUILTIN_KINDS`, or the CLI's tool name when the adapter cannot classify it."""
     command: str | None = None
     paths: tuple[str, ...] = ()
-    url: str | None = None
+    urls: tuple[str, ...] = ()
     query: str | None = None
     agent: str | None = None
 
@@ -257,7 +257,7 @@ class BuiltinCall:
             return self.command
         if self.paths:
             return ", ".join(self.paths)
-        return self.url or self.query or self.agent or ""
+        return ", ".join(self.urls) or self.query or self.agent or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,8 +269,13 @@ class Protected:
     writes_only: bool = False
     tree: bool = True
     """The path and everything under it (a folder); False for one file."""
+    anywhere: bool = False
+    """``path`` is a relative tail (``.git/hooks``) protected wherever it appears."""
 
     def covers(self, path: str) -> bool:
+        if self.anywhere:
+            tail = "/" + self.path.strip("/")
+            return path.endswith(tail) or (self.tree and tail + "/" in path)
         return path == self.path or (self.tree and path.startswith(self.path.rstrip("/") + "/"))
 
 
@@ -378,12 +383,12 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
         for path_text in call.paths or (HOLE,):
             path(path_text, call.kind == "write")
     elif call.kind == "web":
-        if call.url is not None:
-            host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", call.url, flags=re.I).split("/", 1)[0].rsplit("@", 1)[-1]
-            found.append(Access("web", call.url, call.url, host=host.split(":", 1)[0].lower()))
-        elif call.query is not None:
+        for url in call.urls:
+            host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url, flags=re.I).split("/", 1)[0].rsplit("@", 1)[-1]
+            found.append(Access("web", url, url, host=host.split(":", 1)[0].lower()))
+        if call.query is not None:
             found.append(Access("web", "search", f"the web search {call.query!r}"))
-        else:
+        if not found:
             found.append(Access("web", HOLE, "a fetch whose URL is not known", host=HOLE))
     elif call.kind == "agent":
         found.append(
