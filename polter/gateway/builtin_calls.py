@@ -17,16 +17,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from polter.paths import config_dir, project_roles_dir, state_dir
-from polter.protocol import HookRequest
+from polter.protocol import BuiltinsPolicy, HookRequest, ProtectedTarget
 from polter.roles.builtin_verdicts import BuiltinRequest
 from polter.roles.builtins import BuiltinCall, Protected, Resolver
-from polter.roles.engine import Verdict
+from polter.roles.engine import CompiledRole, Verdict
 
 if TYPE_CHECKING:
     from polter.gateway.core import Authorization, Gateway
     from polter.gateway.panes import Pane
 
-__all__ = ["GIT_TARGETS", "builtin_call", "decide_builtin_call", "protected_targets", "real_resolver"]
+__all__ = [
+    "GIT_TARGETS",
+    "builtin_call",
+    "builtins_policy",
+    "decide_builtin_call",
+    "protected_targets",
+    "real_resolver",
+]
 
 GIT_TARGETS = (
     Protected(".git/hooks", "a git hooks folder", writes_only=True, anywhere=True),
@@ -104,6 +111,33 @@ def protected_targets(
         add(git_dir / "config", "the repository's git config", writes_only=True, tree=False)
         add(git_dir / "config.worktree", "the worktree's git config", writes_only=True, tree=False)
     return (*targets, *GIT_TARGETS)
+
+
+def builtins_policy(role: CompiledRole, protected: Iterable[Protected]) -> BuiltinsPolicy:
+    """The role's effective [builtins] and the protected targets, as ``whoami`` shows them."""
+    described = role.describe()
+    rules = described["builtins"]
+    phases = described["phases"]
+    return BuiltinsPolicy(
+        default=rules["default"],
+        allow=rules["allow"],
+        ask=rules["ask"],
+        deny=rules["deny"],
+        research=phases["builtins"] if phases else None,
+        protected=[
+            ProtectedTarget(path=target.path, what=target.what, writes_only=target.writes_only) for target in protected
+        ],
+    )
+
+
+def gateway_targets(gateway: Gateway) -> tuple[Protected, ...]:
+    """The protected targets that do not depend on a pane's directory (whoami's list)."""
+    targets = protected_targets(
+        "/nonexistent-project",
+        state_dirs=(gateway.config.state_dir,),
+        role_dirs=[layer.path for layer in gateway.roles.layers],
+    )
+    return tuple(target for target in targets if not target.path.startswith("/nonexistent-project"))
 
 
 def builtin_call(request: HookRequest) -> BuiltinCall:

@@ -306,7 +306,10 @@ class Gateway:
             skills.append(
                 SkillCapability(name=skill, decision=verdict.decision, rule=verdict.rule, reason=verdict.reason)
             )
+        from polter.gateway.builtin_calls import builtins_policy, gateway_targets
+
         return Capabilities(
+            builtins=builtins_policy(role, gateway_targets(self)) if role is not None else None,
             pane=pane.id,
             title=pane.title,
             role=pane.role,
