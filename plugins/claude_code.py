@@ -291,6 +291,13 @@ class ClaudeCode(Adapter):
         return mcp_tool_request(tool_name, server, tool, payload)
 
     def hook_answer(self, answer: HookAnswer) -> HookReply:
+        """A deny vetoes; an allow says so, so that Claude Code does not ask again for a tool the role allows
+        (its own deny and ask rules still apply: the role's denies are among them)."""
+        if answer.decision == "allow":
+            output = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+            if answer.reason:
+                output["permissionDecisionReason"] = f"Polter: {answer.reason}"
+            return HookReply(stdout=json.dumps({"hookSpecificOutput": output}))
         return permission_decision_reply(answer)
 
     # -- screen ------------------------------------------------------------------------------------------

@@ -131,4 +131,5 @@ def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
     assert json.loads(reply.stdout) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": "Polter: researchers cannot write (rule: tools.deny)"}}
-    assert claude.hook_answer(HookAnswer(decision="allow")).stdout == ""
+    allowed = json.loads(claude.hook_answer(HookAnswer(decision="allow")).stdout)["hookSpecificOutput"]
+    assert allowed == {"hookEventName": "PreToolUse", "permissionDecision": "allow"}, "Claude Code need not ask again"
