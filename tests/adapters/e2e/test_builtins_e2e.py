@@ -72,19 +72,27 @@ class Run:
         """A pane under ``role``; ``native=False`` leaves the CLI's own layer unset, so the hook alone decides."""
         compiled = RoleLibrary.load([self.gateway.roles_dir]).get(role)
         assert compiled is not None
-        return Pane(pane_id="e2e", gateway_url=self.gateway.url, servers=("time",), runtime_dir=self.tmp_path / "runtime",
-                    cwd=self.project, token=token, home=self.home,
-                    test_mode=TestMode(model_base_url=model.url, model="gpt-5.5" if self.name == "codex" else None),
-                    builtins=builtins_policy(compiled, ()) if native else None,
-                    skill_decision=self.gateway.skill_policy(role))
+        return Pane(
+            pane_id="e2e",
+            gateway_url=self.gateway.url,
+            servers=("time",),
+            runtime_dir=self.tmp_path / "runtime",
+            cwd=self.project,
+            token=token,
+            home=self.home,
+            test_mode=TestMode(model_base_url=model.url, model="gpt-5.5" if self.name == "codex" else None),
+            builtins=builtins_policy(compiled, ()) if native else None,
+            skill_decision=self.gateway.skill_policy(role),
+        )
 
     def ask(self, pane: Pane, prompt: str, model: FakeModelServer, *, hooks: bool = True) -> str | None:
         """Run one prompt; the tool result the CLI sent back to the model (None: the tool was not offered)."""
         before, after = ARGS[self.name]
         adapter = _for_test(self.cli.adapter, hooks=hooks)
         start = len(model.requests)
-        _prepared, result = run_once(adapter, pane, [*after, prompt], before_args=before, home=self.home,
-                                     path_dirs=[self.cli.bin_dir])
+        _prepared, result = run_once(
+            adapter, pane, [*after, prompt], before_args=before, home=self.home, path_dirs=[self.cli.bin_dir]
+        )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         asked = model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
         if not asked.reply.startswith("call "):
@@ -132,8 +140,9 @@ def gateway(tmp_path: Path) -> PolterGateway:
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli"])
-def test_the_role_governs_the_clis_own_tools(name: str, gateway: PolterGateway, tmp_path: Path, home: Path,
-                                             project: Path) -> None:
+def test_the_role_governs_the_clis_own_tools(
+    name: str, gateway: PolterGateway, tmp_path: Path, home: Path, project: Path
+) -> None:
     run = Run(name, gateway, tmp_path, home, project)
     (project / "visible.txt").write_text("x")
     with FakeModelServer(list(calls(name, project).values())) as model:
@@ -143,13 +152,15 @@ def test_the_role_governs_the_clis_own_tools(name: str, gateway: PolterGateway, 
         refused = run.ask(researcher, "please write the file", model)
         assert refused is not None and not (project / WRITTEN).exists(), refused
         assert "Polter" in refused and "write" in refused.lower(), refused
-        gateway.wait_for_audit(pane_id, lambda row: row["layer"] == "hook" and row.get("builtin") == "write"
-                               and row["decision"] == "deny")
+        gateway.wait_for_audit(
+            pane_id, lambda row: row["layer"] == "hook" and row.get("builtin") == "write" and row["decision"] == "deny"
+        )
 
         pushed = run.ask(researcher, "now push it", model)
         assert pushed is not None and "Polter" in pushed and "git push origin main" in pushed, pushed
-        gateway.wait_for_audit(pane_id, lambda row: row.get("target") == "ls && git push origin main"
-                               and row["decision"] != "allow")
+        gateway.wait_for_audit(
+            pane_id, lambda row: row.get("target") == "ls && git push origin main" and row["decision"] != "allow"
+        )
 
         listed = run.ask(researcher, "list the files", model)
         assert listed is not None and "visible.txt" in listed, listed
