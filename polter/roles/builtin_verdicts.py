@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from polter.protocol import Decision
@@ -96,6 +96,9 @@ def _subject(call: BuiltinCall) -> str:
 
 
 def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Judged:
+    if len(access.forms) > 1:  # a path and where its symlinks really lead: each judged, the strictest wins
+        judged = [_judge(rules, request, replace(access, subject=form, forms=(form,))) for form in access.forms]
+        return max(judged, key=lambda item: _RANK[item.decision])
     named = _named(access)
     guard = _protected(request, access)
     if guard is not None:

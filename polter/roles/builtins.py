@@ -379,6 +379,8 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
             )
         if problem is not None:
             found.append(Access("shell", HOLE, "a part the shell parser cannot read"))
+        if not found:  # nothing but blanks or comments: judged as written
+            found.append(Access("shell", (call.command or "").strip(), f"`{(call.command or '').strip()}`"))
     elif call.kind in PATH_KINDS:
         for path_text in call.paths or (HOLE,):
             path(path_text, call.kind == "write")
