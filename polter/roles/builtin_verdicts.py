@@ -102,8 +102,8 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
     named = _named(access)
     guard = _protected(request, access)
     if guard is not None:
-        why = f"{named} is {guard.what}: no role can " + (
-            "write it (writing it runs code outside any rule)." if guard.writes_only else "open it."
+        why = f"{named} is refused: the path is within {guard.what}, which no role can " + (
+            "write (writing it runs code outside any rule)." if guard.writes_only else "open."
         )
         return _Judged("deny", "protected", why, access)
     hits, sure = rules.matcher.matches(access, request.project, request.home)
