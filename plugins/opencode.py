@@ -1,7 +1,8 @@
 """opencode (1.x): the gateway's endpoints as remote MCP servers in ``OPENCODE_CONFIG_CONTENT`` (the highest
 config layer), every other MCP server the user or the project configures switched off by name, denied
-skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that runs ``polter hook opencode``
-before MCP tools and skills (its ``tool.execute.before`` throws to veto).
+skills set to ``deny`` in ``permission.skill``, the role's denies in opencode's ``permission``, and a small
+opencode plugin that posts every tool call to the gateway's ``/hook/opencode/payload`` before it runs (its
+``tool.execute.before`` throws to veto, also when the gateway gives no verdict).
 
 Proven against opencode 1.18.33: its TUI in a PTY pane and ``opencode run``, against a fake Anthropic API
 through the provider package opencode bundles (it re-lists on MCP ``tools/list_changed``), and
@@ -78,7 +79,11 @@ export const PolterVeto = async ({ directory }) => ({
       throw new Error("Polter: the gateway cannot be reached (" + error + "), so the call is refused");
     }
     if (!answer.ok) {
-      throw new Error((await answer.text()).trim() || "Polter: the veto hook failed, so the call is refused");
+      // 403 with "Polter: ..." is the gateway's veto; anything else is no verdict at all, refused all the same.
+      const text = (await answer.text().catch(() => "")).trim();
+      if (answer.status === 403 && text.startsWith("Polter:")) throw new Error(text);
+      const detail = text ? ": " + text : "";
+      throw new Error("Polter: the gateway answered HTTP " + answer.status + detail + "; the call is refused");
     }
   },
 });

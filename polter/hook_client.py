@@ -7,8 +7,8 @@ start in a few milliseconds (adapters run it as ``python -I -S /path/to/hook_cli
 Reads the CLI's hook payload on stdin, POSTs it to ``$POLTER_GATEWAY_URL/hook/ADAPTER/payload`` with
 ``$POLTER_TOKEN``; the gateway judges it (the adapter's translation runs there) and returns the CLI's reply:
 the exit code, then stdout and stderr (see :mod:`polter.gateway.hook_payloads`). Fails closed: a missing
-variable, an unreachable gateway or an unreadable answer exits 2 with the reason on stderr, which every
-supported CLI takes as a veto.
+variable, an unreachable gateway, an HTTP error or an unreadable answer exits 2 with the reason on stderr
+(``Polter: the gateway answered HTTP 404: ...; the call is refused``), which every supported CLI takes as a veto.
 """
 
 import os
@@ -43,11 +43,34 @@ def _address(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
+class Refused(Exception):
+    """The gateway gave no verdict: the reason, in words, for the veto."""
+
+
+def _dechunk(body: bytes) -> bytes:
+    """A ``Transfer-Encoding: chunked`` body, joined (raises ValueError when it is cut short)."""
+    parts = []
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line.split(b";", 1)[0], 16)
+        if size == 0:
+            return b"".join(parts)
+        if len(body) < size:
+            raise ValueError("a chunked body cut short")
+        parts.append(body[:size])
+        body = body[size + 2 :]
+
+
 def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtime: str) -> tuple[int, bytes, bytes]:
-    """POST the payload; (exit code, stdout, stderr) of the gateway's reply. Raises OSError or ValueError."""
+    """POST the payload; (exit code, stdout, stderr) of the gateway's reply.
+
+    Raises :class:`Refused` with the reason when there is no verdict: unreachable, an HTTP error, or garbage."""
     import socket
 
-    host, port = _address(url)
+    try:
+        host, port = _address(url)
+    except ValueError as exc:
+        raise Refused(f"POLTER_GATEWAY_URL is not a gateway address ({exc})") from exc
     query = "reply=command"
     if project:
         query += "&project=" + _quote(project)
@@ -58,23 +81,34 @@ def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtim
         f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
         "Connection: close\r\n\r\n"
     )
-    with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS) as connection:
-        connection.sendall(head.encode("latin-1") + payload)
-        chunks = []
-        while chunk := connection.recv(65536):
-            chunks.append(chunk)
-    response = b"".join(chunks)
-    header, _, body = response.partition(b"\r\n\r\n")
+    try:
+        with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS) as connection:
+            connection.sendall(head.encode("latin-1") + payload)
+            chunks = []
+            while chunk := connection.recv(65536):
+                chunks.append(chunk)
+    except OSError as exc:
+        raise Refused(f"the gateway at {url} cannot be reached ({exc})") from exc
+    header, _, body = b"".join(chunks).partition(b"\r\n\r\n")
     status_line = header.split(b"\r\n", 1)[0].split(b" ", 2)
-    if len(status_line) < 2 or status_line[1] != b"200":
-        detail = body[:300].decode("utf-8", "replace").strip()
-        raise ValueError(f"the gateway answered {b' '.join(status_line[1:]).decode('latin-1')}: {detail}")
-    if b"transfer-encoding: chunked" in header.lower():
-        raise ValueError("the gateway answered in chunks")
-    code, _, rest = body.partition(b"\n")
-    length, _, rest = rest.partition(b"\n")
-    size = int(length)
-    return int(code), rest[:size], rest[size:]
+    try:
+        if b"transfer-encoding: chunked" in header.lower():
+            body = _dechunk(body)
+        if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
+            raise ValueError("not an HTTP response")
+        if status_line[1] != b"200":
+            detail = body[:300].decode("utf-8", "replace").strip()
+            raise Refused(
+                f"the gateway answered HTTP {status_line[1].decode('latin-1')}{': ' + detail if detail else ''}"
+            )
+        code, _, rest = body.partition(b"\n")
+        length, _, rest = rest.partition(b"\n")
+        size = int(length)
+        if size > len(rest):
+            raise ValueError("the reply is shorter than it says")
+        return int(code), rest[:size], rest[size:]
+    except ValueError as exc:
+        raise Refused(f"the gateway's answer cannot be read ({exc}): {body[:100]!r}") from exc
 
 
 def main(argv: list[str]) -> int:
@@ -95,8 +129,8 @@ def main(argv: list[str]) -> int:
         return _veto(f"the hook payload cannot be read ({exc})")
     try:
         code, stdout, stderr = ask(url, token, adapter, payload, project, runtime)
-    except (OSError, ValueError) as exc:
-        return _veto(f"the gateway at {url} cannot be reached or answered garbage ({exc})")
+    except Refused as exc:
+        return _veto(str(exc))
     sys.stdout.buffer.write(stdout)
     sys.stderr.buffer.write(stderr)
     sys.stdout.flush()

@@ -25,6 +25,8 @@ class FakeHookEndpoint:
     def __init__(self) -> None:
         self.status = 200
         self.body = b"0\n0\n"
+        self.chunked = False
+        """Send the body as uvicorn does when an app gives no length (``Transfer-Encoding: chunked``)."""
         self.received: list[tuple[str, str | None, Any]] = []
         endpoint = self
 
@@ -36,9 +38,15 @@ class FakeHookEndpoint:
                 length = int(self.headers["content-length"])
                 endpoint.received.append((self.path, self.headers.get("authorization"), self.rfile.read(length)))
                 self.send_response(endpoint.status)
-                self.send_header("content-length", str(len(endpoint.body)))
+                body = endpoint.body
+                if endpoint.chunked:
+                    self.send_header("transfer-encoding", "chunked")
+                    body = b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:3], body[3:]) if part)
+                    body += b"0\r\n\r\n"
+                else:
+                    self.send_header("content-length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(endpoint.body)
+                self.wfile.write(body)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -86,15 +94,25 @@ def test_the_gateways_reply_is_printed_with_its_exit_code(gateway: FakeHookEndpo
 @pytest.mark.parametrize(
     ("status", "body", "reason"),
     [
-        (200, b"<html>not a reply</html>", "answered garbage"),
-        (500, b"boom", "answered 500 Internal Server Error: boom"),
-        (401, b"unknown token", "answered 401 Unauthorized: unknown token"),
+        (200, b"<html>not a reply</html>", "the gateway's answer cannot be read"),
+        (200, b"0\n999\nshort", "the gateway's answer cannot be read"),
+        (500, b"boom", "Polter: the gateway answered HTTP 500: boom; the call is refused"),
+        (401, b"unknown token", "Polter: the gateway answered HTTP 401: unknown token; the call is refused"),
     ],
 )
 def test_garbage_or_an_error_from_the_gateway_is_a_veto(gateway: FakeHookEndpoint, status: int, body: bytes, reason: str) -> None:
     gateway.status, gateway.body = status, body
     result = run_hook(["codex"], PAYLOAD, env_for(gateway))
     assert result.returncode == 2 and reason in result.stderr and "the call is refused" in result.stderr
+
+
+@pytest.mark.parametrize("status", [200, 404])
+def test_a_chunked_answer_is_read_whole(gateway: FakeHookEndpoint, status: int) -> None:
+    gateway.chunked, gateway.status = True, status
+    gateway.body = b"2\n0\nPolter: no\n" if status == 200 else b"no such endpoint"
+    result = run_hook(["codex"], PAYLOAD, env_for(gateway))
+    expected = "Polter: no\n" if status == 200 else "Polter: the gateway answered HTTP 404: no such endpoint; the call is refused\n"
+    assert (result.returncode, result.stderr) == (2, expected)
 
 
 def test_an_unreachable_gateway_is_a_veto(gateway: FakeHookEndpoint) -> None:
