@@ -194,7 +194,10 @@ class Pane(BaseModel):
         "from it; None: no such first layer (the veto hook still decides every call).",
     )
     hook_command: tuple[str, ...] = Field(
-        default=(), description="argv that runs `polter hook` (the adapter's name is appended); default: this Python."
+        default=(),
+        description="argv of the command hook (the adapter's name, the pane's directory and runtime dir are "
+        "appended); default: the stdlib hook client on this Python. CLIs that post to the gateway themselves "
+        "(Claude Code's HTTP hook, opencode's plugin) do not run it.",
     )
     home: Path | None = Field(default=None, description="The user's home; default Path.home().")
     resume: bool = Field(

@@ -24,6 +24,7 @@ from support.fake_models import FakeModelServer, Rule
 from .agent_pane import run_once
 from .conftest import real_cli
 from .gateway_process import PolterGateway
+from .unhooked import adjusted
 
 pytestmark = pytest.mark.e2e
 
@@ -104,33 +105,7 @@ class Run:
 def _for_test(adapter: Any, *, hooks: bool) -> Any:
     """The adapter, with Claude Code's tool search off (its file tools would hide behind ToolSearch from the fake
     model) and, with ``hooks=False``, its veto hook taken out of the files it writes (the CLI's own layer stays)."""
-    import json
-    import tomllib
-
-    import tomli_w
-
-    class NoHook(type(adapter)):  # type: ignore[misc]
-        def prepare(self, pane: Pane) -> Any:
-            prepared = super().prepare(pane)
-            launch = prepared.launch.model_copy(update={"env": {**prepared.launch.env, "ENABLE_TOOL_SEARCH": "false"}})
-            prepared = prepared.model_copy(update={"launch": launch})
-            if hooks:
-                return prepared
-            files = dict(prepared.files)
-            for name, file in files.items():
-                if file.text is None:
-                    continue
-                if name.endswith(".json") and '"hooks"' in file.text:
-                    data = json.loads(file.text)
-                    data.pop("hooks", None)
-                    files[name] = file.model_copy(update={"text": json.dumps(data)})
-                elif name.endswith("config.toml"):
-                    data = tomllib.loads(file.text)
-                    data.pop("hooks", None)
-                    files[name] = file.model_copy(update={"text": tomli_w.dumps(data)})
-            return prepared.model_copy(update={"files": files})
-
-    return NoHook(executable=adapter.executable())
+    return adjusted(adapter, hook=hooks, env={"ENABLE_TOOL_SEARCH": "false"})
 
 
 @pytest.fixture
