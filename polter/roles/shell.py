@@ -129,6 +129,14 @@ class CommandLine:
     """Why (part of) the line could not be understood; None when it was read completely."""
 
 
+_ASCII_STAND_IN = bytes(byte if byte < 0x80 else ord("Z") for byte in range(256))
+"""Every byte of a non-ASCII character becomes ``Z`` before parsing. tree-sitter-bash 0.25.1's scanner calls C's
+``isalpha`` on the lookahead character, which reads outside its table for a code point above 255: a ``{`` followed
+by some 4-byte character segfaults the process (tree-sitter/tree-sitter-bash#337), others read garbage. Bash never
+treats a non-ASCII character as syntax, so a letter parses the same; the byte offsets do not move, and words are
+read from the line's own bytes."""
+
+
 @cache
 def _parser() -> Any:
     """tree-sitter's parser for bash, built once (the import costs a few ms)."""
@@ -150,6 +158,8 @@ class _Walker:
     commands: list[SimpleCommand] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     problem: str | None = None
+    sources: list[bytes] = field(default_factory=list)
+    """The bytes of the scripts being walked, innermost last (a node's text is read from them)."""
 
     def fail(self, problem: str) -> None:
         if self.problem is None:
@@ -162,11 +172,20 @@ class _Walker:
         if "\x00" in text:
             self.fail("the line contains a NUL character")
             return
-        tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
+        source = text.encode("utf-8", "surrogatepass")
+        tree = _parser().parse(source.translate(_ASCII_STAND_IN))
         root = tree.root_node
         if root.has_error:
             self.fail("the shell parser cannot read the line")
-        self.node(root, depth)
+        self.sources.append(source)
+        try:
+            self.node(root, depth)
+        finally:
+            self.sources.pop()
+
+    def text(self, node: Any) -> str:
+        """The node's text in the line as written (the parser saw ASCII stand-ins)."""
+        return self.sources[-1][node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     # -- statements ------------------------------------------------------------------------------
 
@@ -229,7 +248,7 @@ class _Walker:
             return ""
         if any(child.type != "heredoc_content" for child in body.children):
             return HOLE  # expansions inside: the script is known only when it runs
-        return body.text.decode("utf-8", "replace")
+        return self.text(body)
 
     # -- what a command runs -------------------------------------------------------------------------
 
@@ -297,13 +316,13 @@ class _Walker:
         """A word's value with quotes removed; dynamic parts become :data:`HOLE` (their commands are walked)."""
         kind = node.type
         if kind == "word":
-            return _unescape(node.text.decode("utf-8", "replace"))
+            return _unescape(self.text(node))
         if kind == "raw_string":
-            return node.text.decode("utf-8", "replace")[1:-1]
+            return self.text(node)[1:-1]
         if kind == "ansi_c_string":
-            return _ansi_c(node.text.decode("utf-8", "replace")[2:-1])
+            return _ansi_c(self.text(node)[2:-1])
         if kind in ("number", "string_content", "heredoc_content"):
-            return node.text.decode("utf-8", "replace")
+            return self.text(node)
         if kind in ("string", "concatenation", "translated_string"):
             parts = [
                 self.word(child, depth)
@@ -318,7 +337,7 @@ class _Walker:
         # $VAR, ${VAR...}, $((...)), arrays: known only when the line runs (their $(...) still run)
         for child in node.children:
             self.node(child, depth)
-        return HOLE if kind != "brace_expression" else node.text.decode("utf-8", "replace")
+        return HOLE if kind != "brace_expression" else self.text(node)
 
 
 _READS_STDIN = object()

@@ -3,6 +3,9 @@ protected targets), and, by Hypothesis, "a denied command hidden in a chain is a
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from polter.gateway.builtin_calls import protected_targets, real_resolver
 from polter.roles import Role, compile_role
 from polter.roles.builtins import BuiltinCall, check_builtin_pattern, lexical_resolver
 from polter.roles.engine import BuiltinRequest
+from polter.roles import shell as shell_module
 from polter.roles.shell import HOLE, split_command_line
 
 ROLE = compile_role(
@@ -79,6 +83,32 @@ def test_redirections_are_reads_and_writes_and_unreadable_lines_are_flagged() ->
     parsed = split_command_line("cat < in.txt > out.txt 2>&1 2>/dev/null >> ~/log")
     assert [(r.path, r.write) for r in parsed.redirects] == [("in.txt", False), ("out.txt", True), ("~/log", True)]
     assert split_command_line("echo 'unterminated").problem is not None
+
+
+def test_non_ascii_text_is_kept_and_cannot_crash_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tree-sitter-bash 0.25.1 calls C's ``isalpha`` on characters above 255, reading outside its table: ``{``
+    followed by a 4-byte character segfaults the process, depending on memory layout (tree-sitter-bash#337). The
+    parser sees only ASCII (stand-ins for other characters); the words keep the line's own characters."""
+    lines = [prefix + chr(code) for prefix in ("{", "]{", "a {", "echo ]{") for code in range(0x70000, 0x110000, 0x4000)]
+    script = "import sys\nfrom polter.roles.shell import split_command_line\nfor line in sys.argv[1:]: split_command_line(line)"
+    result = subprocess.run([sys.executable, "-c", script, *lines], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"the parser crashed (exit {result.returncode}): {result.stderr[-500:]}"
+
+    real = shell_module._parser()
+    seen: list[bytes] = []
+
+    class Recording:
+        def parse(self, source: bytes) -> object:
+            seen.append(source)
+            return real.parse(source)
+
+    monkeypatch.setattr(shell_module, "_parser", Recording)
+    parsed = [split_command_line(line) for line in ("]{\U000e2557\xaaz", 'git commit -m "🎉 é" && bash -c "rm -rf ~/é"')]
+    assert seen and all(byte < 0x80 for source in seen for byte in source), seen
+    assert [[command.text for command in line.commands] for line in parsed] == [
+        ["]{\U000e2557\xaaz"], ["git commit -m 🎉 é", "rm -rf ~/é"]
+    ]
+    assert shell('git commit -m "🎉 é" && git push') == "deny"
 
 
 @pytest.mark.parametrize(
