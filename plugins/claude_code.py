@@ -29,7 +29,9 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
-    hook_shell_command,
+    builtin_request,
+    claude_style_denies,
+    first_text,
     mcp_tool_request,
     permission_decision_reply,
     project_dirs,
@@ -37,6 +39,7 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    veto_hook_url,
 )
 
 BUNDLED_SKILLS = (
@@ -80,8 +83,22 @@ plans, file history) and the user's agents, commands, skills, plugins and CLAUDE
 config dir (to seed onboarding); there these stay the user's all the same."""
 
 SKILL_TOOL = "Skill"
-HOOK_MATCHER = f"^(mcp__.+|{SKILL_TOOL})$"
-"""The hook runs before MCP tools and skills; Claude Code's own permission rules govern its built-in tools."""
+HOOK_MATCHER = "*"
+"""The hook runs before every tool: MCP tools, skills and Claude Code's own (Bash, Read, Edit, WebFetch...)."""
+
+BUILTIN_KINDS = {
+    **dict.fromkeys(("Bash", "Monitor", "PowerShell"), "shell"),
+    **dict.fromkeys(("Read", "Glob", "Grep", "LSP", "NotebookRead"), "read"),
+    **dict.fromkeys(("Write", "Edit", "MultiEdit", "NotebookEdit"), "write"),
+    **dict.fromkeys(("WebFetch", "WebSearch"), "web"),
+    **dict.fromkeys(("Agent", "Task", "Workflow", "SendMessage"), "agent"),
+    **dict.fromkeys(
+        ("TodoWrite", "AskUserQuestion", "ToolSearch", "EnterPlanMode", "ExitPlanMode", "TaskStop", "TaskOutput"),
+        "meta",
+    ),
+}
+"""Claude Code 2.1.332's built-in tools by the role's kinds (``shared/reference/builtin-tools.md`` §A); any other
+tool is a kind of its own (CronCreate, ScheduleWakeup, EnterWorktree)."""
 
 TEST_MODE_UNSET = (
     "ANTHROPIC_API_KEY",
@@ -116,8 +133,10 @@ class ClaudeCode(Adapter):
             "Tools the role adds appear on the next turn. A tool the role takes away is withdrawn at once: Claude "
             "Code 2.1.332 tells the model it is no longer offered and refuses a call to it, but keeps its definition "
             "in the conversation's tool list until a new conversation (/clear) or a restart.",
-            "Built-in tools (Bash, Edit, WebFetch, ...) are governed by Claude Code's own permission rules, "
-            "not by the role; a Bash command can still start any program the user can.",
+            "Built-in tools (Bash, Read, Edit, WebFetch, ...) are decided by the role through the veto hook, and the "
+            "role's denies are also Claude Code's permissions.deny; a shell rule is a seatbelt, not a sandbox: an "
+            "allowed program (python, make) can still do what its arguments say. A call Claude Code refuses by its "
+            "own rules or validation never reaches the hook (no audit row).",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "
             "load (only MCP servers are restricted to the gateway's).",
             "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to "
@@ -194,25 +213,11 @@ class ClaudeCode(Adapter):
         settings: dict[str, Any] = {
             "disableAllHooks": False,
             "disableClaudeAiConnectors": True,
-            "hooks": {
-                "PreToolUse": [
-                    {
-                        "matcher": HOOK_MATCHER,
-                        "hooks": [
-                            {
-                                "type": "command",
-                                "command": hook_shell_command(pane.hook_argv(self.name)),
-                                "timeout": HOOK_TIMEOUT_SECONDS,
-                                "onFailure": "block",
-                            }
-                        ],
-                    }
-                ]
-            },
+            "hooks": self.veto_hooks(pane),
             # The gateway is the authority for its tools (asks come up in Polter), so Claude need not ask too.
             "permissions": {
                 "allow": [f"mcp__{server_key(name)}" for name in pane.endpoints],
-                "deny": [f"{SKILL_TOOL}({name})" for name in hidden_names],
+                "deny": [f"{SKILL_TOOL}({name})" for name in hidden_names] + claude_style_denies(pane, pane.builtins),
             },
             "skillOverrides": {name: "off" for name in hidden_names},
             "tui": "default",
@@ -274,6 +279,39 @@ class ClaudeCode(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
+    def veto_hooks(self, pane: Pane) -> dict[str, Any]:
+        """A PreToolUse HTTP hook on every tool: Claude Code posts the payload to the gateway itself (no process),
+        with the pane's token from its environment, and blocks the call when the gateway cannot answer."""
+        hook = {
+            "type": "http",
+            "url": veto_hook_url(pane, self.name),
+            "headers": {"Authorization": "Bearer $POLTER_TOKEN"},
+            "allowedEnvVars": ["POLTER_TOKEN"],
+            "timeout": HOOK_TIMEOUT_SECONDS,
+            "onFailure": "block",
+        }
+        return {"PreToolUse": [{"matcher": HOOK_MATCHER, "hooks": [hook]}]}
+
+    def builtin_hook_request(self, tool_name: str, payload: Mapping[str, Any]) -> HookRequest:
+        """One of Claude Code's own tools (``file_path`` arrives absolute; Glob and Grep may name no path)."""
+        tool_input = payload.get("tool_input")
+        args = tool_input if isinstance(tool_input, Mapping) else {}
+        kind = BUILTIN_KINDS.get(tool_name, tool_name)
+        cwd = first_text(payload, "cwd")
+        if kind == "shell":
+            return builtin_request(payload, tool_name, kind, command=args.get("command"), cwd=cwd)
+        if kind in ("read", "write"):
+            path = first_text(args, "file_path", "notebook_path", "path", "filePath")
+            return builtin_request(payload, tool_name, kind, paths=[path or cwd or "."], cwd=cwd)
+        if kind == "web":
+            url = first_text(args, "url")
+            return builtin_request(payload, tool_name, kind, urls=[url] if url else [], query=first_text(args, "query"))
+        if kind == "agent":
+            return builtin_request(
+                payload, tool_name, kind, agent=first_text(args, "subagent_type", "name") or tool_name
+            )
+        return builtin_request(payload, tool_name, kind, cwd=cwd)
+
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         tool_name = str(payload.get("tool_name") or "")
         if tool_name == SKILL_TOOL:
@@ -282,7 +320,7 @@ class ClaudeCode(Adapter):
             return HookRequest(kind="skill", cli_tool=tool_name, skill=skill.lstrip("/"), arguments={"skill": skill})
         parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
         if parts is None:
-            return HookRequest(kind="other", cli_tool=tool_name)
+            return self.builtin_hook_request(tool_name, payload)
         server, tool = parts
         announced = payload.get("mcp_server")
         if isinstance(announced, dict) and announced.get("name"):
@@ -290,6 +328,13 @@ class ClaudeCode(Adapter):
         return mcp_tool_request(tool_name, server, tool, payload)
 
     def hook_answer(self, answer: HookAnswer) -> HookReply:
+        """A deny vetoes; an allow says so, so that Claude Code does not ask again for a tool the role allows
+        (its own deny and ask rules still apply: the role's denies are among them)."""
+        if answer.decision == "allow":
+            output = {"hookEventName": "PreToolUse", "permissionDecision": "allow"}
+            if answer.reason:
+                output["permissionDecisionReason"] = f"Polter: {answer.reason}"
+            return HookReply(stdout=json.dumps({"hookSpecificOutput": output}))
         return permission_decision_reply(answer)
 
     # -- screen ------------------------------------------------------------------------------------------

@@ -35,15 +35,20 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
+    builtin_request,
+    denied_patterns,
+    first_text,
     hook_shell_command,
     link_allowed_skills,
     mcp_tool_request,
+    patch_paths,
     permission_decision_reply,
     project_dirs,
     scan_skills,
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    veto_hook_argv,
 )
 
 BUNDLED_SKILLS = ("imagegen", "openai-docs", "skill-creator", "skill-installer")
@@ -90,6 +95,15 @@ go with the pane instead of into ``~/.codex``."""
 # state_5.sqlite records each conversation's file by its path under CODEX_HOME (threads.rollout_path): after the
 # pane, `codex resume` would look for it in the gone runtime dir ("no rollout found"); the host repoints them.
 TEST_MODE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+BUILTIN_KINDS = {
+    **dict.fromkeys(("Bash", "shell", "shell_command", "exec_command", "local_shell", "unified_exec"), "shell"),
+    **dict.fromkeys(("apply_patch", "Edit", "Write"), "write"),
+    **dict.fromkeys(("view_image", "read_file", "list_dir", "grep_files"), "read"),
+    **dict.fromkeys(("web_search", "web_fetch"), "web"),
+    **dict.fromkeys(("update_plan", "request_user_input", "tool_search", "get_goal", "set_goal"), "meta"),
+}
+"""Codex 0.171.0's built-in tools as its hooks name them, by the role's kinds (``builtin-tools.md`` §B); its
+sub-agent tools (spawn_agent, wait_agent, ...) are agents, anything else a kind of its own."""
 BYPASSING_FEATURES = ("apps", "plugins")
 """Codex features that add MCP servers besides the pane's: switched off in every pane."""
 
@@ -115,8 +129,9 @@ class Codex(Adapter):
             "the old tool list stays visible, but calls are still decided by the gateway and the veto hook.",
             "Codex has no skill tool: a skill is only hidden (skills.config enabled=false), and the model could "
             "still read a hidden SKILL.md with a shell command.",
-            "Shell commands, file edits and Codex's own built-in tools (including its internal codex_tui "
-            "namespace) are governed by Codex's sandbox and approval policy, not by the role.",
+            "Shell commands, patches and Codex's other built-in tools are decided by the role through the veto hook; "
+            "Codex's sandbox is set from the role too (read-only for a role that writes nothing). write_stdin (typing "
+            "into a running terminal session) is not hooked by Codex: only the sandbox applies to it.",
             "Hooks run with --dangerously-bypass-hook-trust, so a trusted project's own .codex hooks also run "
             "unreviewed; a trusted project's .codex/config.toml MCP servers are switched off by name.",
             "Codex's apps (ChatGPT connectors, its built-in codex_apps MCP server) and plugins are switched off in a "
@@ -202,26 +217,12 @@ class Codex(Adapter):
         _shown, hidden = split_by_decision(skills, pane)
         hidden_names = sorted({skill.name for skill in hidden})
         config, warnings = ({}, []) if pane.test_mode else self._user_config(user_home)
-        servers = list(pane.endpoints)
         config["mcp_servers"] = {
             name: {"url": url, "bearer_token_env_var": "POLTER_TOKEN", "default_tools_approval_mode": "approve"}
             for name, url in pane.endpoints.items()
         }
-        matcher = "^mcp__(" + "|".join(re.escape(name) for name in servers) + ")__"
-        config["hooks"] = {
-            "PreToolUse": [
-                {
-                    "matcher": matcher,
-                    "hooks": [
-                        {
-                            "type": "command",
-                            "command": hook_shell_command(pane.hook_argv(self.name)),
-                            "timeout": HOOK_TIMEOUT_SECONDS,
-                        }
-                    ],
-                }
-            ]
-        }
+        config["hooks"] = self.veto_hooks(pane)
+        config |= self.native_layer(pane)
         # Apps (ChatGPT connectors, served by Codex's built-in codex_apps MCP server) and plugins (which bring
         # their own MCP servers) would reach past the gateway.
         config["features"] = {**(config.get("features") or {}), **{name: False for name in BYPASSING_FEATURES}}
@@ -281,11 +282,52 @@ class Codex(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
+    def veto_hooks(self, pane: Pane) -> dict[str, Any]:
+        """A PreToolUse command hook on every tool (Codex has no HTTP hooks): the stdlib-only forwarder."""
+        hook = {
+            "type": "command",
+            "command": hook_shell_command(veto_hook_argv(pane, self.name)),
+            "timeout": HOOK_TIMEOUT_SECONDS,
+        }
+        return {"PreToolUse": [{"matcher": ".*", "hooks": [hook]}]}
+
+    def native_layer(self, pane: Pane) -> dict[str, Any]:
+        """Codex's own sandbox from the role: read-only for a role that writes nothing (then not even
+        ``python -c`` can write), else the workspace; web search off when the role denies the web."""
+        policy = pane.builtins
+        if policy is None:
+            return {}
+        layer: dict[str, Any] = {"sandbox_mode": "read-only" if policy.writes_nothing() else "workspace-write"}
+        if ("web", None) in denied_patterns(policy):
+            layer["web_search"] = "disabled"
+        return layer
+
+    def builtin_hook_request(self, tool_name: str, payload: Mapping[str, Any]) -> HookRequest:
+        tool_input = payload.get("tool_input")
+        args = tool_input if isinstance(tool_input, Mapping) else {}
+        kind = BUILTIN_KINDS.get(tool_name) or ("agent" if "agent" in tool_name else tool_name)
+        cwd = first_text(args, "workdir") or first_text(payload, "cwd")
+        if kind == "shell":
+            return builtin_request(payload, tool_name, kind, command=args.get("command", args.get("cmd")), cwd=cwd)
+        if kind == "write":
+            patch = first_text(args, "command", "patch", "input") or (tool_input if isinstance(tool_input, str) else "")
+            return builtin_request(payload, tool_name, kind, paths=patch_paths(patch), cwd=cwd)
+        if kind == "read":
+            return builtin_request(
+                payload, tool_name, kind, paths=[first_text(args, "path", "file_path", "dir_path")], cwd=cwd
+            )
+        if kind == "web":
+            url = first_text(args, "url")
+            return builtin_request(payload, tool_name, kind, urls=[url] if url else [], query=first_text(args, "query"))
+        if kind == "agent":
+            return builtin_request(payload, tool_name, kind, agent=first_text(args, "agent_type", "role") or tool_name)
+        return builtin_request(payload, tool_name, kind, cwd=cwd)
+
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         tool_name = str(payload.get("tool_name") or "")
         parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
         if parts is None:
-            return HookRequest(kind="other", cli_tool=tool_name)
+            return self.builtin_hook_request(tool_name, payload)
         return mcp_tool_request(tool_name, *parts, payload)
 
     def hook_answer(self, answer: HookAnswer) -> HookReply:

@@ -33,8 +33,12 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
+    builtin_request,
     ci_markers,
+    claude_style_denies,
     deny_message,
+    excluded_tools,
+    first_text,
     hook_shell_command,
     link_allowed_skills,
     mcp_tool_request,
@@ -44,9 +48,33 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    urls_in,
+    veto_hook_argv,
 )
 
 SKILL_TOOL = "activate_skill"
+GEMINI_KINDS = {
+    "run_shell_command": "shell",
+    **dict.fromkeys(
+        ("read_file", "read_many_files", "list_directory", "glob", "grep_search", "search_file_content"), "read"
+    ),
+    **dict.fromkeys(("write_file", "replace"), "write"),
+    **dict.fromkeys(("web_fetch", "google_web_search"), "web"),
+    "invoke_agent": "agent",
+    **dict.fromkeys(
+        ("write_todos", "ask_user", "enter_plan_mode", "exit_plan_mode", "update_topic", "get_internal_docs"), "meta"
+    ),
+}
+"""Gemini CLI 0.61.0's built-in tools by the role's kinds (``builtin-tools.md`` §C); others are kinds of their own."""
+QWEN_KINDS = {
+    **dict.fromkeys(("run_shell_command", "monitor"), "shell"),
+    **dict.fromkeys(("read_file", "read_many_files", "glob", "grep_search", "list_directory", "lsp"), "read"),
+    **dict.fromkeys(("write_file", "edit", "notebook_edit"), "write"),
+    **dict.fromkeys(("web_fetch", "web_search"), "web"),
+    **dict.fromkeys(("agent", "task"), "agent"),
+    **dict.fromkeys(("todo_write", "tool_search", "exit_plan_mode", "ask_user_question"), "meta"),
+}
+"""Qwen Code 0.24.4's (``builtin-tools.md`` §D)."""
 HOOK_NAME = "polter-veto"
 BUILTIN_SKILLS = ("antigravity-support", "skill-creator")
 """Skills built into Gemini CLI 0.61.0."""
@@ -104,8 +132,9 @@ class GeminiCli(Adapter):
         resume=True,
         tested_versions=("0.61.0",),
         limitations=(
-            "Built-in tools (run_shell_command, write_file, web_fetch, ...) follow Gemini CLI's own approval "
-            "mode and policies, not the role.",
+            "Built-in tools (run_shell_command, write_file, web_fetch, ...) are decided by the role through the veto "
+            "hook, and tools the role denies outright are excluded (tools.exclude); a shell rule is a seatbelt, not "
+            "a sandbox. Gemini CLI validates paths first: a call it refuses itself never reaches the hook.",
             "A trusted workspace's .gemini/settings.json can switch hooks off (hooksConfig), which removes the "
             "veto hook; the gateway still refuses MCP calls the role denies, but skill use is then unchecked "
             "(Polter warns when it finds such a file).",
@@ -211,14 +240,14 @@ class GeminiCli(Adapter):
         return warnings
 
     def hook_matcher(self, pane: Pane) -> str:
-        servers = "|".join(re.escape(name) for name in pane.endpoints)
-        return f"^({re.escape(self.tool_prefix)}({servers})_.+|{self.skill_tool})$"
+        """Every tool: MCP tools, skills and the CLI's own (shell, file, web...)."""
+        return ".*"
 
     def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
         """The hook event and its entry: a BeforeTool command hook named so it can be recognised."""
         command = {
             "type": "command",
-            "command": hook_shell_command(pane.hook_argv(self.name)),
+            "command": hook_shell_command(veto_hook_argv(pane, self.name)),
             "name": HOOK_NAME,
             "timeout": HOOK_TIMEOUT_SECONDS * 1000,
         }
@@ -242,7 +271,44 @@ class GeminiCli(Adapter):
         hooks_config["enabled"] = True
         hooks_config["disabled"] = [name for name in hooks_config.get("disabled") or [] if name != HOOK_NAME]
         settings["hooksConfig"] = hooks_config
+        return self.native_layer(pane, settings)
+
+    builtin_kinds: Mapping[str, str] = GEMINI_KINDS
+
+    def native_layer(self, pane: Pane, settings: dict[str, Any]) -> dict[str, Any]:
+        """The tools the role denies outright are excluded (``tools.exclude``): the model is not offered them."""
+        by_kind: dict[str, list[str]] = {}
+        for tool, kind in self.builtin_kinds.items():
+            by_kind.setdefault(kind, []).append(tool)
+        excluded = excluded_tools(pane.builtins, by_kind)
+        if excluded:
+            tools = dict(settings.get("tools") or {})
+            tools["exclude"] = sorted({*(tools.get("exclude") or []), *excluded})
+            settings["tools"] = tools
         return settings
+
+    def builtin_hook_request(self, tool_name: str, payload: Mapping[str, Any]) -> HookRequest:
+        """One of the CLI's own tools; its paths arrive raw (relative to the project, ``..`` kept)."""
+        tool_input = payload.get("tool_input")
+        args = tool_input if isinstance(tool_input, Mapping) else {}
+        kind = self.builtin_kinds.get(tool_name, tool_name)
+        cwd = first_text(payload, "cwd")
+        if kind == "shell":
+            folder = first_text(args, "dir_path", "directory")
+            where = str(Path(cwd or ".") / folder) if folder else cwd
+            return builtin_request(payload, tool_name, kind, command=args.get("command"), cwd=where)
+        if kind in ("read", "write"):
+            paths = args.get("paths") if isinstance(args.get("paths"), list) else None
+            one = first_text(args, "file_path", "absolute_path", "dir_path", "path", "notebook_path")
+            found = [str(p) for p in paths] if paths else [one or cwd or "."]
+            return builtin_request(payload, tool_name, kind, paths=found, cwd=cwd)
+        if kind == "web":
+            url = first_text(args, "url")
+            urls = [url] if url else urls_in(first_text(args, "prompt") or "")
+            return builtin_request(payload, tool_name, kind, urls=urls, query=first_text(args, "query"))
+        if kind == "agent":
+            return builtin_request(payload, tool_name, kind, agent=first_text(args, "agent_name", "subagent_type"))
+        return builtin_request(payload, tool_name, kind, cwd=cwd)
 
     def test_settings(self, pane: Pane) -> dict[str, Any]:
         return {
@@ -315,7 +381,7 @@ class GeminiCli(Adapter):
             server, sep, tool = tool_name[len(self.tool_prefix) :].partition("_")
             if sep and server and tool:
                 return mcp_tool_request(tool_name, server, tool, payload)
-        return HookRequest(kind="other", cli_tool=tool_name)
+        return self.builtin_hook_request(tool_name, payload)
 
     def hook_answer(self, answer: HookAnswer) -> HookReply:
         if answer.decision == "allow":
@@ -392,8 +458,9 @@ class QwenCode(GeminiCli):
             "tool list stays visible until restart, but every call is decided by the hook and the gateway.",
             "Polter pre-approves the skill tool and starts Qwen Code in the `default` approval mode (Auto Mode "
             "would strip that rule and classify the call first); the veto hook then decides each skill.",
-            "Built-in tools follow Qwen Code's own approval mode and permissions, not the role; `--bare`, "
-            "`--safe-mode` or a user's `disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
+            "Built-in tools are decided by the role through the veto hook, and the role's denies are also Qwen Code's "
+            "permissions.deny (which it applies before the hook); `--bare`, `--safe-mode` or a user's "
+            "`disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
         ),
     )
     home_env = "QWEN_HOME"
@@ -420,14 +487,12 @@ class QwenCode(GeminiCli):
     def resume_args(self, pane: Pane) -> list[str]:
         return ["--continue"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
-    def hook_matcher(self, pane: Pane) -> str:
-        servers = "|".join(re.escape(name) for name in pane.endpoints)
-        return f"^(mcp__({servers})__.+|{self.skill_tool})$"
+    builtin_kinds = QWEN_KINDS
 
     def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
         command = {
             "type": "command",
-            "command": hook_shell_command(pane.hook_argv(self.name)),
+            "command": hook_shell_command(veto_hook_argv(pane, self.name)),
             "timeout": HOOK_TIMEOUT_SECONDS,
         }
         return "PreToolUse", {"matcher": self.hook_matcher(pane), "hooks": [command]}
@@ -444,6 +509,15 @@ class QwenCode(GeminiCli):
         permissions = dict(settings.get("permissions") or {})
         permissions["allow"] = sorted({*(permissions.get("allow") or []), "Skill"})
         settings["permissions"] = permissions
+        return settings
+
+    def native_layer(self, pane: Pane, settings: dict[str, Any]) -> dict[str, Any]:
+        """Qwen Code reads Claude Code's rule syntax: the role's denies go into ``permissions.deny``."""
+        denies = claude_style_denies(pane, pane.builtins)
+        if denies:
+            permissions = dict(settings.get("permissions") or {})
+            permissions["deny"] = sorted({*(permissions.get("deny") or []), *denies})
+            settings["permissions"] = permissions
         return settings
 
     def test_settings(self, pane: Pane) -> dict[str, Any]:
@@ -477,7 +551,7 @@ class QwenCode(GeminiCli):
             return HookRequest(kind="skill", cli_tool=tool_name, skill=skill, arguments={"skill": skill})
         parts = split_tool_name(tool_name, prefix="mcp__", separator="__")
         if parts is None:
-            return HookRequest(kind="other", cli_tool=tool_name)
+            return self.builtin_hook_request(tool_name, payload)
         return mcp_tool_request(tool_name, *parts, payload)
 
     def hook_answer(self, answer: HookAnswer) -> HookReply:

@@ -1,7 +1,8 @@
 """opencode (1.x): the gateway's endpoints as remote MCP servers in ``OPENCODE_CONFIG_CONTENT`` (the highest
 config layer), every other MCP server the user or the project configures switched off by name, denied
-skills set to ``deny`` in ``permission.skill``, and a small opencode plugin that runs ``polter hook opencode``
-before MCP tools and skills (its ``tool.execute.before`` throws to veto).
+skills set to ``deny`` in ``permission.skill``, the role's denies in opencode's ``permission``, and a small
+opencode plugin that posts every tool call to the gateway's ``/hook/opencode/payload`` before it runs (its
+``tool.execute.before`` throws to veto, also when the gateway gives no verdict).
 
 Proven against opencode 1.18.33: its TUI in a PTY pane and ``opencode run``, against a fake Anthropic API
 through the provider package opencode bundles (it re-lists on MCP ``tools/list_changed``), and
@@ -31,11 +32,16 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    builtin_request,
+    denied_patterns,
+    first_text,
     mcp_tool_request,
+    patch_paths,
     project_dirs,
     scan_skills,
     split_by_decision,
     state_from_screen,
+    veto_hook_url,
 )
 
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
@@ -44,11 +50,9 @@ TEST_MODE_UNSET = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG")
 SKILL_TOOL = "skill"
 
 VETO_PLUGIN = """\
-// Written by Polter for one pane: asks Polter's gateway (through `polter hook opencode`) before every
-// MCP tool of the gateway and every skill, and refuses the call when the gateway denies or cannot answer.
-import { spawn } from "node:child_process";
-
-const HOOK = __HOOK__;
+// Written by Polter for one pane: asks Polter's gateway before every tool call (MCP tools, skills and
+// opencode's own: bash, read, edit, webfetch...), and refuses the call when the gateway denies or cannot answer.
+const URL = __URL__;
 const SERVERS = __SERVERS__;
 const TIMEOUT_MS = __TIMEOUT__;
 
@@ -59,31 +63,40 @@ function serverOf(tool) {
   return null;
 }
 
-function ask(payload) {
-  return new Promise((resolve) => {
-    const child = spawn(HOOK[0], HOOK.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
-    child.stdout.on("data", (chunk) => (stdout += chunk));
-    child.stderr.on("data", (chunk) => (stderr += chunk));
-    child.on("error", (error) => { clearTimeout(timer); resolve({ code: -1, stdout, stderr: String(error) }); });
-    child.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
-export const PolterVeto = async () => ({
+export const PolterVeto = async ({ directory }) => ({
   "tool.execute.before": async (input, output) => {
     const mcp = serverOf(input.tool);
-    if (!mcp && input.tool !== "skill") return;
-    const payload = { tool_name: input.tool, tool_input: output.args ?? {}, ...(mcp ? { mcp } : {}) };
-    const answer = await ask(payload);
-    if (answer.code !== 0) {
-      throw new Error(answer.stderr.trim() || "Polter: the veto hook failed, so the call is refused");
+    const payload = { tool_name: input.tool, tool_input: output.args ?? {}, cwd: directory, ...(mcp ? { mcp } : {}) };
+    let answer;
+    try {
+      answer = await fetch(URL, {
+        method: "POST",
+        headers: { "Authorization": "Bearer " + (process.env.POLTER_TOKEN ?? ""), "Content-Type": "application/json" },
+        body: JSON.stringify(payload),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new Error("Polter: the gateway cannot be reached (" + error + "), so the call is refused");
+    }
+    if (!answer.ok) {
+      // 403 with "Polter: ..." is the gateway's veto; anything else is no verdict at all, refused all the same.
+      const text = (await answer.text().catch(() => "")).trim();
+      if (answer.status === 403 && text.startsWith("Polter:")) throw new Error(text);
+      const detail = text ? ": " + text : "";
+      throw new Error("Polter: the gateway answered HTTP " + answer.status + detail + "; the call is refused");
     }
   },
 });
 """
+OPENCODE_KINDS = {
+    "bash": "shell",
+    **dict.fromkeys(("read", "glob", "grep", "list", "lsp"), "read"),
+    **dict.fromkeys(("edit", "write", "apply_patch", "patch", "multiedit"), "write"),
+    **dict.fromkeys(("webfetch", "websearch", "codesearch"), "web"),
+    "task": "agent",
+    **dict.fromkeys(("todowrite", "todoread", "question"), "meta"),
+}
+"""opencode 1.18.33's built-in tools by the role's kinds (``builtin-tools.md`` §E)."""
 
 
 def _key(name: str) -> str:
@@ -194,6 +207,8 @@ class Opencode(Adapter):
         }
         if hidden_names:
             config["permission"] = {"skill": {name: "deny" for name in hidden_names}}
+        if native := self.native_layer(pane):
+            config["permission"] = {**config.get("permission", {}), **native}
         unset: tuple[str, ...] = ()
         if pane.test_mode is not None:  # a provider on the fake model API, with a provider package opencode bundles
             test = pane.test_mode
@@ -209,7 +224,7 @@ class Opencode(Adapter):
             config["share"] = "disabled"
             unset = TEST_MODE_UNSET
         plugin = (
-            VETO_PLUGIN.replace("__HOOK__", json.dumps(list(pane.hook_argv(self.name))))
+            VETO_PLUGIN.replace("__URL__", json.dumps(veto_hook_url(pane, self.name)))
             .replace("__SERVERS__", json.dumps([{"name": n, "key": _key(n)} for n in pane.endpoints]))
             .replace("__TIMEOUT__", str(HOOK_TIMEOUT_SECONDS * 1000))
         )
@@ -231,6 +246,44 @@ class Opencode(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
+    def native_layer(self, pane: Pane) -> dict[str, Any]:
+        """opencode's ``permission`` from the role's denies (its patterns are globs; the last match wins)."""
+        permission: dict[str, Any] = {}
+        shell: dict[str, str] = {}
+        for kind, argument in denied_patterns(pane.builtins):
+            if kind == "write" and argument is None:
+                permission["edit"] = "deny"
+            elif kind == "shell":
+                if argument is None:
+                    permission["bash"] = "deny"
+                elif not argument.startswith("@"):
+                    shell[argument[:-2] + "*" if argument.endswith(":*") else argument] = "deny"
+            elif kind == "web" and argument is None:
+                permission["webfetch"] = permission["websearch"] = "deny"
+            elif kind == "agent" and argument is None:
+                permission["task"] = "deny"
+        if shell and "bash" not in permission:
+            permission["bash"] = {"*": "allow", **shell}
+        return permission
+
+    def builtin_hook_request(self, tool_name: str, payload: Mapping[str, Any]) -> HookRequest:
+        tool_input = payload.get("tool_input")
+        args = tool_input if isinstance(tool_input, Mapping) else {}
+        kind = OPENCODE_KINDS.get(tool_name, tool_name)
+        cwd = first_text(args, "workdir") or first_text(payload, "cwd")
+        if kind == "shell":
+            return builtin_request(payload, tool_name, kind, command=args.get("command"), cwd=cwd)
+        if kind in ("read", "write"):
+            patch = first_text(args, "patchText", "patch")
+            paths = patch_paths(patch) if patch else [first_text(args, "filePath", "path", "file_path") or cwd or "."]
+            return builtin_request(payload, tool_name, kind, paths=paths, cwd=cwd)
+        if kind == "web":
+            url = first_text(args, "url")
+            return builtin_request(payload, tool_name, kind, urls=[url] if url else [], query=first_text(args, "query"))
+        if kind == "agent":
+            return builtin_request(payload, tool_name, kind, agent=first_text(args, "subagent_type") or tool_name)
+        return builtin_request(payload, tool_name, kind, cwd=cwd)
+
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         tool_name = str(payload.get("tool_name") or "")
         tool_input = payload.get("tool_input")
@@ -240,7 +293,7 @@ class Opencode(Adapter):
         mcp = payload.get("mcp")
         if isinstance(mcp, dict) and mcp.get("server") and mcp.get("tool"):
             return mcp_tool_request(tool_name, str(mcp["server"]), str(mcp["tool"]), payload)
-        return HookRequest(kind="other", cli_tool=tool_name)
+        return self.builtin_hook_request(tool_name, payload)
 
     # -- screen ------------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AgentState", "Decision", "HookAnswer", "HookRequest"]
+__all__ = ["AgentState", "BuiltinsPolicy", "Decision", "HookAnswer", "HookRequest", "ProtectedTarget"]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -23,14 +23,32 @@ class HookRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["mcp_tool", "skill", "other"] = Field(
-        description="An MCP tool of a gateway server, a skill, or a tool Polter has no say over (allowed)."
+    kind: Literal["mcp_tool", "skill", "builtin", "other"] = Field(
+        description="An MCP tool of a gateway server, a skill, one of the CLI's own tools (decided by the role's "
+        "[builtins]), or a call Polter has no say over (allowed)."
     )
     cli_tool: str = Field(description="The tool's name as the CLI knows it, e.g. mcp__terraria__world_rain.")
     server: str | None = Field(default=None, description="For mcp_tool: the gateway server (endpoint) name.")
     tool: str | None = Field(default=None, description="For mcp_tool: the upstream tool name.")
     skill: str | None = Field(default=None, description="For skill: the skill's name.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool input, for the audit digest.")
+    builtin: str | None = Field(
+        default=None,
+        description="For builtin: the tool's kind (shell, read, write, web, agent, meta), or the CLI's tool name "
+        "when the adapter cannot classify it.",
+    )
+    command: str | None = Field(default=None, description="For a shell tool: the command line.")
+    paths: list[str] = Field(default_factory=list, description="For read/write tools: the paths, as the CLI gave them.")
+    urls: list[str] = Field(default_factory=list, description="For a web fetch: the URL(s).")
+    query: str | None = Field(default=None, description="For a web search: the query.")
+    agent: str | None = Field(default=None, description="For a sub-agent: its type.")
+    cwd: str | None = Field(default=None, description="Where the tool runs (relative paths start there).")
+    project: str | None = Field(
+        default=None, description="The pane's directory, as Polter set it in the hook's configuration."
+    )
+    runtime_dir: str | None = Field(
+        default=None, description="The pane's runtime dir (the files Polter writes for its CLI), from the same place."
+    )
 
 
 class HookAnswer(BaseModel):
@@ -51,3 +69,36 @@ class AgentState(StrEnum):
     """The CLI asks the human something (an approval, a choice) and waits."""
     IDLE = "idle"
     """The prompt is empty and nothing runs."""
+
+
+class ProtectedTarget(BaseModel):
+    """A path no role can open (or, with ``writes_only``, write)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="An absolute path, or a tail such as .git/hooks protected wherever it appears.")
+    what: str = Field(description="What it is, in words.")
+    writes_only: bool = Field(default=False, description="Only writing it is refused (reading is harmless).")
+
+
+class BuiltinsPolicy(BaseModel):
+    """A role's effective ``[builtins]`` as data: what ``whoami`` shows, and what adapters turn into the CLI's
+    own permission rules and sandbox (a first layer under the veto hook)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: Decision = "allow"
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    research: list[str] | None = Field(
+        default=None, description="What the research phase permits, for a role with phases."
+    )
+    protected: list[ProtectedTarget] = Field(default_factory=list, description="Targets no role can open.")
+
+    def writes_nothing(self) -> bool:
+        """Whether the role refuses every file write (so a read-only sandbox costs it nothing)."""
+        if "write" in self.deny or "write(@project)" in self.deny and "write(@outside)" in self.deny:
+            return True
+        granted = [p for p in (*self.allow, *self.ask) if p == "write" or p.startswith("write(")]
+        return self.default == "deny" and not granted

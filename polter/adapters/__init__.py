@@ -46,11 +46,24 @@ from polter.adapters._hooks import (
 )
 from polter.adapters._runtime import RuntimeDir, write_pane_files
 from polter.adapters._skills import link_allowed_skills, project_dirs, read_skill, scan_skills, split_by_decision
+from polter.adapters._veto import (
+    HOOK_CLIENT,
+    builtin_request,
+    claude_style_denies,
+    denied_patterns,
+    excluded_tools,
+    first_text,
+    patch_paths,
+    urls_in,
+    veto_hook_argv,
+    veto_hook_url,
+)
 from polter.protocol import Decision, HookAnswer, HookRequest
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "HOOK_CLIENT",
     "FLOOR_SERVER",
     "HOOK_TIMEOUT_SECONDS",
     "Adapter",
@@ -77,16 +90,22 @@ __all__ = [
     "StateHome",
     "TestMode",
     "adiscover",
+    "builtin_request",
+    "claude_style_denies",
     "allow_every_skill",
     "ci_markers",
+    "denied_patterns",
     "deny_message",
     "discover",
+    "excluded_tools",
     "find_adapter",
+    "first_text",
     "hook_shell_command",
     "link_homes",
     "link_allowed_skills",
     "load_plugin",
     "mcp_tool_request",
+    "patch_paths",
     "permission_decision_reply",
     "project_dirs",
     "read_skill",
@@ -97,6 +116,9 @@ __all__ = [
     "split_tool_name",
     "state_from_screen",
     "tool_input",
+    "urls_in",
     "user_plugins_dir",
+    "veto_hook_argv",
+    "veto_hook_url",
     "write_pane_files",
 ]

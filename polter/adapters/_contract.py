@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.protocol import AgentState, Decision, HookAnswer, HookRequest
+from polter.protocol import AgentState, BuiltinsPolicy, Decision, HookAnswer, HookRequest
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
@@ -289,8 +289,16 @@ class Pane(BaseModel):
         default=allow_every_skill, description="The pane's role's decision for using a skill, by name."
     )
     test_mode: TestMode | None = None
+    builtins: BuiltinsPolicy | None = Field(
+        default=None,
+        description="The role's [builtins], for adapters that also set the CLI's own permission rules or sandbox "
+        "from it; None: no such first layer (the veto hook still decides every call).",
+    )
     hook_command: tuple[str, ...] = Field(
-        default=(), description="argv that runs `polter hook` (the adapter's name is appended); default: this Python."
+        default=(),
+        description="argv of the command hook (the adapter's name, the pane's directory and runtime dir are "
+        "appended); default: the stdlib hook client on this Python. CLIs that post to the gateway themselves "
+        "(Claude Code's HTTP hook, opencode's plugin) do not run it.",
     )
     home: Path | None = Field(default=None, description="The user's home; default Path.home().")
     resume: bool = Field(

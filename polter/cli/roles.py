@@ -37,9 +37,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     explain = commands.add_parser("explain", help="what a role decides for one tool, by which rule, and why")
     explain.add_argument("role", metavar="ROLE", help="a role name, or the path of a role file")
-    explain.add_argument("target", metavar="SERVER/TOOL", help="the tool (or, with --kind, a server or skill name)")
     explain.add_argument(
-        "--kind", choices=("tool", "server", "skill"), default="tool", help="what TARGET names (default tool)"
+        "target",
+        metavar="TARGET",
+        help="SERVER/TOOL; with --kind, a server or skill name, a shell command line (shell), or a path (read, write)",
+    )
+    explain.add_argument(
+        "--kind",
+        choices=("tool", "server", "skill", "shell", "read", "write", "web"),
+        default="tool",
+        help="what TARGET names (default tool); shell, read, write and web ask about the CLI's own tools",
+    )
+    explain.add_argument(
+        "--project", type=Path, default=None, help="the pane's directory, for paths (default: the current one)"
     )
     explain.add_argument(
         "--read-only",
@@ -199,8 +209,10 @@ def run_explain(args: argparse.Namespace) -> int:
         )
     elif args.kind == "server":
         request = ServerRequest(args.target)
-    else:
+    elif args.kind == "skill":
         request = SkillRequest(args.target)
+    else:
+        request = _builtin_request(args, library)
     verdict = role.decide(request)
     if args.json:
         print(json.dumps(verdict.as_dict(), ensure_ascii=False))
@@ -209,11 +221,51 @@ def run_explain(args: argparse.Namespace) -> int:
     print(f"{args.target} under the role {name} ({source})")
     if name in library.kept:
         print("note: the role's file is invalid; this is its last good version, still in force")
-    if isinstance(request, ToolCallRequest):
+    if isinstance(request, ToolCallRequest) or args.kind in ("shell", "read", "write", "web"):
         phase = request.phase or ("research" if role.has_phases else "action")
         print(f"phase:    {phase}" + ("" if role.has_phases else " (the role has no phases)"))
-        print(f"listed:   {'yes' if role.visible(request) else 'no'}")
+        if isinstance(request, ToolCallRequest):
+            print(f"listed:   {'yes' if role.visible(request) else 'no'}")
     print(f"decision: {verdict.decision}")
     print(f"rule:     {verdict.rule}")
     print(f"reason:   {verdict.reason}")
+    if args.kind == "shell":
+        from polter.roles.shell import split_command_line
+
+        line = split_command_line(args.target)
+        print("runs:     " + "; ".join(str(command) for command in line.commands) or "(nothing)")
+        if line.problem:
+            print(f"note:     {line.problem}: the strictest shell rule applies")
+    if args.kind in ("shell", "read", "write"):
+        print("protected (no role can open; * = writing only):")
+        for target in request.protected:  # type: ignore[union-attr]
+            print(f"  {target.path}{' *' if target.writes_only else ''}  {target.what}")
     return 0
+
+
+def _builtin_request(args: argparse.Namespace, library: RoleLibrary):  # type: ignore[no-untyped-def]
+    """A call of the CLI's own tool of ``--kind``, judged as the gateway would (paths resolved on disk)."""
+    from polter.gateway.builtin_calls import protected_targets, real_resolver
+    from polter.roles.builtin_verdicts import BuiltinRequest
+    from polter.roles.builtins import BuiltinCall
+
+    project = str((args.project or Path.cwd()).resolve())
+    if args.kind == "shell":
+        call = BuiltinCall("shell", "shell", command=args.target)
+    elif args.kind == "web":
+        call = (
+            BuiltinCall("web", "web", urls=(args.target,))
+            if "://" in args.target
+            else BuiltinCall("web", "web", query=args.target)
+        )
+    else:
+        call = BuiltinCall(args.kind, args.kind, paths=(args.target,))
+    return BuiltinRequest(
+        call=call,
+        project=project,
+        home=str(Path.home()),
+        resolve=real_resolver(project, str(Path.home())),
+        protected=protected_targets(project, role_dirs=[layer.path for layer in library.layers]),
+        recent_input=tuple(args.input),
+        phase=args.phase,
+    )

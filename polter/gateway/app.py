@@ -25,6 +25,7 @@ from polter.gateway.config import GatewayConfig
 from polter.gateway.control import control_routes, hook_route
 from polter.gateway.core import Gateway
 from polter.gateway.endpoints import EndpointSet
+from polter.gateway.hook_payloads import payload_route
 from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
 from polter.gateway.security import GatewayAuth, loopback_security
@@ -95,6 +96,7 @@ def create_gateway(
     routes = [
         Route("/mcp/{server}", _McpRouter(endpoints)),
         hook_route(gateway),
+        payload_route(gateway),
         *control_routes(gateway, functools.partial(reload_servers, gateway, endpoints)),
     ]
     app = Starlette(

@@ -43,10 +43,14 @@ CREATE TABLE IF NOT EXISTS audit (
     reason TEXT NOT NULL,
     latency_ms REAL NOT NULL,
     args_digest TEXT,
-    args TEXT
+    args TEXT,
+    builtin TEXT,
+    target TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_by_pane ON audit (pane, id);
 """
+_ADDED_COLUMNS = ("builtin", "target")
+"""Columns added after the first release: an older log gets them on open (NULL in its old rows)."""
 _COLUMNS = (
     "time",
     "pane",
@@ -60,6 +64,8 @@ _COLUMNS = (
     "latency_ms",
     "args_digest",
     "args",
+    "builtin",
+    "target",
 )
 _INSERT = f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _BATCH = 256
@@ -81,6 +87,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA busy_timeout=5000")
     connection.executescript(_SCHEMA)
+    present = {row[1] for row in connection.execute("PRAGMA table_info(audit)")}
+    for column in _ADDED_COLUMNS:
+        if column not in present:
+            connection.execute(f"ALTER TABLE audit ADD COLUMN {column} TEXT")
     return connection
 
 
@@ -213,7 +223,9 @@ def read_rows(
             where.append("pane = ?")
             params.append(pane)  # type: ignore[arg-type]
         order = "DESC" if newest else "ASC"
-        sql = f"SELECT id, {', '.join(_COLUMNS)} FROM audit WHERE {' AND '.join(where)} ORDER BY id {order}"
+        present = {row[1] for row in connection.execute("PRAGMA table_info(audit)")}
+        selected = ", ".join(column if column in present else f"NULL AS {column}" for column in _COLUMNS)
+        sql = f"SELECT id, {selected} FROM audit WHERE {' AND '.join(where)} ORDER BY id {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         rows = connection.execute(sql, params).fetchall()

@@ -28,6 +28,7 @@ from polter.gateway.audit import AUDIT_FILE, AuditLog, digest_arguments
 from polter.gateway.channels import ChangeKind, PaneChannels
 from polter.gateway.config import GatewayConfig
 from polter.gateway.events import EventHub
+from polter.gateway.hook_payloads import HookAdapters
 from polter.gateway.models import (
     AskInfo,
     AuditRow,
@@ -95,6 +96,8 @@ class Gateway:
         self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
         self.audit.on_row = lambda row: self.events.publish("audit", row)
         self.channels = PaneChannels()
+        self.hook_adapters = HookAdapters()
+        """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``)."""
         self.pool = UpstreamPool(
             config.servers, log_dir=config.state_dir / "upstreams", on_change=self._upstream_changed
         )
@@ -303,7 +306,10 @@ class Gateway:
             skills.append(
                 SkillCapability(name=skill, decision=verdict.decision, rule=verdict.rule, reason=verdict.reason)
             )
+        from polter.gateway.builtin_calls import builtins_policy, gateway_targets
+
         return Capabilities(
+            builtins=builtins_policy(role, gateway_targets(self)) if role is not None else None,
             pane=pane.id,
             title=pane.title,
             role=pane.role,
@@ -483,6 +489,11 @@ class Gateway:
 
     async def hook(self, pane: Pane, adapter: str, request: HookRequest) -> HookAnswer:
         """The CLI hook's veto: the same decision as the gateway call, asks resolved before answering."""
+        if request.kind == "builtin":
+            from polter.gateway.builtin_calls import decide_builtin_call
+
+            auth = await decide_builtin_call(self, pane, adapter, request)
+            return HookAnswer(decision="allow" if auth.allowed else "deny", reason=auth.reason, rule=auth.rule)
         started = time.perf_counter()
         server: str | None = None
         name: str | None = request.cli_tool

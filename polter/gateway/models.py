@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polter.protocol import Decision
+from polter.protocol import BuiltinsPolicy, Decision
 
 __all__ = [
     "AskAnswer",
@@ -155,6 +155,11 @@ class Capabilities(_Model):
     phase: Phase | None
     servers: list[ServerCapability]
     skills: list[SkillCapability]
+    builtins: BuiltinsPolicy | None = Field(
+        default=None,
+        description="The role's rules for the CLI's own tools (shell, read, write, web, agent, meta) and the targets "
+        "no role can open; None when the role is not loaded (every call is refused).",
+    )
     notes: list[str] = Field(default_factory=list, description="Anything the agent should know (a vanished role...).")
 
 
@@ -185,7 +190,13 @@ class AuditRow(_Model):
     role: str | None
     layer: Layer
     server: str | None
-    name: str | None = Field(description="Tool, prompt, resource or skill name.")
+    name: str | None = Field(description="Tool, prompt, resource or skill name (a built-in tool: the CLI's name).")
+    builtin: str | None = Field(
+        default=None, description="For one of the CLI's own tools: its kind (shell, read, write, web, agent, meta)."
+    )
+    target: str | None = Field(
+        default=None, description="For one of the CLI's own tools: its argument, normalised (command, paths, URL)."
+    )
     decision: str = Field(description="allow, ask, deny, error, or an ask answer.")
     rule: str | None
     reason: str

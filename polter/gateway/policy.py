@@ -19,7 +19,7 @@ from typing import Any
 import mcp_types as types
 
 from polter.gateway.panes import Pane
-from polter.roles.engine import CompiledRole, ServerRequest, SkillRequest, ToolCallRequest, Verdict
+from polter.roles.engine import BuiltinRequest, CompiledRole, ServerRequest, SkillRequest, ToolCallRequest, Verdict
 from polter.roles.library import RoleLibrary
 
 __all__ = ["DEFAULT_INPUT_WINDOW", "Policy", "annotations_of"]
@@ -84,7 +84,13 @@ class Policy:
     def decide_skill(self, pane: Pane, skill: str) -> Verdict:
         return self._decide(pane, SkillRequest(skill), f"the skill {skill}")
 
-    def _decide(self, pane: Pane, request: ToolCallRequest | ServerRequest | SkillRequest, subject: str) -> Verdict:
+    def decide_builtin(self, pane: Pane, request: BuiltinRequest) -> Verdict:
+        """One of the CLI's own tools (a shell command, a file read or write, a fetch...)."""
+        return self._decide(pane, request, f"{request.call.cli_tool} ({request.call.argument})")
+
+    def _decide(
+        self, pane: Pane, request: ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest, subject: str
+    ) -> Verdict:
         role = self.role(pane)
         if role is None:
             return Verdict(

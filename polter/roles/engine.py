@@ -31,10 +31,13 @@ from typing import Any, Literal, NamedTuple
 
 from polter.errors import RoleError
 from polter.protocol import Decision
+from polter.roles.builtin_verdicts import BuiltinRequest, BuiltinRules, decide_builtin
+from polter.roles.builtins import BuiltinMatcher, is_builtin_pattern, parse_builtin_pattern
 from polter.roles.models import DECISIONS, Role
 from polter.roles.patterns import NameMatcher, ToolMatcher, keyword_regex, normalise_text, parse_tool_pattern
 
 __all__ = [
+    "BuiltinRequest",
     "ESCALATE_TOOL",
     "FLOOR_SERVER",
     "CompiledRole",
@@ -92,7 +95,7 @@ class SkillRequest:
     skill: str
 
 
-Request = ToolCallRequest | ServerRequest | SkillRequest
+Request = ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,7 @@ class _PhaseRules(NamedTuple):
     research: tuple[str, ...]
     escalate: Decision
     origin: Path | None
+    builtins: tuple[str, ...] = ()
 
 
 class _Entry:
@@ -203,7 +207,7 @@ class CompiledRole:
         *,
         source: Path | None,
         description: str,
-        kinds: tuple[_KindRules, _KindRules, _KindRules],
+        kinds: tuple[_KindRules, _KindRules, _KindRules, _KindRules],
         gates: Mapping[str, tuple[tuple[str, ...], Path | None]],
         research: _PhaseRules | None,
         warnings: Sequence[RoleError],
@@ -217,7 +221,7 @@ class CompiledRole:
         self.warnings = tuple(warnings)
         """Things the role says that Polter does not honour (a deny on a floor tool)."""
         self._kinds = kinds
-        self._servers, self._tools, self._skills = kinds
+        self._servers, self._tools, self._skills, self._builtins = kinds
         self._server_matcher = self._name_matcher(self._servers)
         self._skill_matcher = self._name_matcher(self._skills)
         self._tool_matcher = ToolMatcher(
@@ -231,6 +235,7 @@ class CompiledRole:
                 _Gate(self._label("gates", pattern, origin), keywords, keyword_regex(keywords)),
             )
             for pattern, (keywords, origin) in gates.items()
+            if not is_builtin_pattern(pattern)
         ]
         self._research = research
         self.has_phases = research is not None
@@ -240,6 +245,7 @@ class CompiledRole:
         shown = f" ({short_path(research.origin)})" if research and research.origin else ""
         self._research_label = f"phases.research{shown}"
         self._escalate_label = f"phases.escalate{shown}"
+        self._builtin_rules = self._compile_builtins(gates, research, shown)
         self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
         self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
         self._skill_cache: dict[str, Verdict] = {}
@@ -250,6 +256,34 @@ class CompiledRole:
     @staticmethod
     def _label(kind: str, pattern: str, origin: Path | None) -> str:
         return f'{kind}["{pattern}"]' + (f" ({short_path(origin)})" if origin else "")
+
+    def _compile_builtins(
+        self, gates: Mapping[str, tuple[tuple[str, ...], Path | None]], research: _PhaseRules | None, shown: str
+    ) -> BuiltinRules:
+        rules = self._builtins
+        labels = {pattern: (rule.decision, rule.label) for pattern, rule in rules.exceptions.items()}
+        matcher = BuiltinMatcher(
+            (parse_builtin_pattern(pattern), _STRICTNESS[rule.decision]) for pattern, rule in rules.exceptions.items()
+        )
+        builtin_gates = tuple(
+            (
+                BuiltinMatcher([(parse_builtin_pattern(pattern), 0)]),
+                self._label("gates", pattern, origin),
+                keywords,
+                keyword_regex(keywords),
+            )
+            for pattern, (keywords, origin) in gates.items()
+            if is_builtin_pattern(pattern)
+        )
+        return BuiltinRules(
+            role=self.name,
+            matcher=matcher,
+            labels=labels,
+            default=(rules.default.decision, rules.default.label, rules.default.implicit),
+            research=BuiltinMatcher((parse_builtin_pattern(p), 0) for p in research.builtins) if research else None,
+            research_label=f"phases.builtins{shown}",
+            gates=builtin_gates,
+        )
 
     @staticmethod
     def _name_matcher(kind: _KindRules) -> NameMatcher:
@@ -271,6 +305,8 @@ class CompiledRole:
             return self._server_verdict(request.server)[0]
         if isinstance(request, SkillRequest):
             return self._skill_verdict(request.skill)
+        if isinstance(request, BuiltinRequest):
+            return decide_builtin(self._builtin_rules, request, Verdict)
         raise TypeError(f"not a request: {request!r}")
 
     def visible(self, request: ToolCallRequest) -> bool:
@@ -301,8 +337,13 @@ class CompiledRole:
             "servers": kind(self._servers),
             "tools": kind(self._tools),
             "skills": kind(self._skills),
+            "builtins": kind(self._builtins),
             "gates": {pattern: list(keywords) for pattern, (keywords, _) in self._gates.items()},
-            "phases": {"research": list(self._research.research), "escalate": self._research.escalate}
+            "phases": {
+                "research": list(self._research.research),
+                "builtins": list(self._research.builtins),
+                "escalate": self._research.escalate,
+            }
             if self._research
             else None,
         }
@@ -486,7 +527,7 @@ def _kind_rules(policy_kind: str, role: Role, source: Path | None, parent: _Kind
 def _floor_warnings(kinds: Sequence[_KindRules], source: Path | None) -> list[RoleError]:
     """A deny or ask aimed at Polter's floor server is not honoured: say so once, at load time."""
     warnings = []
-    servers, tools, _skills = kinds
+    servers, tools, _skills, _builtins = kinds
     for rules in (servers, tools):
         for rule in rules.exceptions.values():
             if rule.decision == "allow" or rule.origin != source:
@@ -517,10 +558,10 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
     problems = role.semantic_problems()
     if problems:
         raise RoleError(problems[0].message, path=source, field=problems[0].field)
-    parent_kinds = parent._kinds if parent is not None else (None, None, None)
+    parent_kinds = parent._kinds if parent is not None else (None, None, None, None)
     kinds = tuple(
         _kind_rules(kind, role, source, parent_kind)
-        for kind, parent_kind in zip(("servers", "tools", "skills"), parent_kinds, strict=True)
+        for kind, parent_kind in zip(("servers", "tools", "skills", "builtins"), parent_kinds, strict=True)
     )
     gates = dict(parent._gates) if parent is not None else {}
     for pattern, keywords in role.gates.items():
@@ -528,7 +569,11 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
     research = parent._research if parent is not None else None
     if role.phases is not None:
         phases = role.phases
-        research = _PhaseRules(tuple(phases.research), phases.escalate, source) if phases.enabled else None
+        research = (
+            _PhaseRules(tuple(phases.research), phases.escalate, source, tuple(phases.builtins))
+            if phases.enabled
+            else None
+        )
     description = role.description if "description" in role.model_fields_set or parent is None else parent.description
     return CompiledRole(
         role,

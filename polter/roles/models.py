@@ -19,9 +19,11 @@ from typing import Annotated, ClassVar, Generic, Literal, NamedTuple, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from polter.protocol import Decision
+from polter.roles.builtins import DEFAULT_RESEARCH_BUILTINS, check_builtin_pattern, is_builtin_pattern
 from polter.roles.patterns import check_server_pattern, check_skill_pattern, check_tool_pattern
 
 __all__ = [
+    "BuiltinPolicy",
     "DECISIONS",
     "ROLE_NAME",
     "Decision",
@@ -62,6 +64,15 @@ def _keyword(keyword: str) -> str:
 ServerPattern = Annotated[str, _checked(check_server_pattern)]
 ToolPattern = Annotated[str, _checked(check_tool_pattern)]
 SkillPattern = Annotated[str, _checked(check_skill_pattern)]
+BuiltinPattern = Annotated[str, _checked(check_builtin_pattern)]
+
+
+def _check_gate_pattern(pattern: str) -> str | None:
+    """A gate names an MCP tool pattern (``server/tool``) or a built-in one (``shell(git push*)``)."""
+    return check_builtin_pattern(pattern) if is_builtin_pattern(pattern) else check_tool_pattern(pattern)
+
+
+GatePattern = Annotated[str, _checked(_check_gate_pattern)]
 Keywords = Annotated[list[Annotated[str, AfterValidator(_keyword)]], Field(min_length=1)]
 
 
@@ -122,6 +133,13 @@ class SkillPolicy(KindPolicy[SkillPattern]):
     kind: ClassVar[str] = "skills"
 
 
+class BuiltinPolicy(KindPolicy[BuiltinPattern]):
+    """The CLI's own tools, by kind (shell, read, write, web, agent, meta, or a CLI tool's name), with
+    Claude Code style arguments: ``shell(git push*)``, ``write(src/**)``, ``web(domain:github.com)``."""
+
+    kind: ClassVar[str] = "builtins"
+
+
 class PhasePolicy(BaseModel):
     """Research before action: each human request starts in the research phase, in which only the
     ``research`` tools are listed and callable; ``polter/escalate`` (or the human) moves the pane to
@@ -135,6 +153,11 @@ class PhasePolicy(BaseModel):
     research: list[ToolPattern] = Field(
         default_factory=lambda: ["@read-only"],
         description="Tool patterns usable in the research phase (besides Polter's floor tools).",
+    )
+    builtins: list[BuiltinPattern] = Field(
+        default_factory=lambda: list(DEFAULT_RESEARCH_BUILTINS),
+        description="Built-in tool patterns usable in the research phase: by default reads, read-only shell "
+        "commands, the web and the agent's own bookkeeping (todo lists, plans).",
     )
     escalate: Literal["allow", "ask"] = Field(
         default="allow",
@@ -159,7 +182,12 @@ class Role(BaseModel):
     servers: ServerPolicy = Field(default_factory=ServerPolicy, description="Which MCP servers the pane may reach.")
     tools: ToolPolicy = Field(default_factory=ToolPolicy, description="Which MCP tools the pane may call.")
     skills: SkillPolicy = Field(default_factory=SkillPolicy, description="Which skills the pane's CLI may use.")
-    gates: dict[ToolPattern, Keywords] = Field(
+    builtins: BuiltinPolicy = Field(
+        default_factory=BuiltinPolicy,
+        description="Which of the CLI's own tools (shell commands, file reads and writes, the web, sub-agents) "
+        "the agent may use.",
+    )
+    gates: dict[GatePattern, Keywords] = Field(
         default_factory=dict,
         description="Tool pattern → keywords: a matching call runs only if the human's recent input in the pane "
         "contains one of the keywords (any language, case-insensitive). Otherwise it is denied.",
@@ -182,8 +210,8 @@ class Role(BaseModel):
     def _extends_is_a_name(cls, name: str | None) -> str | None:
         return None if name is None else cls._name_is_valid(name)
 
-    def policies(self) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy]:
-        return self.servers, self.tools, self.skills
+    def policies(self) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy, BuiltinPolicy]:
+        return self.servers, self.tools, self.skills, self.builtins
 
     def semantic_problems(self) -> list[Problem]:
         """Problems that only show in the whole role: a missing default, a pattern in two lists."""

@@ -43,9 +43,14 @@ def test_the_veto_hook_blocks_when_it_fails(claude: Adapter, make_pane: Callable
     _argv, files, _text = written(make_pane(), claude)
     settings = files["claude/settings.json"]
     [entry] = settings["hooks"]["PreToolUse"]
-    assert entry["matcher"] == "^(mcp__.+|Skill)$"
+    assert entry["matcher"] == "*", "every tool: MCP tools, skills and Claude Code's own"
     [hook] = entry["hooks"]
-    assert hook["command"] == "/opt/polter/bin/python -m polter.cli.hook claude-code"
+    pane = make_pane()
+    assert hook["type"] == "http", "no process per call: Claude Code posts the payload to the gateway itself"
+    assert hook["url"] == (
+        f"http://127.0.0.1:4321/hook/claude-code/payload?project={pane.cwd}&runtime={pane.runtime_dir}"
+    )
+    assert hook["headers"] == {"Authorization": "Bearer $POLTER_TOKEN"} and hook["allowedEnvVars"] == ["POLTER_TOKEN"]
     assert hook["onFailure"] == "block"
     assert settings["disableAllHooks"] is False, "a user's disableAllHooks must not switch the veto off"
     assert settings["tui"] == "default"
@@ -107,7 +112,17 @@ def test_hook_payloads_become_polter_requests(claude: Adapter) -> None:
     assert (request.kind, request.server, request.tool, request.arguments) == ("mcp_tool", "my.server", "do_it", {"x": 1})
     skill = claude.hook_request({"tool_name": "Skill", "tool_input": {"skill": "deploy", "args": "now"}})
     assert (skill.kind, skill.skill) == ("skill", "deploy")
-    assert claude.hook_request({"tool_name": "Bash", "tool_input": {"command": "ls"}}).kind == "other"
+    bash = claude.hook_request({"tool_name": "Bash", "tool_input": {"command": "ls && git push"}, "cwd": "/p"})
+    assert (bash.kind, bash.builtin, bash.command, bash.cwd) == ("builtin", "shell", "ls && git push", "/p")
+    write = claude.hook_request({"tool_name": "Write", "tool_input": {"file_path": "/p/a.py", "content": "x"}})
+    assert (write.builtin, write.paths) == ("write", ["/p/a.py"])
+    grep = claude.hook_request({"tool_name": "Grep", "tool_input": {"pattern": "x"}, "cwd": "/p"})
+    assert (grep.builtin, grep.paths) == ("read", ["/p"]), "no path: the folder it searches"
+    fetch = claude.hook_request({"tool_name": "WebFetch", "tool_input": {"url": "https://x.org/a", "prompt": "?"}})
+    assert (fetch.builtin, fetch.urls) == ("web", ["https://x.org/a"])
+    assert claude.hook_request({"tool_name": "Task", "tool_input": {"subagent_type": "Explore"}}).agent == "Explore"
+    assert claude.hook_request({"tool_name": "TodoWrite", "tool_input": {}}).builtin == "meta"
+    assert claude.hook_request({"tool_name": "CronCreate", "tool_input": {}}).builtin == "CronCreate"
 
 
 def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
@@ -116,4 +131,5 @@ def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
     assert json.loads(reply.stdout) == {"hookSpecificOutput": {
         "hookEventName": "PreToolUse", "permissionDecision": "deny",
         "permissionDecisionReason": "Polter: researchers cannot write (rule: tools.deny)"}}
-    assert claude.hook_answer(HookAnswer(decision="allow")).stdout == ""
+    allowed = json.loads(claude.hook_answer(HookAnswer(decision="allow")).stdout)["hookSpecificOutput"]
+    assert allowed == {"hookEventName": "PreToolUse", "permissionDecision": "allow"}, "Claude Code need not ask again"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.protocol import BuiltinsPolicy
 
 from .conftest import TOKEN, deny_skills, write_skill
 
@@ -49,11 +50,21 @@ def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: C
     assert prepared.launch.argv[1:] == ("--dangerously-bypass-hook-trust",)
 
 
-def test_the_veto_hook_runs_before_gateway_tools_only(codex: Adapter, make_pane: Callable[..., Pane]) -> None:
-    config = config_of(make_pane(), codex)
+def test_the_veto_hook_runs_before_every_tool(codex: Adapter, make_pane: Callable[..., Pane]) -> None:
+    pane = make_pane()
+    config = config_of(pane, codex)
     [entry] = config["hooks"]["PreToolUse"]
-    assert entry["matcher"] == "^mcp__(time|everything|polter)__"
-    assert entry["hooks"] == [{"type": "command", "command": "/opt/polter/bin/python -m polter.cli.hook codex", "timeout": 600}]
+    assert entry["matcher"] == ".*"
+    command = f"/opt/polter/bin/python -m polter.cli.hook codex {pane.cwd} {pane.runtime_dir}"
+    assert entry["hooks"] == [{"type": "command", "command": command, "timeout": 600}]
+    assert "sandbox_mode" not in config, "no role given: Codex's own sandbox settings stay the user's"
+
+
+def test_the_sandbox_follows_the_role(codex: Adapter, make_pane: Callable[..., Pane]) -> None:
+    reader = config_of(make_pane(builtins=BuiltinsPolicy(default="ask", deny=["write", "web"])), codex)
+    assert (reader["sandbox_mode"], reader["web_search"]) == ("read-only", "disabled")
+    writer = config_of(make_pane(builtins=BuiltinsPolicy(default="allow", ask=["write(@outside)"])), codex)
+    assert writer["sandbox_mode"] == "workspace-write" and "web_search" not in writer
 
 
 def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callable[..., Pane], home: Path,
@@ -127,6 +138,12 @@ def test_hook_translation(codex: Adapter) -> None:
     request = codex.hook_request({"hook_event_name": "PreToolUse", "tool_name": "mcp__time__get_current_time",
                                   "tool_input": {"timezone": "UTC"}, "turn_id": "t"})
     assert (request.kind, request.server, request.tool) == ("mcp_tool", "time", "get_current_time")
-    assert codex.hook_request({"tool_name": "exec_command"}).kind == "other"
+    shell = codex.hook_request({"tool_name": "Bash", "tool_input": {"command": "ls | xargs rm"}, "cwd": "/p"})
+    assert (shell.kind, shell.builtin, shell.command, shell.cwd) == ("builtin", "shell", "ls | xargs rm", "/p")
+    patch = "*** Begin Patch\n*** Add File: notes/a.md\n+hi\n*** Update File: b.py\n*** Move to: c.py\n@@\n-x\n+y\n*** Delete File: ../d\n*** End Patch\n"
+    patched = codex.hook_request({"tool_name": "apply_patch", "tool_input": {"command": patch}, "cwd": "/p"})
+    assert (patched.builtin, patched.paths) == ("write", ["notes/a.md", "b.py", "c.py", "../d"])
+    assert codex.hook_request({"tool_name": "spawn_agent", "tool_input": {}}).builtin == "agent"
+    assert codex.hook_request({"tool_name": "update_plan", "tool_input": {}}).builtin == "meta"
     reply = codex.hook_answer(HookAnswer(decision="deny", reason="no"))
     assert json.loads(reply.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.protocol import BuiltinsPolicy
 
 from .conftest import TOKEN, deny_skills, write_skill
 
@@ -49,12 +50,21 @@ def test_only_the_gateway_servers_are_allowed(gemini: Adapter, make_pane: Callab
                                         "everything", "--allowed-mcp-server-names", "polter")
 
 
-def test_the_before_tool_hook_vetoes_gateway_tools_and_skills(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
-    settings = settings_of(make_pane(), gemini)
+def test_the_before_tool_hook_vetoes_every_tool(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+    pane = make_pane()
+    settings = settings_of(pane, gemini)
     [entry] = settings["hooks"]["BeforeTool"]
-    assert entry["matcher"] == "^(mcp_(time|everything|polter)_.+|activate_skill)$"
-    assert entry["hooks"][0]["command"] == "/opt/polter/bin/python -m polter.cli.hook gemini-cli"
+    assert entry["matcher"] == ".*"
+    command = f"/opt/polter/bin/python -m polter.cli.hook gemini-cli {pane.cwd} {pane.runtime_dir}"
+    assert entry["hooks"][0]["command"] == command
     assert settings["hooksConfig"] == {"enabled": True, "disabled": []}
+    assert "tools" not in settings
+
+
+def test_tools_the_role_denies_outright_are_excluded(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+    policy = BuiltinsPolicy(default="ask", deny=["write", "shell(git push*)", "web", "save_memory"])
+    settings = settings_of(make_pane(builtins=policy), gemini)
+    assert settings["tools"]["exclude"] == ["google_web_search", "replace", "save_memory", "web_fetch", "write_file"]
 
 
 def test_skills_are_disabled_and_allowed_user_skills_linked(
@@ -135,7 +145,13 @@ def test_hook_translation(gemini: Adapter) -> None:
     assert gemini.hook_request({"tool_name": "mcp_time_now"}).server == "time"
     skill = gemini.hook_request({"tool_name": "activate_skill", "tool_input": {"name": "deploy"}})
     assert (skill.kind, skill.skill) == ("skill", "deploy")
-    assert gemini.hook_request({"tool_name": "run_shell_command"}).kind == "other"
+    shell = gemini.hook_request({"tool_name": "run_shell_command", "tool_input": {"command": "ls", "dir_path": "src"},
+                                 "cwd": "/p"})
+    assert (shell.kind, shell.builtin, shell.command, shell.cwd) == ("builtin", "shell", "ls", "/p/src")
+    written = gemini.hook_request({"tool_name": "write_file", "tool_input": {"file_path": "a/../b.txt"}, "cwd": "/p"})
+    assert (written.builtin, written.paths, written.cwd) == ("write", ["a/../b.txt"], "/p")
+    fetch = gemini.hook_request({"tool_name": "web_fetch", "tool_input": {"prompt": "Sum up https://a.org/x and http://b.io."}})
+    assert (fetch.builtin, fetch.urls) == ("web", ["https://a.org/x", "http://b.io"])
     assert json.loads(gemini.hook_answer(HookAnswer(decision="deny", reason="no")).stdout) == {
         "decision": "deny", "reason": "Polter: no"}
 
@@ -150,7 +166,7 @@ def test_qwen_code_uses_its_own_home(bundled: AdapterRegistry, make_pane: Callab
     settings = settings_of(pane, qwen, "qwen-code")
     assert set(settings["mcpServers"]) == {"time", "everything", "polter"}
     [entry] = settings["hooks"]["PreToolUse"]
-    assert entry["matcher"] == "^(mcp__(time|everything|polter)__.+|skill)$"
+    assert entry["matcher"] == ".*"
     assert settings["disableAllHooks"] is False and "hooksConfig" not in settings
     request = qwen.hook_request({"tool_name": "mcp__time__now", "tool_input": {}})
     assert (request.server, request.tool) == ("time", "now")

@@ -28,7 +28,8 @@ def test_opencode_uses_only_the_gateway_servers(bundled: AdapterRegistry, make_p
     assert config["permission"] == {"skill": {"secret": "deny"}}
     [plugin] = write_pane_files(pane.runtime_dir, prepared.files)
     source = plugin.read_text()
-    assert '["/opt/polter/bin/python", "-m", "polter.cli.hook", "opencode"]' in source
+    assert f'"http://127.0.0.1:4321/hook/opencode/payload?project={pane.cwd}&runtime={pane.runtime_dir}"' in source
+    assert "process.env.POLTER_TOKEN" in source, "the plugin posts to the gateway itself (no process per call)"
     assert TOKEN not in source and TOKEN not in prepared.launch.env["OPENCODE_CONFIG_CONTENT"]
     assert config["plugin"] == [pane.file("opencode/polter-veto.js").as_uri()], "a file URL: no npm install per start"
     assert "OPENCODE_CONFIG_DIR" not in prepared.launch.env

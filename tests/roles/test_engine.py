@@ -159,7 +159,11 @@ def test_a_role_can_make_the_agents_escalation_ask_the_human() -> None:
     assert "asks the human" in verdict.reason
     assert compiled.visible(call("polter/escalate"))
     assert compiled.decide(call("polter/whoami")).decision == "allow"
-    assert compiled.describe()["phases"] == {"research": ["@read-only"], "escalate": "ask"}
+    assert compiled.describe()["phases"] == {
+        "research": ["@read-only"],
+        "builtins": ["read", "shell(@read-only)", "web", "meta"],
+        "escalate": "ask",
+    }
 
 
 def test_an_inherited_escalation_setting_follows_the_phases_table() -> None:
@@ -307,7 +311,11 @@ def test_describe_gives_the_effective_policy() -> None:
         "ask": ["@destructive"],
         "allow": [],
     }
-    assert described["extends"] == "base" and described["phases"] == {"research": ["@read-only"], "escalate": "allow"}
+    assert described["extends"] == "base" and described["phases"] == {
+        "research": ["@read-only"],
+        "builtins": ["read", "shell(@read-only)", "web", "meta"],
+        "escalate": "allow",
+    }
 
 
 def test_the_same_selector_in_two_lists_reports_the_stricter_one() -> None:

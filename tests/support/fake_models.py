@@ -232,8 +232,13 @@ def _openai_stream(model: str, text: str | None, call: tuple[str, dict[str, Any]
     else:
         name, arguments = call
         namespace, sep, function = name.rpartition("__")
-        item = {"type": "function_call", "id": f"fc_fake{number}", "call_id": f"call_fake{number}",
-                "name": function if sep else name, "arguments": json.dumps(arguments), "status": "completed"}
+        if set(arguments) == {"input"} and isinstance(arguments["input"], str) and not sep:
+            # a freeform (custom) tool such as Codex's apply_patch takes raw text, not JSON arguments
+            item = {"type": "custom_tool_call", "id": f"ctc_fake{number}", "call_id": f"call_fake{number}",
+                    "name": name, "input": arguments["input"], "status": "completed"}
+        else:
+            item = {"type": "function_call", "id": f"fc_fake{number}", "call_id": f"call_fake{number}",
+                    "name": function if sep else name, "arguments": json.dumps(arguments), "status": "completed"}
         if sep:
             item["namespace"] = namespace
     events: list[tuple[str | None, dict[str, Any]]] = [

@@ -1,7 +1,7 @@
 """The real CLIs, configured by their adapters, against a stand-in MCP endpoint that has no ``/hook``: each
-reaches every endpoint with the pane's token and no MCP server the project configures itself, hides the
-denied skill, and, when its veto hook cannot get a verdict, refuses the call before it reaches the server
-(the execution layer fails closed).
+reaches every endpoint (the MCP servers and the veto hook's ``/hook/<adapter>/payload``) with the pane's token and no
+MCP server the project configures itself, hides the denied skill, and, when its veto hook cannot get a verdict,
+refuses the call before it reaches the server (the execution layer fails closed).
 
 Non-interactive modes (``claude -p``, ``codex exec``, ``gemini -p``, ``qwen -p``, ``opencode run``) keep this quick; the TUIs run in
 ``test_gateway_e2e.py``.
@@ -35,6 +35,12 @@ NON_INTERACTIVE = {
 TOOL_NAMES = {"claude-code": "mcp__time__echo", "codex": "mcp__time__echo", "gemini-cli": "mcp_time_echo",
               "qwen-code": "mcp__time__echo", "opencode": "time_echo"}
 
+NO_VERDICT = {name: "Polter: the gateway answered HTTP 404" for name in NON_INTERACTIVE} | {
+    "claude-code": 'failed; blocking because onFailure is "block"\nHTTP 404 from '
+}
+"""What the model is told when the hook gets no verdict: the hook client's (or opencode plugin's) reason; Claude Code
+posts its HTTP hook itself and, with ``onFailure: block``, refuses the call with its own words."""
+
 
 def configure_project_server(project: Path, url: str) -> None:
     """The project's own MCP server, in each CLI's project config: it must not reach the pane."""
@@ -64,7 +70,7 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         assert result.returncode == 0, result.stdout + result.stderr
 
         # It reached both endpoints, always with the pane's token, and nothing else of the gateway's.
-        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", "/hook/" + name}
+        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", f"/hook/{name}/payload"}
         assert all(auth == f"Bearer {TOKEN}" for _method, _path, auth in mcp.seen)
         assert "/mcp/leak" not in {path for _method, path, _auth in mcp.seen}, "the project's own server stays out"
 
@@ -73,9 +79,10 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         assert first.reply == f'call {TOOL_NAMES[name]} {{"text": "hi"}}'
         assert not [tool for tool in first.tools if "leak" in tool]
 
-        # The hook found no verdict (the stand-in answers /hook with 404), so the call never ran.
+        # The hook found no verdict (the stand-in answers /hook/<adapter>/payload with 404), so the call never ran;
+        # the model is told why.
         result_request = model.wait_for(lambda request: request.tool_result is not None)
-        assert "Polter: the gateway answered HTTP 404" in (result_request.tool_result or "")
+        assert NO_VERDICT[name] in (result_request.tool_result or ""), result_request.tool_result
         assert mcp.calls == [], "a refused call must not reach the server"
 
         # The denied skill is not offered; the allowed one is (Codex lists .agents skills, the others theirs;

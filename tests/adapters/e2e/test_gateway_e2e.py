@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
-from polter.adapters import Pane, TestMode
+from polter.adapters import Adapter, Pane, TestMode
 
 from ..conftest import files_containing
 from . import offers
@@ -35,6 +35,7 @@ from .agent_pane import AgentPane, run_once
 from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
+from .unhooked import adjusted
 
 pytestmark = pytest.mark.e2e
 
@@ -134,9 +135,9 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
     with FakeModelServer(rules_for(naming)) as model:
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
 
-        def run(prompt: str, on: Pane = pane) -> ModelRequest:
+        def run(prompt: str, adapter: Adapter = cli.adapter) -> ModelRequest:
             start = len(model.requests)
-            _prepared, result = run_once(cli.adapter, on, [*naming.after, prompt], before_args=naming.before,
+            _prepared, result = run_once(adapter, pane, [*naming.after, prompt], before_args=naming.before,
                                          home=home, path_dirs=[cli.bin_dir])
             assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
             return model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
@@ -168,8 +169,7 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny")]
 
         # With the hook out of the way (a CLI that skips it), the gateway itself refuses the call.
-        unhooked = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker", hook_command=("true",))
-        run("what time is it now", on=unhooked)
+        run("what time is it now", adapter=adjusted(cli.adapter, hook=False))
         refused = model.wait_for(lambda request: request.tool_result is not None and "forbidden, not broken" in request.tool_result)
         assert "Polter refused time/get_current_time" in (refused.tool_result or "")
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny"), ("call", "deny")]

@@ -1,0 +1,228 @@
+"""The CLIs' own tools at the gateway: paths resolved on disk, the targets no role can open, and the
+role's decision (asks, grants and audit as for MCP tools).
+
+The decision itself is the roles engine's (:mod:`polter.roles.builtin_verdicts`, pure); this module brings
+what only a process on the machine knows: where a path really leads (``..``, ``~``, symlinks), where
+Polter keeps its config, roles and state, and where the pane's git repository keeps its hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from polter.paths import config_dir, project_roles_dir, state_dir
+from polter.protocol import BuiltinsPolicy, HookRequest, ProtectedTarget
+from polter.roles.builtin_verdicts import BuiltinRequest
+from polter.roles.builtins import BuiltinCall, Protected, Resolver
+from polter.roles.engine import CompiledRole, Verdict
+
+if TYPE_CHECKING:
+    from polter.gateway.core import Authorization, Gateway
+    from polter.gateway.panes import Pane
+
+__all__ = [
+    "GIT_TARGETS",
+    "builtin_call",
+    "builtins_policy",
+    "decide_builtin_call",
+    "protected_targets",
+    "real_resolver",
+]
+
+GIT_TARGETS = (
+    Protected(".git/hooks", "a git hooks folder", writes_only=True, anywhere=True),
+    Protected(".git/config", "a git repository's config", writes_only=True, anywhere=True, tree=False),
+)
+"""In any repository: writing a hook, or the config (``core.hooksPath``, aliases, ``core.fsmonitor``), runs code
+outside any rule."""
+
+
+def real_resolver(cwd: str, home: str) -> Resolver:
+    """A path as written → its normalised absolute form, and where it really leads when a symlink sends it
+    elsewhere (resolved as the kernel would: ``link/../x`` follows ``link`` first)."""
+
+    def resolve(path: str) -> tuple[str, ...]:
+        if path == "~" or path.startswith("~/"):
+            path = home + path[1:]
+        joined = posixpath.join(cwd, path)
+        lexical = posixpath.normpath(joined)
+        try:
+            real = os.path.realpath(joined)
+        except (OSError, ValueError):
+            return (lexical,)
+        return (lexical,) if real == lexical else (lexical, real)
+
+    return resolve
+
+
+def _git_dirs(project: Path) -> list[Path]:
+    """The git dirs that govern ``project``: the ``.git`` of its repository (found upwards), and for a linked
+    worktree (a ``.git`` file) its own git dir and the repository's common dir."""
+    for folder in (project, *project.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return [marker]
+        if marker.is_file():
+            try:
+                text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return []
+            if not text.startswith("gitdir:"):
+                return []
+            own = (folder / text[len("gitdir:") :].strip()).resolve()
+            dirs = [own]
+            try:
+                common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
+                dirs.append(common)
+            except OSError:
+                pass
+            return dirs
+    return []
+
+
+def protected_targets(
+    project: str, *, state_dirs: Iterable[Path] = (), role_dirs: Iterable[Path] = (), runtime_dir: str | None = None
+) -> tuple[Protected, ...]:
+    """Every target no role can open for a pane in ``project``: Polter's config and state (its runtime files
+    included), its role folders and the project's ``.polter`` (writing), and the git hooks and configs."""
+    targets: list[Protected] = []
+
+    def add(path: Path | str, what: str, writes_only: bool = False, tree: bool = True) -> None:
+        resolved = os.path.realpath(os.path.expanduser(str(path)))
+        if not any(existing.path == resolved and existing.writes_only == writes_only for existing in targets):
+            targets.append(Protected(resolved, what, writes_only=writes_only, tree=tree))
+
+    add(config_dir(), "Polter's config (its roles, plugins and settings)")
+    for folder in (state_dir(), *state_dirs):
+        add(folder, "Polter's state (the audit log and the panes' runtime files)")
+    if runtime_dir:
+        add(runtime_dir, "one of the files Polter writes for this pane's CLI")
+    for folder in role_dirs:
+        add(folder, "a folder of Polter's roles", writes_only=True)
+    add(project_roles_dir(Path(project)).parent, "the project's Polter settings and roles", writes_only=True)
+    for git_dir in _git_dirs(Path(project)):
+        add(git_dir / "hooks", "the repository's git hooks folder", writes_only=True)
+        add(git_dir / "config", "the repository's git config", writes_only=True, tree=False)
+        add(git_dir / "config.worktree", "the worktree's git config", writes_only=True, tree=False)
+    return (*targets, *GIT_TARGETS)
+
+
+def builtins_policy(role: CompiledRole, protected: Iterable[Protected]) -> BuiltinsPolicy:
+    """The role's effective [builtins] and the protected targets, as ``whoami`` shows them."""
+    described = role.describe()
+    rules = described["builtins"]
+    phases = described["phases"]
+    return BuiltinsPolicy(
+        default=rules["default"],
+        allow=rules["allow"],
+        ask=rules["ask"],
+        deny=rules["deny"],
+        research=phases["builtins"] if phases else None,
+        protected=[
+            ProtectedTarget(path=target.path, what=target.what, writes_only=target.writes_only) for target in protected
+        ],
+    )
+
+
+def gateway_targets(gateway: Gateway) -> tuple[Protected, ...]:
+    """The protected targets that do not depend on a pane's directory (whoami's list)."""
+    targets = protected_targets(
+        "/nonexistent-project",
+        state_dirs=(gateway.config.state_dir,),
+        role_dirs=[layer.path for layer in gateway.roles.layers],
+    )
+    return tuple(target for target in targets if not target.path.startswith("/nonexistent-project"))
+
+
+def builtin_call(request: HookRequest) -> BuiltinCall:
+    return BuiltinCall(
+        cli_tool=request.cli_tool,
+        kind=request.builtin or request.cli_tool,
+        command=request.command,
+        paths=tuple(request.paths),
+        urls=tuple(request.urls),
+        query=request.query,
+        agent=request.agent,
+    )
+
+
+def target_of(call: BuiltinCall, resolve: Resolver) -> str:
+    """The call's argument, normalised, for the audit log: a command as given, paths resolved."""
+    if call.paths:
+        return ", ".join(resolve(path)[-1] for path in call.paths)
+    if call.query is not None and not call.urls:
+        return f"search: {call.query}"
+    return call.argument
+
+
+async def decide_builtin_call(gateway: Gateway, pane: Pane, adapter: str, request: HookRequest) -> Authorization:
+    """The role's decision on one of the CLI's own tools, an ask resolved, a grant applied, the audit row written."""
+    from polter.gateway.core import Authorization
+
+    started = time.perf_counter()
+    call = builtin_call(request)
+    project = request.project or request.cwd
+    resolve = real_resolver(request.cwd or project or "/", str(Path.home()))
+    target = target_of(call, resolve) if project else call.argument
+    if not project:
+        auth = Authorization(
+            False, "deny", "polter:hook", f"{call.cli_tool}: the hook names no directory, so paths cannot be judged"
+        )
+    else:
+        protected = protected_targets(
+            project,
+            state_dirs=(gateway.config.state_dir,),
+            role_dirs=[layer.path for layer in gateway.roles.layers],
+            runtime_dir=request.runtime_dir,
+        )
+        builtin = BuiltinRequest(
+            call=call,
+            project=os.path.realpath(project),
+            home=str(Path.home()),
+            resolve=resolve,
+            protected=protected,
+            recent_input=pane.recent_input(gateway.policy.input_window),
+            phase=pane.phase,
+        )
+        verdict = gateway.policy.decide_builtin(pane, builtin)
+        grant = (f"builtin:{call.kind}", target)
+        if verdict.decision == "ask" and grant in pane.grants:
+            verdict = Verdict(
+                "allow", "polter:ask-grant", f"The human allowed this for the pane when asked ({verdict.rule})."
+            )
+        auth = await gateway.authorize(
+            pane,
+            verdict,
+            kind="tool",
+            server=None,
+            name=f"{call.kind}: {target}" if call.kind != call.cli_tool else call.cli_tool,
+            arguments={"tool": call.cli_tool, **({"cwd": request.cwd} if request.cwd else {}), **request.arguments},
+            grant_key=grant,
+        )
+    row = gateway.audit.make_row(
+        arguments=request.arguments,
+        time=_now(),
+        pane=pane.id,
+        role=pane.role,
+        layer="hook",
+        server=None,
+        name=call.cli_tool,
+        builtin=call.kind,
+        target=target,
+        decision=auth.decision,
+        rule=auth.rule,
+        reason=f"[{adapter}] {auth.reason}",
+        latency_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+    await gateway.audit.write(row)
+    return auth
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,142 @@
+"""The veto hook a CLI runs before each tool call: forwards its payload to Polter's gateway and prints the
+answer. Standard library only, and nothing of Polter's: it runs before every Read and Grep, so it must
+start in a few milliseconds (adapters run it as ``python -I -S /path/to/hook_client.py``).
+
+    hook_client.py ADAPTER [PROJECT [RUNTIME_DIR]]
+
+Reads the CLI's hook payload on stdin, POSTs it to ``$POLTER_GATEWAY_URL/hook/ADAPTER/payload`` with
+``$POLTER_TOKEN``; the gateway judges it (the adapter's translation runs there) and returns the CLI's reply:
+the exit code, then stdout and stderr (see :mod:`polter.gateway.hook_payloads`). Fails closed: a missing
+variable, an unreachable gateway, an HTTP error or an unreadable answer exits 2 with the reason on stderr
+(``Polter: the gateway answered HTTP 404: ...; the call is refused``), which every supported CLI takes as a veto.
+"""
+
+import os
+import sys
+
+TIMEOUT_SECONDS = 590.0
+"""A little under the CLIs' hook timeout (600 s): the gateway holds an ask open until a human answers."""
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def _quote(text: str) -> str:
+    return "".join(
+        chr(byte) if byte in _UNRESERVED else f"%{byte:02X}" for byte in text.encode("utf-8", "surrogateescape")
+    )
+
+
+def _veto(reason: str) -> int:
+    sys.stderr.write(f"Polter: {reason}; the call is refused\n")
+    return 2
+
+
+def _address(url: str) -> tuple[str, int]:
+    """``http://127.0.0.1:PORT`` → (host, port); the gateway binds loopback only, over plain HTTP."""
+    if not url.startswith("http://"):
+        raise ValueError(f"not an http:// URL: {url!r}")
+    authority = url[len("http://") :].split("/", 1)[0]
+    if authority.startswith("["):
+        host, _, port = authority[1:].partition("]:")
+    else:
+        host, _, port = authority.rpartition(":")
+    return host, int(port)
+
+
+class Refused(Exception):
+    """The gateway gave no verdict: the reason, in words, for the veto."""
+
+
+def _dechunk(body: bytes) -> bytes:
+    """A ``Transfer-Encoding: chunked`` body, joined (raises ValueError when it is cut short)."""
+    parts = []
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line.split(b";", 1)[0], 16)
+        if size == 0:
+            return b"".join(parts)
+        if len(body) < size:
+            raise ValueError("a chunked body cut short")
+        parts.append(body[:size])
+        body = body[size + 2 :]
+
+
+def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtime: str) -> tuple[int, bytes, bytes]:
+    """POST the payload; (exit code, stdout, stderr) of the gateway's reply.
+
+    Raises :class:`Refused` with the reason when there is no verdict: unreachable, an HTTP error, or garbage."""
+    import socket
+
+    try:
+        host, port = _address(url)
+    except ValueError as exc:
+        raise Refused(f"POLTER_GATEWAY_URL is not a gateway address ({exc})") from exc
+    query = "reply=command"
+    if project:
+        query += "&project=" + _quote(project)
+    if runtime:
+        query += "&runtime=" + _quote(runtime)
+    head = (
+        f"POST /hook/{_quote(adapter)}/payload?{query} HTTP/1.1\r\nHost: {url[len('http://') :].split('/', 1)[0]}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    try:
+        with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS) as connection:
+            connection.sendall(head.encode("latin-1") + payload)
+            chunks = []
+            while chunk := connection.recv(65536):
+                chunks.append(chunk)
+    except OSError as exc:
+        raise Refused(f"the gateway at {url} cannot be reached ({exc})") from exc
+    header, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line = header.split(b"\r\n", 1)[0].split(b" ", 2)
+    try:
+        if b"transfer-encoding: chunked" in header.lower():
+            body = _dechunk(body)
+        if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
+            raise ValueError("not an HTTP response")
+        if status_line[1] != b"200":
+            detail = body[:300].decode("utf-8", "replace").strip()
+            raise Refused(
+                f"the gateway answered HTTP {status_line[1].decode('latin-1')}{': ' + detail if detail else ''}"
+            )
+        code, _, rest = body.partition(b"\n")
+        length, _, rest = rest.partition(b"\n")
+        size = int(length)
+        if size > len(rest):
+            raise ValueError("the reply is shorter than it says")
+        return int(code), rest[:size], rest[size:]
+    except ValueError as exc:
+        raise Refused(f"the gateway's answer cannot be read ({exc}): {body[:100]!r}") from exc
+
+
+def main(argv: list[str]) -> int:
+    if not argv or not argv[0]:
+        return _veto("the hook was started without an adapter name")
+    adapter = argv[0]
+    project = argv[1] if len(argv) > 1 else ""
+    runtime = argv[2] if len(argv) > 2 else ""
+    url, token = os.environ.get("POLTER_GATEWAY_URL"), os.environ.get("POLTER_TOKEN")
+    if not url or not token:
+        missing = " and ".join(
+            name for name, value in (("POLTER_GATEWAY_URL", url), ("POLTER_TOKEN", token)) if not value
+        )
+        return _veto(f"{missing} not set (this CLI was not started by Polter)")
+    try:
+        payload = sys.stdin.buffer.read()
+    except OSError as exc:
+        return _veto(f"the hook payload cannot be read ({exc})")
+    try:
+        code, stdout, stderr = ask(url, token, adapter, payload, project, runtime)
+    except Refused as exc:
+        return _veto(str(exc))
+    sys.stdout.buffer.write(stdout)
+    sys.stderr.buffer.write(stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
