@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from polter.adapters import Adapter, Liveness, RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
+from polter.protocol import BuiltinsPolicy
 from polter.session.config import PaneSetup
 
 __all__ = ["AgentPane", "PanePlan", "denied_skills"]
@@ -45,6 +46,10 @@ class AgentPane:
     """Skills the CLI was told to hide when it started (the role denied them)."""
     hidden_now: frozenset[str] = frozenset()
     """Skills the pane's current role denies."""
+    builtins_at_launch: BuiltinsPolicy | None = None
+    """The role's ``[builtins]`` the CLI's own permission layer was set from when it started."""
+    layer_outdated: bool = False
+    """The CLI's own permission layer would be set otherwise under the current role (a restart sets it)."""
     restart_needed: str | None = None
     """Why the running CLI is out of date with the pane's role (None when it is not)."""
     closed: bool = False
@@ -87,6 +92,11 @@ class AgentPane:
             return f"{name} keeps its tool list until it restarts; restart to apply"
         if self.hidden_now != self.hidden_at_launch and not self.skills_live:
             return f"{name} shows the skills of the role it started under until it restarts; restart to apply"
+        if self.layer_outdated:
+            return (
+                f"{name}'s own permission rules were set from the role it started under; the gateway's hook "
+                "decides by the new role now, and a restart sets them anew"
+            )
         return None
 
 

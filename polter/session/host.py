@@ -20,8 +20,6 @@ import ctypes.util
 import inspect
 import logging
 import os
-import socket
-import struct
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -35,10 +33,12 @@ from polter import __version__
 from polter.errors import PolterError, SessionError
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
+from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
-from polter.session.launch import MAX_PANES, Launch, is_installed, plan_panes
+from polter.session.launch import MAX_PANES, Launch, is_installed
 from polter.session.panes import SessionPane
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
+from polter.session.windows import Window, same_user
 from polter.session.workspace import (
     AskClosed,
     AskRequested,
@@ -51,7 +51,7 @@ from polter.session.workspace import (
     Workspace,
     WorkspaceEvent,
 )
-from polter.terminal.frames import StyleTable, WindowStyles, encode_frame, encode_history
+from polter.terminal.frames import StyleTable, encode_frame
 from polter.terminal.hosted import TypingClock
 from polter.terminal.launch import LaunchSpec
 
@@ -63,37 +63,9 @@ STATE_INTERVAL: Final = 0.5
 """Seconds between readings of each agent's state from its screen."""
 SAVE_EVERY: Final = 10
 """State readings between two looks at the panes' directories for ``--restore``."""
-WINDOW_BUFFER_LIMIT: Final = 4 * 1024 * 1024
-"""Bytes a window may have waiting on its socket before its frames are skipped (it gets a whole
-screen once it has caught up): a stalled window must not make the host buffer without bound."""
 
 
-class Window:
-    """One connection to the session: an attached window, or a command (``ls``, ``kill``) that only calls."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        writer.transport.set_write_buffer_limits(high=WINDOW_BUFFER_LIMIT)  # drain() waits until it is a quarter
-        self.attached = False
-        self.styles = WindowStyles()
-        self.sizes: dict[str, tuple[int, int]] = {}
-        """The size this window gives each pane."""
-        self.behind: set[str] = set()
-        """Panes whose frames were skipped while the window's socket was full: they get a whole screen."""
-        self._catching_up: asyncio.Task[None] | None = None
-
-    def send(self, message: BaseModel) -> None:
-        if self.writer.is_closing():
-            return
-        self.writer.write(wire.encode(message))
-
-    @property
-    def stalled(self) -> bool:
-        transport = self.writer.transport
-        return transport.is_closing() or transport.get_write_buffer_size() > WINDOW_BUFFER_LIMIT
-
-
-class SessionHost:
+class SessionHost(SessionCalls):
     """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
     (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
     panes and serves until the session ends (:meth:`end`)."""
@@ -138,20 +110,7 @@ class SessionHost:
         self._ending = False
         self._saved: SavedSession | None = None
         self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
-            "history": self._history,
-            "open": self._open,
-            "close": self._close,
-            "restart": self._restart,
-            "set_role": self._set_role,
-            "set_phase": self._set_phase,
-            "reload_roles": self._reload_roles,
-            "capabilities": self._capabilities,
-            "audit": self._audit,
-            "answer": self._answer,
-            "layout": self._set_layout,
-            "view": self._view,
-            "info": self._info,
-            "kill": self._kill,
+            name: getattr(self, "_set_layout" if name == "layout" else f"_{name}") for name in self.METHODS
         }
 
     @property
@@ -477,7 +436,7 @@ class SessionHost:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         window = Window(reader, writer)
         try:
-            if not _same_user(writer):
+            if not same_user(writer):
                 window.send(wire.Refused(reason="this session belongs to another user"))
                 return
             self.windows.add(window)
@@ -580,111 +539,6 @@ class SessionHost:
         except (PolterError, ValidationError, KeyError, TypeError) as exc:
             window.send(wire.Reply(id=call.id, error=str(exc)))
 
-    # -- methods ---------------------------------------------------------------------------------------
-
-    async def _history(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
-        screen = self.pane(params["pane"]).terminal.screen
-        if screen is None:
-            return None
-        return encode_history(screen, int(params["first"]), int(params["count"]), self._styles, window.styles)
-
-    async def _open(self, window: Window, params: dict[str, Any]) -> str:
-        """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane), or ``adapter`` ×
-        ``role``; in ``cwd``, else where the focused pane's program is."""
-        like = self._find(params["like"]) if params.get("like") else None
-        cwd = Path(params["cwd"]) if params.get("cwd") else (like.terminal.working_directory() if like else None)
-        if params.get("adapter"):
-            registry = self.launch.registry
-            if registry is None:
-                raise SessionError("this session knows no adapters")
-            setup = PaneSetup(adapter=params["adapter"], role=params.get("role"), cwd=cwd)
-            [plan] = plan_panes([setup], registry, source="opened from the command palette", where=lambda index: {})
-            pane = await self._open_plan(plan)
-        elif like is not None and like.agent is not None:
-            agent = like.agent
-            setup = agent.setup.model_copy(
-                update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
-            )
-            pane = await self._open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
-        else:
-            pane = self._add_pane(SessionPane(self._new_id(), LaunchSpec.shell(cwd=cwd), **self._pane_options()))
-        self._save()
-        return pane.id
-
-    async def _close(self, window: Window, params: dict[str, Any]) -> None:
-        pane = self.pane(params["pane"])
-        await pane.terminal.close()
-        pane.terminal.dispose()
-        if pane in self.panes:
-            self.panes.remove(pane)
-        if pane.agent is not None:
-            await self.workspace.close(pane.agent)
-        self._broadcast(wire.PaneRemoved(pane=pane.id))
-        self._save()
-        if not self.panes:
-            self._spawn(self.end("its last pane was closed"), "ending the session")
-
-    async def _restart(self, window: Window, params: dict[str, Any]) -> None:
-        """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
-        applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
-        pane = self.pane(params["pane"])
-        await pane.terminal.close()
-        spec = None
-        if pane.agent is not None:
-            spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
-        pane.terminal.restart(spec)
-
-    async def _set_role(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
-        pane = self.pane(params["pane"])
-        if pane.agent is None:
-            raise SessionError(f"pane {pane.id} runs no agent")
-        await self.workspace.set_role(pane.agent, str(params["role"]))
-        self._save()
-        return pane.state()
-
-    async def _set_phase(self, window: Window, params: dict[str, Any]) -> None:
-        pane = self.pane(params["pane"])
-        if pane.agent is not None:
-            await self.workspace.set_phase(pane.agent, params["phase"])
-
-    async def _reload_roles(self, window: Window, params: dict[str, Any]) -> BaseModel:
-        return await self.workspace.reload_roles()
-
-    async def _capabilities(self, window: Window, params: dict[str, Any]) -> BaseModel:
-        pane = self.pane(params["pane"])
-        if pane.agent is None:
-            raise SessionError(f"pane {pane.id} runs no agent")
-        return await self.workspace.capabilities(pane.agent)
-
-    async def _audit(self, window: Window, params: dict[str, Any]) -> list[Any]:
-        """The audit rows the workspace keeps (after row ``after``), oldest first."""
-        after = int(params.get("after") or 0)
-        return [row.model_dump(mode="json") for row in self.workspace.audit_rows if (row.id or 0) > after]
-
-    async def _answer(self, window: Window, params: dict[str, Any]) -> None:
-        self.workspace.answer(str(params["ask"]), params["answer"])
-
-    async def _set_layout(self, window: Window, params: dict[str, Any]) -> None:
-        layout = params["layout"]
-        if layout not in ("grid", "columns", "rows"):
-            raise SessionError(f"no layout {layout!r}: grid, columns or rows")
-        self.layout = layout
-        for other in self.windows:
-            if other is not window and other.attached:
-                other.send(wire.LayoutEvent(layout=layout))
-        self._save()
-
-    async def _view(self, window: Window, params: dict[str, Any]) -> None:
-        """Which pane the window focuses and zooms: the next window to attach starts there."""
-        self.active, self.zoomed = params.get("active"), params.get("zoomed")
-
-    async def _info(self, window: Window, params: dict[str, Any]) -> BaseModel:
-        return self.info()
-
-    async def _kill(self, window: Window, params: dict[str, Any]) -> None:
-        reason = str(params.get("reason") or "ended with `polter kill`")
-        self._spawn(self.end(reason), "ending the session")
-
 
 def close(coroutine: Awaitable[Any]) -> None:
     if inspect.iscoroutine(coroutine):
@@ -700,15 +554,3 @@ def release_memory() -> None:
     except (OSError, AttributeError):
         return
     trim(0)
-
-
-def _same_user(writer: asyncio.StreamWriter) -> bool:
-    """Whether the peer of a Unix socket runs as this user (SO_PEERCRED; other platforms trust the
-    socket's mode and its private folder)."""
-    sock: socket.socket | None = writer.get_extra_info("socket")
-    peercred = getattr(socket, "SO_PEERCRED", None)
-    if sock is None or peercred is None:
-        return True
-    credentials = sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", credentials)
-    return uid == os.getuid()

@@ -51,6 +51,7 @@ from polter.gateway.models import (
 )
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
+from polter.protocol import BuiltinsPolicy
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
@@ -363,8 +364,33 @@ class Workspace:
     async def _prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
         setup = agent.setup
         cwd = (setup.cwd or Path.cwd()).resolve()
-        decisions = await self._skill_decisions(agent)
-        pane = Pane(
+        capabilities = await self.client.capabilities(agent.id)
+        decisions = {skill.name: skill.decision for skill in capabilities.skills}
+        pane = self._pane(
+            agent, cwd, decisions, capabilities.builtins, resume=setup.resume if resume is None else resume
+        )
+        prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
+        agent.warnings = prepared.warnings
+        agent.launched_role = agent.role
+        agent.builtins_at_launch = capabilities.builtins
+        agent.layer_outdated = False
+        agent.hidden_at_launch = agent.hidden_now = denied_skills(decisions)
+        spec = prepared.launch
+        if setup.command:
+            spec = spec.model_copy(update={"argv": tuple(setup.command)})
+        return spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+
+    def _pane(
+        self,
+        agent: AgentPane,
+        cwd: Path,
+        decisions: dict[str, str],
+        builtins: BuiltinsPolicy | None,
+        *,
+        resume: bool,
+    ) -> Pane:
+        """What the pane's adapter is told about the pane."""
+        return Pane(
             pane_id=agent.id,
             gateway_url=self._url or "",
             servers=tuple(self.server_names),
@@ -372,16 +398,17 @@ class Workspace:
             cwd=cwd,
             token=SecretStr(agent.token),
             skill_decision=lambda name: decisions.get(name, "allow"),
-            resume=setup.resume if resume is None else resume,
+            resume=resume,
+            builtins=builtins,
         )
-        prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
-        agent.warnings = prepared.warnings
-        agent.launched_role = agent.role
-        agent.hidden_at_launch = agent.hidden_now = denied_skills(decisions)
-        spec = prepared.launch
-        if setup.command:
-            spec = spec.model_copy(update={"argv": tuple(setup.command)})
-        return spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+
+    def _layer_differs(self, agent: AgentPane, builtins: BuiltinsPolicy | None) -> bool:
+        """Whether the CLI's own permission layer (set from the role when it started) would be set otherwise
+        under ``builtins``: the adapter prepares the pane both ways (nothing is written) and the two differ."""
+        cwd = (agent.setup.cwd or Path.cwd()).resolve()
+        launched = agent.adapter.prepare(self._pane(agent, cwd, {}, agent.builtins_at_launch, resume=False))
+        now = agent.adapter.prepare(self._pane(agent, cwd, {}, builtins, resume=False))
+        return launched.files != now.files or launched.launch != now.launch
 
     @staticmethod
     def _write(agent: AgentPane, pane: Pane) -> PreparedPane:
@@ -399,17 +426,16 @@ class Workspace:
         agent.files = set(prepared.files)
         return prepared
 
-    async def _skill_decisions(self, agent: AgentPane) -> dict[str, str]:
-        if not agent.skills:
-            return {}
-        capabilities = await self.client.capabilities(agent.id)
-        return {skill.name: skill.decision for skill in capabilities.skills}
-
     async def _role_changed(self, agent: AgentPane) -> None:
-        """After a role change: which skills the new role hides (for CLIs that show skills as of their start)."""
+        """After a role change: which skills the new role hides (for CLIs that show skills as of their start),
+        and whether the CLI's own permission layer, set from the role at its start, is out of date."""
+        capabilities = await self.client.capabilities(agent.id)
+        agent.layer_outdated = capabilities.builtins != agent.builtins_at_launch and await asyncio.to_thread(
+            self._layer_differs, agent, capabilities.builtins
+        )
         if not agent.skills_live:
-            agent.hidden_now = denied_skills(await self._skill_decisions(agent))
-            agent.restart_needed = agent._restart_reason()
+            agent.hidden_now = denied_skills({skill.name: skill.decision for skill in capabilities.skills})
+        agent.restart_needed = agent._restart_reason()
         self._broadcast(PaneChanged(agent))
 
     # -- acting on panes -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from support.session import hosted
 from support.waiting import wait_until
 
 from polter.errors import SessionError
-from polter.session import host as host_module
+from polter.session import windows as windows_module
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.host import SessionHost
@@ -125,7 +125,7 @@ async def test_a_window_that_comes_later_gets_what_was_written_meanwhile_and_the
 async def test_a_window_that_stops_reading_is_skipped_and_caught_up_with_whole_screens(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(host_module, "WINDOW_BUFFER_LIMIT", 1)  # anything the kernel did not take is "behind"
+    monkeypatch.setattr(windows_module, "WINDOW_BUFFER_LIMIT", 1)  # anything the kernel did not take is "behind"
     async with hosted([bash_spec()]) as host:
         fast = await attach(host, size=(250, 80))
         await wait_until(lambda: "$" in fast.text("p1"))

@@ -23,7 +23,7 @@ from support.gateway import fixture_server, time_server, write_roles
 from support.processes import process_running
 from support.waiting import wait_until
 
-from polter.adapters import Liveness, Skill, find_adapter
+from polter.adapters import Liveness, PaneFile, Skill, find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
@@ -220,6 +220,37 @@ async def test_a_cli_with_a_cold_skill_list_needs_a_restart_only_when_the_hidden
     assert agent.hidden_now == {"write-docs"} and "skills" in (agent.restart_needed or "")
     await space.relaunch(agent)
     assert agent.hidden_at_launch == {"write-docs"} and agent.restart_needed is None
+
+
+class LayeredShell(type(SHELL)):  # type: ignore[misc]
+    """A shell that, like Codex or Claude Code, sets a permission layer of its own from the role's [builtins]."""
+
+    info = SHELL.info.model_copy(update={"name": "layered-shell"})
+
+    def prepare(self, pane: Any) -> Any:
+        prepared = super().prepare(pane)
+        layer = "read-only" if pane.builtins is not None and pane.builtins.writes_nothing() else "writable"
+        return prepared.model_copy(update={"files": {**prepared.files, "layer.txt": PaneFile(text=layer)}})
+
+
+async def test_a_role_switch_that_changes_the_clis_own_layer_needs_a_restart(tmp_path: Path) -> None:
+    roles = write_roles(tmp_path / "roles")
+    (roles / "lookout.toml").write_text('description = "reads only"\n[builtins]\ndefault = "allow"\ndeny = ["write"]\n')
+    (roles / "scribe.toml").write_text('description = "writes"\n[builtins]\ndefault = "allow"\n')
+    (roles / "talker.toml").write_text('description = "writes too"\n[builtins]\ndefault = "allow"\nask = ["web"]\n')
+    space = Workspace(servers={"fixture": fixture_server()}, roles_dirs=[roles], state_dir=tmp_path / "state")
+    await space.start()
+    try:
+        agent, _spec = await space.open(plan("lookout", adapter=LayeredShell()))
+        assert (agent.runtime.path / "layer.txt").read_text() == "read-only"
+        await space.set_role(agent, "scribe")  # the CLI would refuse writes the role now allows
+        assert agent.restart_needed is not None and "permission rules" in agent.restart_needed
+        await space.relaunch(agent)
+        assert agent.restart_needed is None and (agent.runtime.path / "layer.txt").read_text() == "writable"
+        await space.set_role(agent, "talker")  # other [builtins], the same layer: nothing to restart for
+        assert agent.restart_needed is None
+    finally:
+        await space.aclose()
 
 
 async def test_phases_and_typed_lines(shared: Shared, tmp_path: Path) -> None:

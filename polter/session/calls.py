@@ -1,0 +1,139 @@
+"""What a window (or ``polter ls``/``kill``) can ask the session host to do: the ``call`` methods of the
+session protocol, by name. Each takes the window that called and its parameters and returns what
+goes back in the reply (JSON, or a pydantic model); a :class:`~polter.errors.PolterError` becomes the
+reply's error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from polter.errors import SessionError
+from polter.session import protocol as wire
+from polter.session.agents import PanePlan
+from polter.session.config import PaneSetup
+from polter.session.launch import plan_panes
+from polter.session.panes import SessionPane
+from polter.session.windows import Window
+from polter.terminal.frames import encode_history
+from polter.terminal.launch import LaunchSpec
+
+if TYPE_CHECKING:
+    from polter.session.host import SessionHost
+
+__all__ = ["SessionCalls"]
+
+
+class SessionCalls:
+    """The protocol's methods, mixed into :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
+
+    METHODS = (
+        "history", "open", "close", "restart", "set_role", "set_phase", "reload_roles", "capabilities", "audit",
+        "answer", "layout", "view", "info", "kill",
+    )  # fmt: skip
+    """Method names; each is served by ``_<name>`` (``layout`` by ``_set_layout``)."""
+
+    async def _history(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel | None:
+        screen = self.pane(params["pane"]).terminal.screen
+        if screen is None:
+            return None
+        return encode_history(screen, int(params["first"]), int(params["count"]), self._styles, window.styles)
+
+    async def _open(self: SessionHost, window: Window, params: dict[str, Any]) -> str:
+        """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane), or ``adapter`` ×
+        ``role``; in ``cwd``, else where the focused pane's program is."""
+        like = self._find(params["like"]) if params.get("like") else None
+        cwd = Path(params["cwd"]) if params.get("cwd") else (like.terminal.working_directory() if like else None)
+        if params.get("adapter"):
+            registry = self.launch.registry
+            if registry is None:
+                raise SessionError("this session knows no adapters")
+            setup = PaneSetup(adapter=params["adapter"], role=params.get("role"), cwd=cwd)
+            [plan] = plan_panes([setup], registry, source="opened from the command palette", where=lambda index: {})
+            pane = await self._open_plan(plan)
+        elif like is not None and like.agent is not None:
+            agent = like.agent
+            setup = agent.setup.model_copy(
+                update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
+            )
+            pane = await self._open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
+        else:
+            pane = self._add_pane(SessionPane(self._new_id(), LaunchSpec.shell(cwd=cwd), **self._pane_options()))
+        self._save()
+        return pane.id
+
+    async def _close(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        pane = self.pane(params["pane"])
+        await pane.terminal.close()
+        pane.terminal.dispose()
+        if pane in self.panes:
+            self.panes.remove(pane)
+        if pane.agent is not None:
+            await self.workspace.close(pane.agent)
+        self._broadcast(wire.PaneRemoved(pane=pane.id))
+        self._save()
+        if not self.panes:
+            self._spawn(self.end("its last pane was closed"), "ending the session")
+
+    async def _restart(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
+        applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
+        pane = self.pane(params["pane"])
+        await pane.terminal.close()
+        spec = None
+        if pane.agent is not None:
+            spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
+        pane.terminal.restart(spec)
+
+    async def _set_role(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel | None:
+        pane = self.pane(params["pane"])
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent")
+        await self.workspace.set_role(pane.agent, str(params["role"]))
+        self._save()
+        return pane.state()
+
+    async def _set_phase(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        pane = self.pane(params["pane"])
+        if pane.agent is not None:
+            await self.workspace.set_phase(pane.agent, params["phase"])
+
+    async def _reload_roles(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+        return await self.workspace.reload_roles()
+
+    async def _capabilities(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+        pane = self.pane(params["pane"])
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent")
+        return await self.workspace.capabilities(pane.agent)
+
+    async def _audit(self: SessionHost, window: Window, params: dict[str, Any]) -> list[Any]:
+        """The audit rows the workspace keeps (after row ``after``), oldest first."""
+        after = int(params.get("after") or 0)
+        return [row.model_dump(mode="json") for row in self.workspace.audit_rows if (row.id or 0) > after]
+
+    async def _answer(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        self.workspace.answer(str(params["ask"]), params["answer"])
+
+    async def _set_layout(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        layout = params["layout"]
+        if layout not in ("grid", "columns", "rows"):
+            raise SessionError(f"no layout {layout!r}: grid, columns or rows")
+        self.layout = layout
+        for other in self.windows:
+            if other is not window and other.attached:
+                other.send(wire.LayoutEvent(layout=layout))
+        self._save()
+
+    async def _view(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        """Which pane the window focuses and zooms: the next window to attach starts there."""
+        self.active, self.zoomed = params.get("active"), params.get("zoomed")
+
+    async def _info(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+        return self.info()
+
+    async def _kill(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        reason = str(params.get("reason") or "ended with `polter kill`")
+        self._spawn(self.end(reason), "ending the session")
