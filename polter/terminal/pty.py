@@ -152,13 +152,16 @@ class PtyProcess:
         return self._popen.returncode
 
     def foreground_process_group(self) -> int | None:
-        """The process group that owns the terminal (the job the user is talking to), if known."""
+        """The process group that owns the terminal (the job the user is talking to), if known. A terminal
+        whose session has ended has none: Linux then answers 0, which must never be signalled (``killpg(0)``
+        is the caller's own group)."""
         if self._fd is None:
             return None
         try:
-            return os.tcgetpgrp(self._fd)
+            group = os.tcgetpgrp(self._fd)
         except OSError:
             return None
+        return group if group > 0 else None
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -300,7 +303,7 @@ class PtyProcess:
         ``grace`` seconds gets SIGKILL.
         """
         if self.running:
-            for group in {self.pid, self.foreground_process_group()} - {None, os.getpgrp()}:
+            for group in {self.pid, self.foreground_process_group()} - {None, 0, os.getpgrp()}:
                 assert group is not None
                 _signal_group(group, signal.SIGHUP)
                 _signal_group(group, signal.SIGCONT)

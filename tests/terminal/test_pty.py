@@ -158,3 +158,34 @@ async def test_closing_sends_sighup_first_so_a_program_can_clean_up_in_the_grace
     await child.process.aclose(grace=5)
     assert record.read_text() == "hup-handled\n"
     assert child.exit_codes == [0], "ended by its own exit after SIGHUP, not by SIGKILL"
+
+
+async def test_closing_a_terminal_whose_program_just_ended_signals_nobody_else() -> None:
+    """Between a program's end and the event loop hearing of it, its terminal has no foreground group:
+    Linux answers 0 to ``tcgetpgrp``, and ``killpg(0, SIGHUP)`` would hang up our own process group
+    (it once ended the test run that closed such a pane)."""
+    import signal
+    import time
+
+    received: list[int] = []
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: received.append(signum))
+    try:
+        process = PtyProcess.spawn(LaunchSpec(argv=("true",)), columns=80, lines=24, on_output=lambda data: None,
+                                   on_exit=lambda code: None)
+        deadline = time.monotonic() + 10
+        while not _ended(process.pid) and time.monotonic() < deadline:  # the loop must not hear of it yet
+            time.sleep(0.001)
+        assert _ended(process.pid) and process.running
+        assert process.foreground_process_group() is None
+        await process.aclose()
+        assert received == []
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def _ended(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2] == "Z"
