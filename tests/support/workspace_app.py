@@ -126,11 +126,20 @@ def badges(pane: Pane) -> dict[str, str]:
 
 
 async def run_in(pilot: Pilot[None], pane: Pane, command: str, expect: str, *, timeout: float = 30) -> str:
-    """Focus ``pane``, type ``command`` and Enter, and wait until ``expect`` shows on its screen."""
+    """Focus ``pane``, type ``command`` and Enter, and wait until ``expect`` shows on its screen after the
+    command (not in what an earlier command printed: the echo of ``clear; ...`` comes before the clear)."""
     pane.terminal.focus()
     await pilot.pause()
     await pilot.press(*command, "enter")
-    await wait_for_text(pane.terminal, expect, timeout=timeout)
+
+    def after_command() -> str:
+        """The screen from the line where the command was echoed on (all of it once the command cleared it)."""
+        text = screen_text(pane.terminal)
+        echoed = text.rfind(command)
+        return text[text.rfind("\n", 0, echoed) + 1 :] if echoed >= 0 else text
+
+    await wait_until(lambda: expect in after_command(), timeout=timeout,
+                     message=lambda: f"{expect!r} after {command!r}:\n{screen_text(pane.terminal)}")
     return screen_text(pane.terminal)
 
 
