@@ -104,7 +104,7 @@ def measure() -> dict[str, Any]:
         async def run() -> None:
             async with window("flood", SIZE) as (app, pilot):
                 [pane] = app.multiplexer.grid.panes
-                await until(lambda: "$" in "\n".join(pane.terminal.screen_model.display()))
+                await until(lambda: pane.terminal.screen_model is not None and "$" in "\n".join(pane.terminal.screen_model.display()))
                 for _ in range(ROUNDS):
                     tmux_times.append(tmux_round(socket, path))
                     polter_times.append(await polter_round(app, pilot, path))

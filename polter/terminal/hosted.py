@@ -5,8 +5,9 @@ flooding program cannot hold the event loop), then schedules a *frame*: a call o
 the rows that changed since the last one. Frames run at most :data:`FRAME_RATE` times a second
 (:data:`BUSY_FRAME_RATE` while the program keeps scrolling the whole screen), are held while the
 program draws a synchronized update (mode 2026, for at most :data:`SYNC_TIMEOUT`), and the echo of
-what the user typed goes out at once. Terminals sharing a :class:`TypingClock` hold their frames for
-:data:`YIELD_TO_TYPING` after the user typed into another, so the echo is drawn first.
+what the user typed goes out at once. Busy terminals sharing a :class:`TypingClock` stop reading and
+hold their frames for :data:`YIELD_TO_TYPING` after the user typed into another, so the echo is parsed
+and drawn first.
 
 Input path: keys arrive as Textual key names (:mod:`polter.terminal.keys`) and are encoded against the
 screen's modes here, where those modes are current; pastes are bracketed when the program asked.
@@ -34,9 +35,9 @@ FRAME_RATE: Final = 60
 BUSY_FRAME_RATE: Final = 15
 """Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
 YIELD_TO_TYPING: Final = 0.035
-"""Seconds a busy pane holds its frames after the user typed into another pane: long enough for the
-echo to arrive and be drawn. A pane never waits longer than two of its frame intervals, so fast
-typing slows a flood's frames but cannot stop them."""
+"""Seconds a busy pane stops reading and holds its frames after the user typed into another pane: long
+enough for the echo to arrive and be drawn. A pane never waits longer than two of its frame
+intervals, so fast typing slows a flood but cannot stop it."""
 SYNC_TIMEOUT: Final = 0.25
 """Longest a synchronized update (``CSI ? 2026 h``) may hold frames, for programs that never end one."""
 
@@ -106,6 +107,7 @@ class HostedTerminal:
         """Input went to the program since the last frame: send its echo at once."""
         self._sync_since: float | None = None
         self._hold_until = 0.0
+        self._resume_handle: asyncio.TimerHandle | None = None
         self._early_input = bytearray()
         """What the human typed before the program started (it gets it first thing)."""
         """Event-loop time until which frames wait: the user typed into another pane (TypingClock)."""
@@ -205,9 +207,10 @@ class HostedTerminal:
     def dispose(self) -> None:
         """Stop pacing frames for good (the pane is gone; the program must have been closed)."""
         self.typing.leave(self)
-        if self._frame_handle is not None:
-            self._frame_handle.cancel()
-            self._frame_handle = None
+        for handle in (self._frame_handle, self._resume_handle):
+            if handle is not None:
+                handle.cancel()
+        self._frame_handle = self._resume_handle = None
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -269,15 +272,28 @@ class HostedTerminal:
         self.on_change()
 
     def _yield_until(self, until: float) -> None:
-        """The user typed elsewhere: if streaming, hold frames until ``until`` — but never for longer
-        than two frame intervals since the last frame, so a flood's frames slow, not stop."""
+        """The user typed elsewhere: if streaming, stop reading and hold frames until ``until``, so the
+        echo is parsed, sent and drawn first (on a machine with few cores the flood's parsing competes with
+        the shell and the window for them) — but never for longer than two frame intervals since the
+        last frame, so a flood slows, it never stops."""
         if not self._busy or until - self._last_frame > 2 * self._frame_interval:
             return
         self._hold_until = until
+        if self.process is not None and self.running:
+            loop = asyncio.get_running_loop()
+            self.process.pause_reading()
+            if self._resume_handle is not None:
+                self._resume_handle.cancel()
+            self._resume_handle = loop.call_at(until, self._resume_reading)
         if self._frame_handle is not None and self._frame_due < until:
             self._frame_handle.cancel()
             self._frame_handle = None
             self._schedule_frame()
+
+    def _resume_reading(self) -> None:
+        self._resume_handle = None
+        if self.process is not None:
+            self.process.resume_reading()
 
     def _schedule_frame(self, delay: float | None = None) -> None:
         """A frame as soon as the frame rate allows (or after ``delay``); an earlier one wins."""

@@ -452,9 +452,14 @@ async def test_a_streaming_pane_yields_to_typing_in_another_but_is_not_starved()
 
         source.on_frame = recording_frame
         await wait_until(lambda: len(frames) >= 2)
+        process = source.process
+        assert process is not None
+        await wait_until(lambda: process.reading)
         typed_at = loop.time()
         typing.send(b"x")
         assert source._hold_until >= typed_at + hosted_module.YIELD_TO_TYPING * 0.9  # its frames wait for the echo
+        assert not process.reading  # and its reading: the echo is parsed first
+        await wait_until(lambda: process.reading)  # only briefly
         await wait_until(lambda: any(when >= typed_at for when in frames))
         first_after = next(when for when in frames if when >= typed_at)
         assert first_after - typed_at >= hosted_module.YIELD_TO_TYPING * 0.9 or first_after >= source._hold_until
