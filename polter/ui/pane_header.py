@@ -28,7 +28,8 @@ class PaneHeader(Horizontal):
     variant, and removed with ``set_badge(key, None)``.
 
     A narrow pane (four of them in an 80-column terminal) cannot show it all: first a plain
-    ``running`` gives way, then the adapter's name, so the role, phase and state stay in sight.
+    ``running`` gives way, then the adapter's name, then the worktree's figures, so the role, phase and
+    state stay in sight.
     """
 
     DEFAULT_CSS = """
@@ -97,6 +98,7 @@ class PaneHeader(Horizontal):
             return
         sheddable = [status] if self.status_kind == "running" else []
         sheddable += self.query("#badge-adapter").results(Label)
+        sheddable += self.query("#badge-worktree").results(Label)
         status.display = True
         for label in sheddable:
             label.display = True
