@@ -122,7 +122,8 @@ class PaneHeader(Horizontal):
             label.display = bool(position)
 
     def on_mount(self) -> None:
-        self.query_one("#pane-position", Label).display = bool(self.position)
+        for label in self.query("#pane-position").results(Label):  # (none when the window closes meanwhile)
+            label.display = bool(self.position)
         pending, self._pending = self._pending, {}
         for key, (text, variant, tooltip) in pending.items():
             self.set_badge(key, text, variant, tooltip=tooltip)

@@ -4,19 +4,29 @@ work and commit in it, look at its header, review, merge and remove from the pal
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gateway import ROLES, write_roles
 from support.git_repos import git, refs, sh, snapshot
 from support.panes import BASH
 from support.privates import notification_messages
+from support.session import hosted, window
 from support.waiting import wait_until
 from support.workspace_app import badges, host_of, palette, panes, run_in, session_pane, shell_plans, workspace_app
 from textual.widgets import Label
 
+from polter.adapters import discover
+from polter.paths import config_dir
 from polter.session.agents import PanePlan
 from polter.session.config import load_session
+from polter.session.host import SessionHost
+from polter.session.launch import Launch
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.text_prompt import TextPromptScreen
 from polter.ui.worktree_screen import WorktreeReviewScreen
@@ -184,3 +194,178 @@ async def test_removing_uncommitted_work_needs_the_branch_name_and_the_last_pane
         await wait_until(lambda: not isinstance(app.screen, TextPromptScreen), message="the prompt to go")
         assert worktree.worktree.path.is_dir() and (worktree.worktree.path / "draft.txt").exists()
         assert len(panes(app)) == 2  # nothing was closed either
+
+
+@contextlib.asynccontextmanager
+async def starting(monkeypatch: Any, plans: list[PanePlan]) -> AsyncIterator[tuple[SessionHost, Any, Any]]:
+    """A session that is starting with ``plans`` and a window on it at once (not waiting for its panes)."""
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", ROLES)
+    async with (
+        hosted(launch=Launch(plans, discover(entry_points=False))) as host,
+        window(host, ready=False) as (app, pilot),
+    ):
+        app.host = host  # (what support.workspace_app's helpers look for)
+        yield host, app, pilot
+
+
+def with_setup(repo: Path, command: str) -> None:
+    (repo / ".polter").mkdir()
+    (repo / ".polter" / "worktrees.toml").write_text(f"setup = {command!r}\n")
+    git(repo, "add", ".polter")
+    git(repo, "commit", "-qm", "setup")
+
+
+async def test_the_setup_command_runs_once_the_human_allowed_it_in_the_window(monkeypatch: Any, repo: Path) -> None:
+    with_setup(repo, "touch .ready")
+    async with starting(monkeypatch, worktree_plans(repo, "open")) as (host, app, pilot):
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), timeout=30, message="the question")
+        assert "Run this repository's setup command in its new worktrees?" in str(
+            app.screen.query_one("#question", Label).render()
+        )
+        assert "touch .ready" in str(app.screen.query_one("#detail", Label).render())
+        [pending] = host.questions.pending()
+        assert not host.panes  # the pane waits: its CLI starts in a prepared worktree
+        await pilot.press("y")
+        await wait_until(lambda: host.ready and len(panes(app)) == 1, timeout=60, message="the pane")
+        [pane] = panes(app)
+        first = session_pane(app, pane).worktree
+        assert first is not None and (first.worktree.path / ".ready").exists()
+        await wait_until(lambda: "The setup command `touch .ready` ran" in notices(app), message=lambda: notices(app))
+
+        # Allowed once for the repository: the next worktree runs it without asking.
+        pane.terminal.focus()
+        await palette(pilot, ("new pane in its own worktree (same", "New pane in its own worktree (same CLI and role)"))
+        await wait_until(
+            lambda: len(panes(app)) == 2 and badges(panes(app)[1]).get("worktree"), timeout=30, message="pane 2"
+        )
+        second = session_pane(app, panes(app)[1]).worktree
+        assert second is not None and (second.worktree.path / ".ready").exists()
+        assert not isinstance(app.screen, ConfirmScreen) and host.questions.pending() == []
+        assert second.branch == "polter/open"  # named after its role (the new pane has no title)
+
+
+async def test_the_setup_command_does_not_run_when_declined(monkeypatch: Any, repo: Path) -> None:
+    with_setup(repo, "touch .ready")
+    async with starting(monkeypatch, worktree_plans(repo, "open")) as (host, app, pilot):
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), timeout=30, message="the question")
+        await pilot.press("n")
+        await wait_until(lambda: host.ready and len(panes(app)) == 1, timeout=60, message="the pane")
+        worktree = session_pane(app, panes(app)[0]).worktree
+        assert worktree is not None and not (worktree.worktree.path / ".ready").exists()
+        await wait_until(lambda: "did not run: you said not now" in notices(app), message=lambda: notices(app))
+        assert "Run it in the pane yourself" in notices(app)
+
+
+async def test_with_no_window_attached_the_setup_command_does_not_run_and_the_next_window_hears_why(
+    monkeypatch: Any, repo: Path
+) -> None:
+    with_setup(repo, "touch .ready")
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", ROLES)
+    async with hosted(launch=Launch(worktree_plans(repo, "open"), discover(entry_points=False))) as host:
+        host.questions.grace = 0.5  # (before the host opens its panes: the task has not run yet)
+        await wait_until(lambda: host.ready, timeout=60, message="the session's pane")
+        [pane] = host.panes
+        assert pane.worktree is not None and not (pane.worktree.worktree.path / ".ready").exists()
+        async with window(host) as (app, _pilot):
+            await wait_until(
+                lambda: "did not run: nobody answered" in notices(app), message=lambda: f"the notice: {notices(app)}"
+            )
+
+
+async def test_a_directory_in_no_repository_says_so_and_gets_no_pane(
+    monkeypatch: Any, tmp_path: Path, repo: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    plans = [*worktree_plans(notes, "open", title="notes"), *worktree_plans(repo, "open")]
+    async with starting(monkeypatch, plans) as (host, app, _pilot):
+        await wait_until(lambda: host.ready and len(panes(app)) == 1, timeout=60, message="the one pane that can open")
+        await wait_until(lambda: "is not in a git repository" in notices(app), message=lambda: notices(app))
+        assert f"{notes} is not in a git repository, so it cannot have a worktree" in notices(app)
+        assert session_pane(app, panes(app)[0]).worktree.branch == "polter/open-shell"
+    alone = Launch(worktree_plans(notes, "open"), discover(entry_points=False))
+    async with hosted(launch=alone) as host:
+        await asyncio.wait_for(host.ended.wait(), 60)
+        assert "no pane could open" in host.end_reason and f"{notes} is not in a git repository" in host.end_reason
+
+
+async def first_session(monkeypatch: Any, repo: Path) -> Path:
+    """A session whose pane commits in its worktree, then ends (saved for --restore); the worktree's path."""
+    async with workspace_app(monkeypatch, worktree_plans(repo / "src", "open")) as (app, pilot):
+        [pane] = panes(app)
+        worktree = session_pane(app, pane).worktree
+        assert worktree is not None
+        await shell(pilot, pane, "echo kept > kept.py && git add kept.py && git commit -qm kept")
+        await host_of(app).end("the test ends it")
+    return worktree.worktree.path
+
+
+def restored_plans() -> list[PanePlan]:
+    from polter.cli import build_parser
+    from polter.session.launch import plan_launch
+
+    return plan_launch(build_parser().parse_args(["--restore"])).plans
+
+
+async def test_restore_brings_the_pane_back_into_its_worktree(monkeypatch: Any, repo: Path) -> None:
+    path = await first_session(monkeypatch, repo)
+    [plan] = restored_plans()
+    assert plan.setup.worktree and plan.setup.branch == "polter/open-shell"
+    async with workspace_app(monkeypatch, [plan]) as (app, pilot):
+        [pane] = panes(app)
+        assert session_pane(app, pane).worktree.worktree.path == path
+        await run_in(pilot, pane, "pwd", str(path / "src"))
+        assert (path / "src" / "kept.py").exists() and len(await list_worktrees()) == 1
+        await wait_until(
+            lambda: f"Back in its worktree on polter/open-shell: {path}" in notices(app), message=lambda: notices(app)
+        )
+        await wait_until(
+            lambda: badges(pane).get("worktree") == "polter/open-shell +1 -0 · 1 file",
+            message=lambda: str(badges(pane)),
+        )
+
+
+async def test_a_folder_deleted_before_restore_is_recreated_with_a_notice(monkeypatch: Any, repo: Path) -> None:
+    path = await first_session(monkeypatch, repo)
+    shutil.rmtree(path)
+    async with workspace_app(monkeypatch, restored_plans()) as (app, pilot):
+        [pane] = panes(app)
+        await run_in(pilot, pane, "pwd", str(path / "src"))
+        assert (path / "src" / "kept.py").read_text() == "kept\n"  # the branch's commit is all there
+        await wait_until(
+            lambda: "Its worktree's folder had been deleted: recreated" in notices(app), message=lambda: notices(app)
+        )
+
+
+async def test_a_folder_deleted_while_the_pane_is_open_is_reported_and_recreated_from_the_palette(
+    monkeypatch: Any, repo: Path
+) -> None:
+    async with workspace_app(monkeypatch, worktree_plans(repo, "open")) as (app, pilot):
+        [pane] = panes(app)
+        hosted_pane = session_pane(app, pane)
+        worktree = hosted_pane.worktree
+        assert worktree is not None
+        await shell(pilot, pane, "echo kept > kept.py && git add kept.py && git commit -qm kept")
+        shutil.rmtree(worktree.worktree.path)
+        await wait_until(
+            lambda: badges(pane).get("worktree") == "polter/open-shell · folder missing",
+            timeout=30,
+            message=lambda: f"the header: {badges(pane)}",
+        )
+        await wait_until(lambda: "Recreate worktree of pane 1" in notices(app), message=lambda: notices(app))
+        process = hosted_pane.terminal.process
+        await palette(pilot, ("recreate worktree", "Recreate worktree of pane 1"))
+        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await pilot.press("y")
+        await wait_until(
+            lambda: hosted_pane.terminal.process is not process and pane.running, timeout=30, message="the restart"
+        )
+        assert (worktree.worktree.path / "kept.py").exists()
+        await run_in(pilot, pane, "pwd", str(worktree.worktree.path))
+        await wait_until(
+            lambda: badges(pane).get("worktree") == "polter/open-shell +1 -0 · 1 file",
+            timeout=30,
+            message=lambda: f"the header: {badges(pane)}",
+        )
