@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -369,3 +371,58 @@ async def test_a_folder_deleted_while_the_pane_is_open_is_reported_and_recreated
             timeout=30,
             message=lambda: f"the header: {badges(pane)}",
         )
+
+
+async def polter_worktree(*argv: str) -> tuple[int, str, str]:
+    """``polter worktree ARGV`` in a process of its own, as typed in another terminal (with no terminal to ask on)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "polter", "worktree", *argv,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_polter_worktree_finds_the_running_sessions_panes_by_number_and_title(
+    monkeypatch: Any, repo: Path
+) -> None:
+    plans = [*worktree_plans(repo, "open", title="coder"), *worktree_plans(repo, "open", title="reviewer")]
+    async with workspace_app(monkeypatch, plans) as (app, pilot):
+        coder, reviewer = panes(app)
+        await shell(pilot, coder, "echo one > one.txt && git add one.txt && git commit -qm one")
+
+        code, out, err = await polter_worktree("list", "--json")
+        assert code == 0, err
+        listed = {row["worktree"]["branch"]: row["pane"] for row in json.loads(out)}
+        assert listed["polter/coder"]["session"] == "test" and listed["polter/coder"]["number"] == 1
+        assert listed["polter/reviewer"]["number"] == 2 and listed["polter/reviewer"]["title"] == "reviewer"
+        code, out, _err = await polter_worktree("list")
+        assert [line.split()[4] for line in out.splitlines()[1:3]] == ["test:1", "test:2"]
+
+        code, out, err = await polter_worktree("diff", "1", "--stat")
+        assert code == 0 and "polter/coder against main: 1 commit(s) ahead" in out and "one.txt" in out, err
+        code, out, err = await polter_worktree("merge", "coder", "--yes")
+        assert code == 0 and "merged polter/coder into main" in out, err
+        assert (repo / "one.txt").exists()
+        await wait_until(
+            lambda: badges(coder).get("worktree") == "polter/coder +0 -0 · 0 files",
+            message=lambda: f"the header told after the merge: {badges(coder)}",
+        )
+
+        code, _out, err = await polter_worktree("remove", "2", "--yes")
+        assert code == 1 and "pane 2 (reviewer) of session test works in it: pass --close-pane" in err
+        reviewer_path = session_pane(app, reviewer).worktree.worktree.path
+        assert reviewer_path.is_dir() and len(panes(app)) == 2
+        code, out, err = await polter_worktree("remove", "2", "--yes", "--close-pane")
+        assert code == 0 and "closed pane 2 (reviewer) of session test" in out and f"removed {reviewer_path}" in out, (
+            err
+        )
+        await wait_until(lambda: len(panes(app)) == 1, message="pane 2 to close")
+        assert not reviewer_path.exists()
+
+        code, _out, err = await polter_worktree("diff", "3")
+        assert code == 1 and "pane 3 of session test has no worktree of its own (its panes in worktrees: 1)" in err
+    code, _out, err = await polter_worktree("diff", "1")
+    assert code == 1 and "no session is running, so there is no pane 1" in err
+    code, out, err = await polter_worktree("diff", "coder", "--stat")  # the records, with no session
+    assert code == 0 and "polter/coder against main" in out, err
