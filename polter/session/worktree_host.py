@@ -70,7 +70,12 @@ class WorktreeCalls:
 
     def _track_worktree(self: SessionHost, pane: SessionPane, opened: OpenedWorktree) -> None:
         """Keep the pane's worktree with the pane (before it is added: its first state shows it)."""
-        pane.worktree = PaneWorktree(opened.worktree, spawn=self._spawn, on_change=lambda: self._pane_changed(pane))
+        pane.worktree = PaneWorktree(
+            opened.worktree,
+            spawn=self._spawn,
+            on_change=lambda: self._pane_changed(pane),
+            on_gone=lambda: self._worktree_gone(pane),
+        )
 
     def _confirm_setup(self: SessionHost, answer: SetupAnswer) -> ConfirmSetup:
         """Ask a window whether the project's setup command may run (no window, no answer: it does not)."""
@@ -98,24 +103,25 @@ class WorktreeCalls:
     # -- while the pane lives --------------------------------------------------------------------------
 
     def _look_at_worktrees(self: SessionHost) -> None:
-        """A folder deleted by hand (or brought back) since the last look: the header and a notice say so."""
-        for number, pane in enumerate(self.panes, 1):
-            worktree = pane.worktree
-            if worktree is None or (gone := worktree.look_at_folder()) is None:
-                continue
-            self._pane_changed(pane)
-            worktree.refresh()
-            if gone:
-                self._notify(
-                    wire.Notice(
-                        title=f"Pane {number}: worktree",
-                        text=f"The folder of pane {number}'s worktree, {worktree.worktree.path}, was deleted. Its "
-                        f"branch {worktree.branch} keeps the commits (uncommitted work in the folder is gone). "
-                        f"Recreate it from the command palette: Recreate worktree of pane {number} (the pane "
-                        "restarts in it).",
-                        severity="warning",
-                    )
-                )
+        """A folder deleted by hand (or brought back) since the last look: the header says so (and a notice)."""
+        for pane in self.panes:
+            if pane.worktree is not None and pane.worktree.look_at_folder():
+                self._pane_changed(pane)
+                pane.worktree.refresh()
+
+    def _worktree_gone(self: SessionHost, pane: SessionPane) -> None:
+        if pane not in self.panes or pane.worktree is None:
+            return
+        number, worktree = self.panes.index(pane) + 1, pane.worktree
+        self._notify(
+            wire.Notice(
+                title=f"Pane {number}: worktree",
+                text=f"The folder of pane {number}'s worktree, {worktree.worktree.path}, was deleted. Its branch "
+                f"{worktree.branch} keeps the commits (uncommitted work in the folder is gone). Recreate it from "
+                f"the command palette: Recreate worktree of pane {number} (the pane restarts in it).",
+                severity="warning",
+            )
+        )
 
     def _saved_worktree(self: SessionHost, pane: SessionPane, cwd: Path | None) -> dict[str, Any]:
         """The worktree part of a pane's saved setup: ``--restore`` reopens it in the same worktree (and
@@ -151,7 +157,7 @@ class WorktreeCalls:
     async def _refresh_worktree(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
         """Read a pane's figures again now (after a merge or a commit made outside the pane)."""
         pane, worktree = self._worktree_pane(params)
-        if worktree.look_at_folder() is not None:
+        if worktree.look_at_folder():
             self._pane_changed(pane)
         worktree.refresh()
 

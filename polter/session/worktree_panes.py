@@ -112,7 +112,8 @@ class PaneWorktree:
 
     The figures are read by :meth:`refresh` in the background (git in subprocesses, never on the event
     loop's hot path), one reading at a time; a refresh asked for during a reading reads once more after
-    it. ``on_change`` is called after each reading; ``spawn(coroutine, what)`` runs a task for the host.
+    it. ``on_change`` is called after each reading; ``on_gone`` when the folder is found deleted (by a
+    reading or a look at it), once until it is back; ``spawn(coroutine, what)`` runs a task for the host.
     """
 
     def __init__(
@@ -121,6 +122,7 @@ class PaneWorktree:
         *,
         spawn: Callable[[Awaitable[Any], str], object],
         on_change: Callable[[], None],
+        on_gone: Callable[[], None] = lambda: None,
     ) -> None:
         self.worktree = worktree
         self.status: WorktreeStatus | None = None
@@ -128,6 +130,7 @@ class PaneWorktree:
         self.missing = not worktree.path.is_dir()
         self._spawn = spawn
         self._on_change = on_change
+        self._on_gone = on_gone
         self._reading = False
         self._again = False
         self._seen_output: float | None = None
@@ -166,7 +169,7 @@ class PaneWorktree:
                     self.problem = str(exc)
                 else:
                     self.status, self.problem = status, None
-                    self.missing = status.missing
+                    self._set_missing(status.missing)
                 self.readings += 1
                 self._on_change()
                 if not self._again:
@@ -174,13 +177,17 @@ class PaneWorktree:
         finally:
             self._reading = False
 
-    def look_at_folder(self) -> bool | None:
-        """Whether the folder just went (True) or came back (False); None when nothing changed. A stat."""
-        missing = not self.worktree.path.is_dir()
+    def look_at_folder(self) -> bool:
+        """Whether the folder just went or came back (a stat)."""
+        return self._set_missing(not self.worktree.path.is_dir())
+
+    def _set_missing(self, missing: bool) -> bool:
         if missing == self.missing:
-            return None
+            return False
         self.missing = missing
-        return missing
+        if missing:
+            self._on_gone()
+        return True
 
     def recreated(self, worktree: Worktree) -> None:
         self.worktree = worktree
