@@ -200,6 +200,7 @@ class SessionHost(SessionCalls, WorktreeCalls):
             return
         self._ending = True
         self.end_reason = reason
+        self.questions.close_all()
         self._save()
         await asyncio.gather(*(pane.terminal.close() for pane in self.panes), return_exceptions=True)
         for pane in self.panes:
@@ -272,6 +273,9 @@ class SessionHost(SessionCalls, WorktreeCalls):
         opened = None
         if plan.setup.worktree:
             plan, opened = await self._open_worktree(plan)
+            if self._ending:  # (while a window was asked about its setup command)
+                self._release_worktree(opened)
+                raise SessionError(f"session {self.name} is ending")
         try:
             agent, spec = await self.workspace.open(plan, pane_id=pane_id)
             pane = SessionPane(pane_id, spec, agent=agent, **self._pane_options())

@@ -46,14 +46,14 @@ class Questions:
         self._attached = attached
         self.timeout = timeout
         self.grace = grace
-        self._pending: dict[str, tuple[wire.Question, asyncio.Future[bool]]] = {}
+        self._pending: dict[str, tuple[wire.Question, asyncio.Future[bool | None]]] = {}
         self._arrival = asyncio.Event()
 
     async def ask(self, title: str, text: str, detail: str = "", *, yes: str = "Yes", no: str = "No") -> bool | None:
         """Ask every window; the first answer, or None when nobody answered (no window, or not in time)."""
         loop = asyncio.get_running_loop()
         question = wire.Question(id=secrets.token_hex(6), title=title, text=text, detail=detail, yes=yes, no=no)
-        future: asyncio.Future[bool] = loop.create_future()
+        future: asyncio.Future[bool | None] = loop.create_future()
         self._pending[question.id] = (question, future)
         deadline = loop.time() + self.timeout
         self._broadcast(question)
@@ -85,6 +85,14 @@ class Questions:
 
     def pending(self) -> list[wire.Question]:
         return [question for question, _future in self._pending.values()]
+
+    def close_all(self) -> None:
+        """The session ends: every waiting question is decided "nobody answered"."""
+        pending, self._pending = self._pending, {}
+        for _question, future in pending.values():
+            if not future.done():
+                future.set_result(None)
+        self._arrival.set()  # (an ask waiting for a window to attach wakes, and finds its answer)
 
     def answer(self, question_id: str, answer: bool) -> bool:
         """Decide a question; False when it is over already (answered elsewhere, timed out)."""

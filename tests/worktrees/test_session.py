@@ -426,3 +426,17 @@ async def test_polter_worktree_finds_the_running_sessions_panes_by_number_and_ti
     assert code == 1 and "no session is running, so there is no pane 1" in err
     code, out, err = await polter_worktree("diff", "coder", "--stat")  # the records, with no session
     assert code == 0 and "polter/coder against main" in out, err
+
+
+async def test_a_session_that_ends_while_asking_about_the_setup_command_opens_no_pane(
+    monkeypatch: Any, repo: Path
+) -> None:
+    with_setup(repo, "touch .ready")
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", ROLES)
+    async with hosted(launch=Launch(worktree_plans(repo, "open"), discover(entry_points=False))) as host:
+        await wait_until(lambda: host.questions.pending(), timeout=30, message="the question")
+        await asyncio.wait_for(host.end("ended by the test"), 30)
+        assert not host.panes and host.questions.pending() == []
+    [entry] = await list_worktrees()  # the worktree stays (nothing of it is lost), not set up
+    assert entry.state == "ready" and not (entry.worktree.path / ".ready").exists()
