@@ -1,8 +1,10 @@
 """``polter worktree``: the panes' git worktrees, with or without the app running.
 
-PANE is a pane's title, its branch or its worktree's folder name; inside a repository, that
-repository's worktrees win a tie. Destructive steps ask on the terminal (removing work asks for the
-branch name typed out); without a terminal they need their flag (``--yes``, ``--discard``).
+PANE is a pane's number in a running session (``--session NAME`` when several run), a pane's title,
+its branch or its worktree's folder name; inside a repository, that repository's worktrees win a tie
+(:mod:`polter.cli._worktree_sessions`). Destructive steps ask on the terminal (removing work asks for
+the branch name typed out); without a terminal they need their flag (``--yes``, ``--discard``,
+``--close-pane``).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from polter.cli._admin import add_json, print_json, print_table
 from polter.errors import PolterError, WorktreeRefused
 
 if TYPE_CHECKING:
+    from polter.cli._worktree_sessions import RunningPane, SessionPanes
     from polter.worktrees import (
         FileDiff,
-        OpenedWorktree,
         ReviewData,
         SetupCommand,
         Worktree,
@@ -42,12 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     commands = parser.add_subparsers(dest="worktree_command", metavar="COMMAND", required=True)
 
-    listing = commands.add_parser("list", help="every worktree Polter made, its branch, state and changes")
+    listing = commands.add_parser(
+        "list", help="every worktree Polter made, its branch, state and changes, and the running pane in it"
+    )
     add_json(listing)
     listing.set_defaults(handler=_list)
 
     diff = commands.add_parser("diff", help="what a pane changed against its base, committed and uncommitted")
-    diff.add_argument("pane", metavar="PANE", help="the pane's title, its branch or its folder's name")
+    diff.add_argument(
+        "pane", metavar="PANE", help="a running pane's number or title, or the worktree's pane title, branch or folder"
+    )
     diff.add_argument("--stat", action="store_true", help="only the changed files")
     diff.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="colour the diff")
     add_json(diff)
@@ -71,21 +77,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     remove.add_argument("--keep-branch", action="store_true", help="delete the folder only, keep the branch")
     remove.add_argument("--yes", "-y", action="store_true", help="do not ask when nothing would be lost")
+    remove.add_argument(
+        "--close-pane", action="store_true", help="close the running pane that works in it first (its program ends)"
+    )
     remove.set_defaults(handler=_remove)
 
     restore = commands.add_parser("restore", help="recreate a worktree whose folder was deleted by hand")
     restore.add_argument("pane", metavar="PANE")
     restore.set_defaults(handler=_restore)
 
+    for command in (diff, review, merge, remove, restore):
+        command.add_argument(
+            "--session", metavar="NAME", help="the running session whose pane PANE is (when several run)"
+        )
+
 
 def _run(step: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(step)
 
 
-async def _find(name: str) -> Worktree:
-    from polter.worktrees import find_worktree
+async def _find(name: str, session: str | None = None) -> Worktree:
+    return (await _find_pane(name, session))[0]
 
-    return await find_worktree(name, near=_here())
+
+async def _find_pane(name: str, session: str | None = None) -> tuple[Worktree, RunningPane | None]:
+    """The worktree PANE means, and the running session's pane that works in it (if one does)."""
+    from polter.cli._worktree_sessions import find_pane_worktree
+    from polter.cli.sessions import print_notes
+
+    worktree, pane, running = await find_pane_worktree(name, session=session, near=_here())
+    print_notes(running.notes)
+    return worktree, pane
 
 
 def _here() -> Path | None:
@@ -99,17 +121,20 @@ def _here() -> Path | None:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from polter.cli._worktree_sessions import running_panes
+    from polter.cli.sessions import print_notes
     from polter.worktrees import list_worktrees
 
-    async def gather() -> list[tuple[WorktreeEntry, WorktreeStatus | BaseException | None]]:
+    async def gather() -> tuple[list[tuple[WorktreeEntry, WorktreeStatus | BaseException | None]], SessionPanes]:
         entries = await list_worktrees(near=_here())
         statuses = await asyncio.gather(
             *(entry.worktree.status() for entry in entries if entry.state != "lost"), return_exceptions=True
         )
         found = iter(statuses)
-        return [(entry, next(found) if entry.state != "lost" else None) for entry in entries]
+        return [(entry, next(found) if entry.state != "lost" else None) for entry in entries], await running_panes()
 
-    rows = _run(gather())
+    rows, running = _run(gather())
+    print_notes(running.notes)
     if args.json:
         print_json(
             [
@@ -118,6 +143,7 @@ def _list(args: argparse.Namespace) -> int:
                     "status": status.model_dump(mode="json")
                     if status is not None and not isinstance(status, BaseException)
                     else None,
+                    "pane": _pane_json(running.of(entry.worktree)),
                 }
                 for entry, status in rows
             ]
@@ -135,12 +161,20 @@ def _list(args: argparse.Namespace) -> int:
         else:
             changes = status.summary().removeprefix(status.branch + " ")
         worktree = entry.worktree
-        table.append([worktree.title, worktree.branch, worktree.base, entry.state, changes, worktree.path])
-    print_table(["PANE", "BRANCH", "BASE", "STATE", "CHANGES", "PATH"], table)
+        pane = running.of(worktree)
+        where = f"{pane.session.name}:{pane.pane.number}" if pane is not None else "-"
+        table.append([worktree.title, worktree.branch, worktree.base, entry.state, where, changes, worktree.path])
+    print_table(["PANE", "BRANCH", "BASE", "STATE", "OPEN", "CHANGES", "PATH"], table)
     for entry, _status in rows:
         if entry.detail:
             print(f"{entry.worktree.branch}: {entry.detail}")
     return 0
+
+
+def _pane_json(pane: RunningPane | None) -> dict[str, object] | None:
+    if pane is None:
+        return None
+    return {"session": pane.session.name, "number": pane.pane.number, "title": pane.pane.title, "id": pane.pane.pane}
 
 
 # -- diff ------------------------------------------------------------------------------------------
@@ -148,7 +182,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     async def gather() -> tuple[ReviewData, list[FileDiff]]:
-        worktree = await _find(args.pane)
+        worktree = await _find(args.pane, args.session)
         data = await worktree.review()
         diffs = [] if args.stat else [await worktree.file_diff(file) for file in data.files]
         return data, diffs
@@ -196,16 +230,37 @@ def _print_diff(diff: FileDiff, branch: str, colour: bool) -> None:
 
 def _review(args: argparse.Namespace) -> int:
     from polter.ui.review_app import ReviewApp
+    from polter.ui.worktree_actions import OpenPane
 
-    ReviewApp(_run(_find(args.pane))).run()
+    worktree, pane = _run(_find_pane(args.pane, args.session))
+    open_pane = None
+    if pane is not None:
+
+        async def close() -> None:
+            await pane.call("close")
+
+        open_pane = OpenPane(name=pane.label, close=close)
+    ReviewApp(worktree, pane=open_pane).run()
+    if pane is not None:
+        _tell_host(pane)
     return 0
+
+
+def _tell_host(pane: RunningPane) -> None:
+    """Have the session read the pane's figures again (a merge or a commit changed them); best effort."""
+    from polter.errors import SessionError
+
+    try:
+        _run(pane.call("refresh_worktree"))
+    except SessionError:
+        pass  # the pane or its session is gone meanwhile
 
 
 # -- merge -----------------------------------------------------------------------------------------
 
 
 def _merge(args: argparse.Namespace) -> int:
-    worktree = _run(_find(args.pane))
+    worktree, pane = _run(_find_pane(args.pane, args.session))
     check = _run(worktree.check_merge())
     if check.pane_uncommitted:
         message = args.commit
@@ -235,6 +290,8 @@ def _merge(args: argparse.Namespace) -> int:
         return 1
     result = _run(worktree.merge(no_ff=args.no_ff))
     print(f"merged {worktree.branch} into {result.base}: now at {result.commit[:12]}")
+    if pane is not None:
+        _tell_host(pane)
     return 0
 
 
@@ -242,10 +299,13 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    worktree = _run(_find(args.pane))
+    worktree, pane = _run(_find_pane(args.pane, args.session))
     check = _run(worktree.check_remove())
     if check.blockers:
         raise WorktreeRefused(f"not removing {worktree.path} (nothing was changed):", reasons=check.blockers)
+    if pane is not None and not _may_close(pane, args.close_pane):
+        print("not removed")
+        return 1
     losses = check.losses(keep_branch=args.keep_branch)
     deleting = [str(worktree.path)] if check.folder_exists else []
     if check.branch_exists and not args.keep_branch:
@@ -267,6 +327,9 @@ def _remove(args: argparse.Namespace) -> int:
     elif not losses and not args.yes and not discard and not _ask_yes("Remove it?"):
         print("not removed")
         return 1
+    if pane is not None:
+        _run(pane.call("close"))
+        print(f"closed {pane.label}")
     result = _run(worktree.remove(discard=discard, keep_branch=args.keep_branch))
     done = [f"removed {worktree.path}"] if result.removed_folder else []
     if result.branch_tip:
@@ -274,6 +337,21 @@ def _remove(args: argparse.Namespace) -> int:
         done.append(f"deleted {worktree.branch} (was {tip}: `git branch {worktree.branch} {tip}` brings it back)")
     print("; ".join(done) or f"forgot {worktree.branch}")
     return 0
+
+
+def _may_close(pane: RunningPane, close_pane: bool) -> bool:
+    """Whether the running pane that works in the worktree may be closed first (its program runs there)."""
+    ends = "; it is the session's last pane, so the session ends" if pane.last else ""
+    if close_pane:
+        return True
+    if not _interactive():
+        raise WorktreeRefused(
+            f"not removing {pane.worktree.path} (nothing was changed):",
+            reasons=(f"{pane.label} works in it: pass --close-pane to close the pane first{ends}",),
+        )
+    return _ask_yes(
+        f"{pane.label[:1].upper()}{pane.label[1:]} works in it: close the pane first (its program ends{ends})?"
+    )
 
 
 def _restore(args: argparse.Namespace) -> int:
@@ -286,13 +364,14 @@ def _restore(args: argparse.Namespace) -> int:
             f"Run this repository's setup command `{setup.display}` (from {setup.source}) in new worktrees?"
         )
 
-    async def restore() -> OpenedWorktree:
-        return await recreate(await _find(args.pane), confirm)
-
-    opened = _run(restore())
+    worktree, pane = _run(_find_pane(args.pane, args.session))
+    opened = _run(recreate(worktree, confirm))
     print(f"{opened.how} {opened.worktree.path} on {opened.worktree.branch}")
     for note in opened.notes:
         print(f"note: {note}")
+    if pane is not None:
+        _tell_host(pane)
+        print(f"{pane.label} still runs in the deleted folder: restart it (prefix then r) to work in the new one")
     return 0
 
 

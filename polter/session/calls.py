@@ -31,7 +31,7 @@ class SessionCalls:
 
     METHODS = (
         "history", "open", "close", "restart", "set_role", "set_phase", "reload_roles", "capabilities", "audit",
-        "answer", "layout", "view", "info", "kill",
+        "answer", "answer_question", "layout", "view", "info", "kill",
     )  # fmt: skip
     """Method names; each is served by ``_<name>`` (``layout`` by ``_set_layout``)."""
 
@@ -42,15 +42,18 @@ class SessionCalls:
         return encode_history(screen, int(params["first"]), int(params["count"]), self._styles, window.styles)
 
     async def _open(self: SessionHost, window: Window, params: dict[str, Any]) -> str:
-        """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane), or ``adapter`` ×
-        ``role``; in ``cwd``, else where the focused pane's program is."""
+        """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane; a worktree of its own
+        beside a worktree pane), or ``adapter`` × ``role`` (in a worktree of its own with ``worktree``);
+        in ``cwd``, else where the focused pane's program is."""
         like = self._find(params["like"]) if params.get("like") else None
         cwd = Path(params["cwd"]) if params.get("cwd") else (like.terminal.working_directory() if like else None)
+        worktree = bool(params.get("worktree"))
         if params.get("adapter"):
             registry = self.launch.registry
             if registry is None:
                 raise SessionError("this session knows no adapters")
-            setup = PaneSetup(adapter=params["adapter"], role=params.get("role"), cwd=cwd)
+            where = self._worktree_source(like, cwd) if worktree else cwd
+            setup = PaneSetup(adapter=params["adapter"], role=params.get("role"), cwd=where, worktree=worktree)
             [plan] = plan_panes([setup], registry, source="opened from the command palette", where=lambda index: {})
             pane = await self._open_plan(plan)
         elif like is not None and like.agent is not None:
@@ -58,7 +61,13 @@ class SessionCalls:
             setup = agent.setup.model_copy(
                 update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
             )
+            if worktree or setup.worktree:  # a worktree of its own, from where like's came from
+                where = self._worktree_source(like, setup.cwd)
+                setup = setup.model_copy(update={"cwd": where, "worktree": True, "branch": None})
             pane = await self._open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
+        elif worktree:
+            raise SessionError("a pane in a worktree of its own runs an agent CLI: choose one (New pane in its own "
+                               "worktree: CLI as role)")  # fmt: skip
         else:
             pane = self._add_pane(SessionPane(self._new_id(), LaunchSpec.shell(cwd=cwd), **self._pane_options()))
         self._save()
@@ -116,6 +125,10 @@ class SessionCalls:
 
     async def _answer(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
         self.workspace.answer(str(params["ask"]), params["answer"])
+
+    async def _answer_question(self: SessionHost, window: Window, params: dict[str, Any]) -> bool:
+        """Decide a question of the host's (:mod:`polter.session.questions`); False when it was over already."""
+        return self.questions.answer(str(params["id"]), bool(params["answer"]))
 
     async def _set_layout(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
         layout = params["layout"]

@@ -22,6 +22,7 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,13 +31,15 @@ from typing import Any, Final
 from pydantic import BaseModel, ValidationError
 
 from polter import __version__
-from polter.errors import PolterError, SessionError
+from polter.errors import PolterError, SessionError, WorktreeError
+from polter.protocol import AgentState
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
 from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
 from polter.session.launch import MAX_PANES, Launch, is_installed
 from polter.session.panes import SessionPane
+from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
 from polter.session.windows import Window, same_user
 from polter.session.workspace import (
@@ -51,6 +54,7 @@ from polter.session.workspace import (
     Workspace,
     WorkspaceEvent,
 )
+from polter.session.worktree_host import WorktreeCalls, worktree_title
 from polter.terminal.frames import StyleTable, encode_frame
 from polter.terminal.hosted import TypingClock
 from polter.terminal.launch import LaunchSpec
@@ -62,10 +66,12 @@ logger = logging.getLogger(__name__)
 STATE_INTERVAL: Final = 0.5
 """Seconds between readings of each agent's state from its screen."""
 SAVE_EVERY: Final = 10
-"""State readings between two looks at the panes' directories for ``--restore``."""
+"""State readings between two looks at the panes' directories for ``--restore`` (and their worktrees' folders)."""
+UNSEEN_NOTICES: Final = 20
+"""Notices kept for the next window while none is attached (the newest)."""
 
 
-class SessionHost(SessionCalls):
+class SessionHost(SessionCalls, WorktreeCalls):
     """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
     (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
     panes and serves until the session ends (:meth:`end`)."""
@@ -109,8 +115,15 @@ class SessionHost(SessionCalls):
         self._workspace_started = False
         self._ending = False
         self._saved: SavedSession | None = None
+        self._unseen: deque[wire.Notice] = deque(maxlen=UNSEEN_NOTICES)
+        """Notices given while no window was attached: the next window to attach gets them."""
+        self.questions = Questions(self._broadcast, lambda: any(window.attached for window in self.windows))
+        self._worktree_lock = asyncio.Lock()
+        self._claimed: set[str] = set()
+        """Branches of worktrees opened for panes that are not in the session yet."""
         self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
-            name: getattr(self, "_set_layout" if name == "layout" else f"_{name}") for name in self.METHODS
+            name: getattr(self, "_set_layout" if name == "layout" else f"_{name}")
+            for name in (*self.METHODS, *self.WORKTREE_METHODS)
         }
 
     @property
@@ -160,8 +173,16 @@ class SessionHost(SessionCalls):
             await self._start_workspace()
         for spec in self.specs:
             self._add_pane(SessionPane(self._new_id(), spec, **self._pane_options()))
+        failed = []
         for plan in self.launch.plans:
-            await self._open_plan(plan)
+            try:
+                await self._open_plan(plan)
+            except WorktreeError as exc:  # one pane's worktree: the others open all the same
+                name = worktree_title(plan)
+                failed.append(f"{name}: {exc}")
+                self._notify(wire.Notice(text=str(exc), title=f"Pane {name} not opened", severity="error"))
+        if failed and not self.panes:
+            raise SessionError("no pane could open: " + "; ".join(failed))
         self.ready = True
         self._broadcast(wire.Ready(hint=self.launch.hint))
         self._save()
@@ -179,6 +200,7 @@ class SessionHost(SessionCalls):
             return
         self._ending = True
         self.end_reason = reason
+        self.questions.close_all()
         self._save()
         await asyncio.gather(*(pane.terminal.close() for pane in self.panes), return_exceptions=True)
         for pane in self.panes:
@@ -248,10 +270,25 @@ class SessionHost(SessionCalls):
     async def _open_plan(self, plan: PanePlan, index: int | None = None) -> SessionPane:
         await self._start_workspace()
         pane_id = self._new_id()
-        agent, spec = await self.workspace.open(plan, pane_id=pane_id)
-        pane = self._add_pane(SessionPane(pane_id, spec, agent=agent, **self._pane_options()), index)
+        opened = None
+        if plan.setup.worktree:
+            plan, opened = await self._open_worktree(plan)
+            if self._ending:  # (while a window was asked about its setup command)
+                self._release_worktree(opened)
+                raise SessionError(f"session {self.name} is ending")
+        try:
+            agent, spec = await self.workspace.open(plan, pane_id=pane_id)
+            pane = SessionPane(pane_id, spec, agent=agent, **self._pane_options())
+            if opened is not None:
+                self._track_worktree(pane, opened)
+            self._add_pane(pane, index)
+        finally:
+            if opened is not None:
+                self._release_worktree(opened)
+        if pane.worktree is not None:
+            pane.worktree.refresh()
         if agent.warnings:
-            self._broadcast(wire.Notice(text="\n".join(agent.warnings), title=agent.title, severity="warning"))
+            self._notify(wire.Notice(text="\n".join(agent.warnings), title=agent.title, severity="warning"))
         return pane
 
     def _frame(self, pane: SessionPane, dirty: set[int] | None) -> None:
@@ -302,10 +339,13 @@ class SessionHost(SessionCalls):
             ticks += 1
             if ticks % SAVE_EVERY == 0:
                 self._save()  # a program's directory changes without telling anyone
+                self._look_at_worktrees()
             left = 0
             for pane in self.panes:
                 if pane.agent is not None and pane.update_agent_state():
                     self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                if pane.worktree is not None and pane.agent_state is AgentState.IDLE:
+                    pane.worktree.settled(pane.terminal.last_output)  # its figures, read in the background
                 screen = pane.terminal.screen
                 if screen is not None and time.monotonic() - pane.terminal.last_output > STATE_INTERVAL:
                     before = screen.compact_history(0)
@@ -344,9 +384,9 @@ class SessionHost(SessionCalls):
                 PaneSetup(
                     adapter=agent.adapter.name,
                     role=agent.role,
-                    cwd=cwd,
                     title=agent.setup.title,
                     command=agent.setup.command,
+                    **self._saved_worktree(pane, cwd),
                 )
             )
         session = SavedSession(layout=self.layout, panes=setups)
@@ -393,6 +433,13 @@ class SessionHost(SessionCalls):
         for window in self.windows:
             if window.attached:
                 window.send(message)
+
+    def _notify(self, notice: wire.Notice) -> None:
+        """Tell the windows; with none attached (a session that is starting, or detached), the next one."""
+        if any(window.attached for window in self.windows):
+            self._broadcast(notice)
+        else:
+            self._unseen.append(notice)
 
     def info(self) -> wire.SessionInfo:
         return wire.SessionInfo(
@@ -490,6 +537,10 @@ class SessionHost(SessionCalls):
         window.send(wire.Welcome(info=self.info(), state=self.state()))
         for pane in self.panes:
             self._full_frame(window, pane)
+        while self._unseen:
+            window.send(self._unseen.popleft())
+        for question in self.questions.window_attached():
+            window.send(question)
         self._latest = window  # its sizes arrive next, and apply
         return True
 

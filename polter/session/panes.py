@@ -1,5 +1,5 @@
 """One pane of a session as its host keeps it: the program and its screen, the line the human is typing,
-and for an agent pane its link to the gateway and what the agent is doing."""
+and for an agent pane its link to the gateway, what the agent is doing and its own worktree if it has one."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from polter.session.agent_state import screen_activity
 from polter.session.agents import AgentPane
 from polter.session.protocol import AgentView, PaneState
 from polter.session.typed_line import TypedLine
+from polter.session.worktree_panes import PaneWorktree
 from polter.terminal.hosted import HostedTerminal, TypingClock
 from polter.terminal.launch import LaunchSpec
 
@@ -46,6 +47,8 @@ class SessionPane:
         self.agent_state: AgentState | None = None
         self.size: tuple[int, int] | None = None
         """The size the pane's windows last asked for (it starts at the first one)."""
+        self.worktree: PaneWorktree | None = None
+        """The git worktree of its own the pane runs in (docs/worktrees.md)."""
 
     # -- input: what the human types, followed as the line they submit ------------------------------
 
@@ -116,6 +119,7 @@ class SessionPane:
             status_kind=kind,
             spawn_error=terminal.spawn_error,
             agent=self._agent_view(),
+            worktree=self.worktree.view() if self.worktree is not None else None,
         )
 
     def _agent_view(self) -> AgentView | None:

@@ -8,7 +8,8 @@ the whole session when the client attaches — or :class:`Refused`. Then:
   :class:`FocusInput`, :class:`ResizeInput`), never answered, and :class:`Call` (a method by name,
   with parameters), answered by a :class:`Reply` with the same ``id``;
 - host → window: :class:`FrameEvent` (rows of a pane's screen that changed) and the events that keep
-  a window's picture of the session current (panes, asks, audit rows, roles, notices, the end).
+  a window's picture of the session current (panes, asks, audit rows, roles, notices, the end), and
+  :class:`Question`, a yes/no question for the human, answered with the call ``answer_question``.
 
 Nothing here is about how either side draws or runs things: the models are the contract.
 """
@@ -24,6 +25,7 @@ from polter import __version__
 from polter.gateway.models import AskInfo, AuditRow, Phase, RolesStatus, ServersReload
 from polter.protocol import AgentState
 from polter.terminal.frames import ScreenFrame
+from polter.worktrees import Worktree, WorktreeStatus
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -33,15 +35,19 @@ __all__ = [
     "ClientMessage",
     "HostMessage",
     "PaneState",
+    "PaneWorktreeInfo",
+    "Question",
+    "QuestionClosed",
     "Reply",
     "SessionInfo",
     "SessionState",
+    "WorktreeView",
     "decode_client",
     "decode_host",
     "encode",
 ]
 
-PROTOCOL_VERSION: Final = 1
+PROTOCOL_VERSION: Final = 2
 """Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
 
 LINE_LIMIT: Final = 64 * 1024 * 1024
@@ -91,6 +97,26 @@ class AgentView(_Message):
     warnings: list[str] = Field(default_factory=list)
 
 
+class WorktreeView(_Message):
+    """A pane's own git worktree (docs/worktrees.md): for its header, and for the palette's review, merge
+    and remove, which the window runs itself with :mod:`polter.worktrees` (the repository is on its machine)."""
+
+    worktree: Worktree = Field(description="Polter's record of it: path, branch, base, repository")
+    status: WorktreeStatus | None = Field(
+        default=None, description="the change against its base, read when the agent last went idle"
+    )
+    missing: bool = Field(default=False, description="its folder was deleted by hand (the branch keeps the commits)")
+    problem: str | None = Field(default=None, description="why the change could not be read")
+
+    def summary(self) -> str:
+        """The header's text: ``polter/coder +120 -8 · 5 files`` (``· folder missing`` when so)."""
+        if self.missing:
+            return f"{self.worktree.branch} · folder missing"
+        if self.status is None:
+            return self.worktree.branch
+        return self.status.summary()
+
+
 class PaneState(_Message):
     """One pane as every window shows it (its header); the screen travels in frames."""
 
@@ -100,10 +126,21 @@ class PaneState(_Message):
     status_kind: Literal["starting", "running", "exited", "failed"]
     spawn_error: str | None = None
     agent: AgentView | None = None
+    worktree: WorktreeView | None = Field(default=None, description="the pane runs in a git worktree of its own")
 
     @property
     def running(self) -> bool:
         return self.status_kind == "running"
+
+
+class PaneWorktreeInfo(_Message):
+    """A pane of the session that runs in its own worktree (the ``worktrees`` call: ``polter worktree``)."""
+
+    pane: str
+    number: int = Field(description="its place among the session's panes, from 1 (as the window numbers them)")
+    title: str
+    running: bool
+    worktree: WorktreeView
 
 
 class AdapterChoice(_Message):
@@ -293,6 +330,27 @@ class Notice(_Message):
     severity: Literal["information", "warning", "error"] = "information"
 
 
+class Question(_Message):
+    """A yes/no question for the human (may a project's setup command run?). Every attached window shows
+    it, and one that attaches while it waits; the first ``answer_question`` call decides it."""
+
+    type: Literal["question"] = "question"
+    id: str
+    title: str = Field(description="what it is about, in a few words")
+    text: str = Field(description="the question")
+    detail: str = ""
+    yes: str = "Yes"
+    no: str = "No"
+
+
+class QuestionClosed(_Message):
+    """A question is decided (answered in some window, or nobody answered in time: ``answer`` None)."""
+
+    type: Literal["question_closed"] = "question_closed"
+    id: str
+    answer: bool | None = None
+
+
 class Ended(_Message):
     """The session is over (every window closes): quit, killed, its last pane closed, or failed to start."""
 
@@ -318,6 +376,8 @@ HostMessage = Annotated[
     | GatewayEvent
     | LayoutEvent
     | Notice
+    | Question
+    | QuestionClosed
     | Ended,
     Field(discriminator="type"),
 ]

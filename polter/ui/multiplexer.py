@@ -257,7 +257,7 @@ class MultiplexerScreen(Screen[None]):
         pane = self.active_pane
         await self.open_pane(like=pane.remote.id if pane is not None else None)
 
-    async def open_pane(self, **how: str | None) -> None:
+    async def open_pane(self, **how: str | bool | None) -> None:
         """Ask the session for a new pane (see :meth:`RemoteSession.open`); it is focused once it shows."""
         try:
             self._focus_when_added = await self.session.open(**how)

@@ -1,7 +1,7 @@
 """A pane: a header over a terminal, both showing a pane of the session (:class:`RemotePane`).
 
 The header follows the pane's state as the host reports it (status, title, and for an agent pane the
-adapter, role, phase, what the agent is doing, pending asks, restart-needed); the terminal draws the
+adapter, role, phase, what the agent is doing, pending asks, restart-needed, its worktree); the terminal draws the
 pane's screen and sends the human's input to the host."""
 
 from __future__ import annotations
@@ -149,3 +149,19 @@ class Pane(Vertical):
             "warning",
             tooltip=agent.restart_needed,
         )
+        self._show_worktree()
+
+    def _show_worktree(self) -> None:
+        """The worktree badge: the branch and its change against the base (``polter/coder +120 -8 · 5 files``)."""
+        view = self.remote.state.worktree
+        if view is None:
+            self.header.set_badge("worktree", None)
+            return
+        worktree = view.worktree
+        tooltip = f"its own git worktree: {worktree.path}, on {worktree.branch}, merges into {worktree.base}"
+        if view.missing:
+            tooltip = f"{worktree.path} was deleted: Recreate worktree of pane {self.number} (command palette)"
+        elif view.problem:
+            tooltip = view.problem
+        variant = "warning" if view.missing or view.problem else "default"
+        self.header.set_badge("worktree", view.summary(), variant, tooltip=tooltip)

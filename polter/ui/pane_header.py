@@ -28,7 +28,8 @@ class PaneHeader(Horizontal):
     variant, and removed with ``set_badge(key, None)``.
 
     A narrow pane (four of them in an 80-column terminal) cannot show it all: first a plain
-    ``running`` gives way, then the adapter's name, so the role, phase and state stay in sight.
+    ``running`` gives way, then the adapter's name, then the worktree's figures, so the role, phase and
+    state stay in sight.
     """
 
     DEFAULT_CSS = """
@@ -97,6 +98,7 @@ class PaneHeader(Horizontal):
             return
         sheddable = [status] if self.status_kind == "running" else []
         sheddable += self.query("#badge-adapter").results(Label)
+        sheddable += self.query("#badge-worktree").results(Label)
         status.display = True
         for label in sheddable:
             label.display = True
@@ -120,7 +122,8 @@ class PaneHeader(Horizontal):
             label.display = bool(position)
 
     def on_mount(self) -> None:
-        self.query_one("#pane-position", Label).display = bool(self.position)
+        for label in self.query("#pane-position").results(Label):  # (none when the window closes meanwhile)
+            label.display = bool(self.position)
         pending, self._pending = self._pending, {}
         for key, (text, variant, tooltip) in pending.items():
             self.set_badge(key, text, variant, tooltip=tooltip)

@@ -8,6 +8,9 @@ fed by frames; :class:`RemoteTerminal` is what the pane's widget draws and types
 
 An ask arrives as :class:`RemoteSession.AskRequested` carrying a future; whoever shows it resolves the
 future with the human's answer and the session sends it to the host (which is where it is decided).
+A question of the host's own (may a project's setup command run?) arrives as
+:class:`RemoteSession.QuestionAsked`, is answered with :meth:`RemoteSession.answer_question`, and is
+over (:class:`RemoteSession.QuestionClosed`) when any window answered it or it timed out.
 """
 
 from __future__ import annotations
@@ -129,6 +132,11 @@ class RemotePane:
     def agent(self) -> wire.AgentView | None:
         return self.state.agent
 
+    @property
+    def worktree(self) -> wire.WorktreeView | None:
+        """The git worktree of its own the pane runs in, if any."""
+        return self.state.worktree
+
 
 class RemoteSession:
     """The app's view of its session. Create with :meth:`connect` inside the app's event loop."""
@@ -206,6 +214,20 @@ class RemoteSession:
             super().__init__()
             self.notice = notice
 
+    class QuestionAsked(_Event):
+        """The host asks the human a yes/no question: answer it with :meth:`RemoteSession.answer_question`."""
+
+        def __init__(self, question: wire.Question) -> None:
+            super().__init__()
+            self.question = question
+
+    class QuestionClosed(_Event):
+        """A question is decided (here, in another window, or nobody answered in time)."""
+
+        def __init__(self, closed: wire.QuestionClosed) -> None:
+            super().__init__()
+            self.closed = closed
+
     class Ended(_Event):
         """The session is over, or this window lost it (``lost``: the connection broke)."""
 
@@ -221,6 +243,8 @@ class RemoteSession:
         self.panes: list[RemotePane] = []
         self.asks: dict[str, AskInfo] = {}
         """Pending asks by id, oldest first."""
+        self.questions: dict[str, wire.Question] = {}
+        """The host's questions that wait for an answer, by id."""
         self.roles = RolesStatus(names=[], problems=[])
         self.server_names: list[str] = []
         self.adapters: list[wire.AdapterChoice] = []
@@ -289,7 +313,7 @@ class RemoteSession:
         if not self._targets:
             self._early.append(message)
             return
-        if isinstance(message, self.AskRequested):
+        if isinstance(message, (self.AskRequested, self.QuestionAsked)):
             self._targets[0].post_message(message)
             return
         for target in list(self._targets):
@@ -345,6 +369,12 @@ class RemoteSession:
                 self._post(self.LayoutChanged(layout))
             case wire.Notice():
                 self._post(self.Notice(message))
+            case wire.Question():
+                self.questions[message.id] = message
+                self._post(self.QuestionAsked(message))
+            case wire.QuestionClosed(id=question_id):
+                if self.questions.pop(question_id, None) is not None:
+                    self._post(self.QuestionClosed(message))
             case wire.Ended(reason=reason, failed=failed):
                 self.ended = True
                 self._post(self.Ended(reason, failed=failed))
@@ -390,10 +420,32 @@ class RemoteSession:
     # -- actions ---------------------------------------------------------------------------------
 
     async def open(
-        self, *, like: str | None = None, adapter: str | None = None, role: str | None = None, cwd: str | None = None
+        self,
+        *,
+        like: str | None = None,
+        adapter: str | None = None,
+        role: str | None = None,
+        cwd: str | None = None,
+        worktree: bool = False,
     ) -> str:
-        """Open a pane (like pane ``like``, or ``adapter`` × ``role``); its id (it arrives as PaneAdded)."""
-        return str(await self.client.call("open", like=like, adapter=adapter, role=role, cwd=cwd))
+        """Open a pane (like pane ``like``, or ``adapter`` × ``role``, in a worktree of its own with
+        ``worktree``); its id (it arrives as PaneAdded)."""
+        return str(await self.client.call("open", like=like, adapter=adapter, role=role, cwd=cwd, worktree=worktree))
+
+    def answer_question(self, question_id: str, answer: bool) -> None:
+        """Answer a question of the host's (the first answer from any window decides it)."""
+        if self.questions.pop(question_id, None) is not None:
+            self.spawn(self.client.call("answer_question", id=question_id, answer=answer), "answering a question")
+
+    async def refresh_worktree(self, pane: RemotePane) -> None:
+        """Have the host read the pane's worktree figures again (after a merge or a commit from here)."""
+        await self.client.call("refresh_worktree", pane=pane.id)
+
+    async def recreate_worktree(self, pane: RemotePane, *, restart: bool = True) -> None:
+        """Have the host make the pane's deleted worktree folder again, then restart the pane in it."""
+        pane.state = wire.PaneState.model_validate(
+            await self.client.call("recreate_worktree", pane=pane.id, restart=restart)
+        )
 
     async def close(self, pane: RemotePane) -> None:
         await self.client.call("close", pane=pane.id)

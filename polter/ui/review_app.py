@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import App
 
+from polter.ui.worktree_actions import OpenPane
 from polter.ui.worktree_screen import ReviewSource, WorktreeReviewScreen
 
 __all__ = ["ReviewApp"]
@@ -14,10 +15,13 @@ class ReviewApp(App[None]):
 
     TITLE = "Polter review"
 
-    def __init__(self, source: ReviewSource, *, title: str | None = None) -> None:
+    def __init__(self, source: ReviewSource, *, title: str | None = None, pane: OpenPane | None = None) -> None:
+        """``pane``: a running session's pane that works in the worktree (removing it closes the pane first)."""
         super().__init__()
         self.source = source
         self.review_title = title
+        self.pane = pane
 
     def on_mount(self) -> None:
-        self.push_screen(WorktreeReviewScreen(self.source, title=self.review_title), callback=lambda _: self.exit())
+        screen = WorktreeReviewScreen(self.source, title=self.review_title, pane=self.pane)
+        self.push_screen(screen, callback=lambda _: self.exit())

@@ -2,8 +2,9 @@
 
 It is the multiplexer (:class:`~polter.ui.multiplexer.MultiplexerScreen`) plus the gateway's side of
 the session as its host reports it: the screen turns the session's messages into headers,
-notifications and ask modals, and offers the palette providers of :mod:`polter.ui.commands` the
-actions they run (each a call to the session host, where the gateway is).
+notifications, ask modals and the host's yes/no questions, and offers the palette providers of
+:mod:`polter.ui.commands` the actions they run (each a call to the session host, where the gateway is;
+a pane's worktree is reviewed, merged and removed here, :mod:`polter.ui.worktree_panes`).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
-from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands
+from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
+from polter.ui.confirm import ConfirmScreen
 from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui.pane import Pane
 from polter.ui.remote import RemoteSession
+from polter.ui.worktree_panes import WorktreePaneActions
 
 __all__ = ["WorkspaceScreen", "servers_report"]
 
@@ -46,7 +49,7 @@ class WorkspaceScreen(MultiplexerScreen):
     }
     """
 
-    COMMANDS = MultiplexerScreen.COMMANDS | {PaneCommands, RoleCommands, GatewayCommands}
+    COMMANDS = MultiplexerScreen.COMMANDS | {PaneCommands, RoleCommands, GatewayCommands, WorktreeCommands}
 
     def __init__(self, session: RemoteSession, **options: object) -> None:
         super().__init__(session, **options)  # type: ignore[arg-type]
@@ -54,6 +57,9 @@ class WorkspaceScreen(MultiplexerScreen):
         self.ask_screen: AskScreen | None = None
         self._later: set[str] = set()
         """Asks the human put off (escape): not shown again by themselves."""
+        self._questions: dict[str, ConfirmScreen] = {}
+        """The host's questions shown here, by id, until answered or over."""
+        self.worktrees = WorktreePaneActions(self)
 
     @property
     def ready(self) -> bool:
@@ -213,6 +219,31 @@ class WorkspaceScreen(MultiplexerScreen):
     def _notice(self, event: RemoteSession.Notice) -> None:
         notice = event.notice
         self.notify(notice.text, title=notice.title or "", severity=notice.severity, timeout=15)
+
+    @on(RemoteSession.QuestionAsked)
+    def _question_asked(self, event: RemoteSession.QuestionAsked) -> None:
+        question = event.question
+        dialog = ConfirmScreen(question.text, question.detail, yes=question.yes, no=question.no)
+        self._questions[question.id] = dialog
+
+        def answered(answer: bool | None) -> None:
+            if self._questions.pop(question.id, None) is not None:
+                self.session.answer_question(question.id, bool(answer))
+
+        self.app.push_screen(dialog, answered)
+
+    @on(RemoteSession.QuestionClosed)
+    def _question_closed(self, event: RemoteSession.QuestionClosed) -> None:
+        """Decided elsewhere, or nobody answered in time: the dialog goes (its answer would count for nothing)."""
+        dialog = self._questions.pop(event.closed.id, None)
+        if dialog is None:
+            return
+        if self.app.screen is dialog:
+            dialog.dismiss(False)
+        if event.closed.answer is None:
+            self.notify(f"Nobody answered in time: {dialog.question}", severity="warning", timeout=10)
+        else:
+            self.notify(f"Answered in another window: {dialog.question}", timeout=10)
 
     @on(RemoteSession.AskRequested)
     def _ask_requested(self, event: RemoteSession.AskRequested) -> None:

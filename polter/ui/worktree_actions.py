@@ -8,6 +8,8 @@ failure ``GitError``, both ``PolterError``: notify their message.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from textual.app import App
@@ -17,7 +19,19 @@ from polter.ui.confirm import ConfirmScreen
 from polter.ui.text_prompt import TextPromptScreen
 from polter.worktrees import ConfirmSetup, SetupCommand, Worktree
 
-__all__ = ["merge_worktree", "remove_worktree", "setup_consent"]
+__all__ = ["OpenPane", "merge_worktree", "remove_worktree", "setup_consent"]
+
+
+@dataclass(frozen=True)
+class OpenPane:
+    """A session's pane that works in the worktree: its program runs in the folder, so removing the
+    worktree closes the pane first, once the human confirmed a removal that says so."""
+
+    name: str
+    """How the confirmation names it: ``pane 2 (coder shell)``."""
+    close: Callable[[], Awaitable[None]]
+    last: bool = False
+    """The session's last pane: closing it would end the session, so the removal is refused."""
 
 
 async def merge_worktree(app: App[Any], worktree: Worktree) -> str | None:
@@ -53,19 +67,31 @@ async def merge_worktree(app: App[Any], worktree: Worktree) -> str | None:
     return f"Merged {worktree.branch} into {result.base} ({result.commits} commit(s)); now at {result.commit[:12]}"
 
 
-async def remove_worktree(app: App[Any], worktree: Worktree, *, keep_branch: bool = False) -> str | None:
-    """Check the removal; losing work needs the branch name typed out, a clean removal a yes."""
+async def remove_worktree(
+    app: App[Any], worktree: Worktree, *, keep_branch: bool = False, pane: OpenPane | None = None
+) -> str | None:
+    """Check the removal; losing work needs the branch name typed out, a clean removal a yes. ``pane``: the
+    open pane that works in the worktree, closed (after the confirmation, which names it) before removing."""
+    if pane is not None and pane.last:
+        raise WorktreeRefused(
+            f"not removing {worktree.path} (nothing was changed):",
+            reasons=(
+                f"{pane.name} works in it and is the session's last pane: closing it would end the session. "
+                f"End the session, then `polter worktree remove {worktree.branch}`",
+            ),
+        )
     check = await worktree.check_remove()
     if check.blockers:
         raise WorktreeRefused(f"not removing {worktree.path} (nothing was changed):", reasons=check.blockers)
     deleting = [str(worktree.path)] if check.folder_exists else []
     if check.branch_exists and not keep_branch:
         deleting.append(f"the branch {worktree.branch}")
+    closing = f"closes {pane.name} (its program ends), then " if pane is not None else ""
     losses = check.losses(keep_branch=keep_branch)
     if losses:
         typed = await app.push_screen_wait(
             TextPromptScreen(
-                f"Removing deletes {' and '.join(deleting)}, and loses work:",
+                f"Removing {closing}deletes {' and '.join(deleting)}, and loses work:",
                 "\n".join(losses),
                 placeholder=f"type {worktree.branch} to confirm",
                 expected=worktree.branch,
@@ -75,10 +101,14 @@ async def remove_worktree(app: App[Any], worktree: Worktree, *, keep_branch: boo
             return None
     elif not await app.push_screen_wait(
         ConfirmScreen(
-            f"Remove the worktree of {worktree.branch}?", f"This deletes {' and '.join(deleting)}.", yes="Remove"
+            f"Remove the worktree of {worktree.branch}?",
+            f"This {closing}deletes {' and '.join(deleting)}.",
+            yes="Remove",
         )
     ):
         return None
+    if pane is not None:
+        await pane.close()
     result = await worktree.remove(discard=bool(losses), keep_branch=keep_branch)
     recover = (
         f"; `git branch {worktree.branch} {result.branch_tip[:12]}` brings the branch back" if result.branch_tip else ""

@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from polter.errors import PolterError
 from polter.ui.diff_view import DiffView
-from polter.ui.worktree_actions import merge_worktree, remove_worktree
+from polter.ui.worktree_actions import OpenPane, merge_worktree, remove_worktree
 from polter.worktrees import ChangedFile, FileDiff, ReviewData, Worktree
 
 __all__ = ["ReviewSource", "WorktreeReviewScreen"]
@@ -67,11 +67,13 @@ class WorktreeReviewScreen(Screen[None]):
         Binding("x", "remove", "Remove"),
     ]
 
-    def __init__(self, source: ReviewSource, *, title: str | None = None) -> None:
-        """``title`` names what is reviewed in the summary (default: the worktree's pane title)."""
+    def __init__(self, source: ReviewSource, *, title: str | None = None, pane: OpenPane | None = None) -> None:
+        """``title`` names what is reviewed in the summary (default: the worktree's pane title); ``pane`` is
+        the open pane that works in the worktree (removing closes it first)."""
         super().__init__()
         self.source = source
         self.label = title
+        self.pane = pane
         self.data: ReviewData | None = None
 
     def compose(self) -> ComposeResult:
@@ -108,7 +110,7 @@ class WorktreeReviewScreen(Screen[None]):
     async def action_remove(self) -> None:
         assert isinstance(self.source, Worktree)
         try:
-            outcome = await remove_worktree(self.app, self.source)
+            outcome = await remove_worktree(self.app, self.source, pane=self.pane)
         except PolterError as exc:
             self.notify(str(exc), title="Remove", severity="error", timeout=15)
             return

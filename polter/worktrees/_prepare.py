@@ -22,7 +22,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from polter.errors import ConfigError
-from polter.roles.loader import locate_line, toml_syntax_error
 from polter.worktrees._git import git
 from polter.worktrees._models import ConfirmSetup, SetupCommand, SetupOutcome, Worktree
 from polter.worktrees._store import consented, grant_consent, logs_dir
@@ -83,6 +82,8 @@ def _copy(source: Path, target: Path, paths: list[str]) -> list[str]:
 def read_setup(checkout: Path, repository: Path) -> SetupCommand | None:
     """The setup command ``.polter/worktrees.toml`` of ``checkout`` names (None without one), with
     whether the user allowed it for ``repository``; a bad file raises ``ConfigError`` with its line."""
+    from polter.roles.loader import locate_line, toml_syntax_error  # (the roles' engine loads only when needed)
+
     path = checkout / SETUP_FILE
     try:
         text = path.read_text(encoding="utf-8")

@@ -225,3 +225,55 @@ async def test_the_host_leaves_the_login_sessions_cgroup_where_systemd_runs_the_
         assert Path(f"/proc/{host}/cgroup").read_text() != Path(f"/proc/{first.pid}/cgroup").read_text()
         assert "polter-scoped" in Path(f"/proc/{host}/cgroup").read_text()
         assert polter("kill", "scoped").returncode == 0
+
+
+async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The setup command asked in the window the daemon's host asks through, the pane at work in its worktree,
+    its header's figures, ``polter worktree`` on the running session, and ``--restore`` back into it."""
+    from support.git_repos import git, make_repo
+
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PS1", "$ ")
+    repo = make_repo(tmp_path / "app")
+    (repo / ".polter").mkdir()
+    (repo / ".polter" / "worktrees.toml").write_text('setup = "mkdir node_modules && touch node_modules/.ready"\n')
+    git(repo, "add", ".polter")
+    git(repo, "commit", "-qm", "setup")
+    config = tmp_path / "polter.toml"
+    config.write_text(
+        f'[[panes]]\nadapter = "shell"\nrole = "coder"\ntitle = "coder"\ncwd = "{repo}"\nworktree = true\n'
+        f'command = ["{BASH}", "--norc", "--noprofile"]\n'
+    )
+    async with window("--config", str(config), "--session", "wt") as first:
+        await first.shows("Run this repository's setup command in its new worktrees?", timeout=60)
+        await first.shows("touch node_modules/.ready")
+        first.type("y")
+        await first.shows("polter/coder")
+        [row] = json.loads(polter("worktree", "list", "--json").stdout)
+        path = Path(row["worktree"]["path"])
+        assert (path / "node_modules" / ".ready").exists() and row["pane"] == {
+            "session": "wt",
+            "number": 1,
+            "title": "coder",
+            "id": "p1",
+        }
+        first.type("pwd\r")
+        await first.shows(str(path))
+        first.type("echo hi > hi.txt && git add hi.txt && git commit -qm hi\r")
+        await first.shows("polter/coder +1 -0 · 1 file", timeout=30)
+        assert not (repo / "hi.txt").exists()
+        merged = polter("worktree", "merge", "1", "--yes")
+        assert merged.returncode == 0 and "merged polter/coder into main" in merged.stdout, merged.stderr
+        assert (repo / "hi.txt").read_text() == "hi\n"
+        await first.shows("polter/coder +0 -0 · 0 files", timeout=30)
+        assert polter("kill", "wt").returncode == 0
+        assert await first.exited() == 0
+    async with window("--restore", "--session", "back") as second:
+        await second.shows("polter/coder", timeout=60)
+        await wait_until(lambda: "\n$" in second.text(), message=second.text)  # the shell's prompt
+        second.type("pwd\r")
+        await second.shows(str(path))
+        assert "setup command" not in second.text()  # a worktree it comes back to is not set up again
+        assert polter("kill", "back").returncode == 0
+        assert await second.exited() == 0

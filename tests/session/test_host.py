@@ -1,5 +1,5 @@
 """The session host over its real socket, driven by the protocol's own client: handshakes, windows that
-come and go, sizes, scrollback, calls, and what the host refuses."""
+come and go, sizes, scrollback, calls, what the host refuses, and the questions it asks."""
 
 from __future__ import annotations
 
@@ -265,3 +265,44 @@ async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_w
         result = await asyncio.wait_for(call, 30)
         assert not result.is_error
         await wait_until(lambda: any(event.ask.id == ask.id for event in window.of(wire.AskClosedEvent)))
+
+
+# -- the host's yes/no questions: every window is asked, the first answer decides ----------------------
+
+
+async def test_every_window_is_asked_and_the_first_answer_decides() -> None:
+    async with hosted([bash_spec()]) as host:
+        one, two = await attach(host), await attach(host)
+        asking = asyncio.create_task(host.questions.ask("Setup", "Run it?", "npm ci", yes="Run it", no="Not now"))
+        await wait_until(lambda: one.of(wire.Question) and two.of(wire.Question), message="the question in both")
+        [question] = one.of(wire.Question)
+        assert (question.text, question.detail, question.yes, question.no) == ("Run it?", "npm ci", "Run it", "Not now")
+        assert two.client is not None and one.client is not None
+        assert await two.client.call("answer_question", id=question.id, answer=True) is True
+        assert await asking is True
+        await wait_until(lambda: one.of(wire.QuestionClosed), message="the question closed in the other window")
+        assert one.of(wire.QuestionClosed)[0].answer is True
+        assert await one.client.call("answer_question", id=question.id, answer=False) is False  # over already
+        assert host.questions.pending() == []
+
+
+async def test_a_window_that_attaches_while_a_question_waits_is_asked() -> None:
+    async with hosted([bash_spec()]) as host:
+        asking = asyncio.create_task(host.questions.ask("Setup", "Run it?"))
+        await wait_until(lambda: host.questions.pending(), message="the question to wait")
+        late = await attach(host)
+        await wait_until(lambda: late.of(wire.Question), message="the question in the window that came later")
+        assert late.client is not None
+        await late.client.call("answer_question", id=late.of(wire.Question)[0].id, answer=False)
+        assert await asking is False
+
+
+async def test_nobody_attached_or_nobody_answering_is_no_answer() -> None:
+    async with hosted([bash_spec()]) as host:
+        host.questions.grace = 0.2
+        assert await host.questions.ask("Setup", "Run it?") is None  # no window came within the grace
+        window = await attach(host)
+        host.questions.timeout = 0.3
+        assert await host.questions.ask("Setup", "Run it?") is None  # a window, but no answer in time
+        await wait_until(lambda: window.of(wire.QuestionClosed), message="the question's end")
+        assert window.of(wire.QuestionClosed)[0].answer is None and host.questions.pending() == []

@@ -144,8 +144,11 @@ async def run_in(pilot: Pilot[None], pane: Pane, command: str, expect: str, *, t
 
 
 async def palette(pilot: Pilot[None], *steps: tuple[str, str]) -> None:
-    """Open the command palette; for each ``(typed, expected)`` step, type, wait until the best hit
-    reads ``expected``, and choose it (a step may open a sub-palette for the next one)."""
+    """Open the command palette; for each ``(typed, expected)`` step, type, wait until the search for what
+    was typed is over and its best hit reads ``expected``, and choose that hit (a step may open a
+    sub-palette for the next one). Waiting for the search to end matters: the hits of an earlier
+    keystroke's search can read ``expected`` while the last one still streams in hits that sort before it;
+    and a settled list has its best hit highlighted already, so the next one is a key "down" away."""
     from textual.command import CommandList, CommandPalette
 
     await pilot.press("ctrl+b", "colon")  # prefix then ':' (ctrl+p belongs to the pane's program)
@@ -158,6 +161,13 @@ async def palette(pilot: Pilot[None], *steps: tuple[str, str]) -> None:
         def best() -> str:
             return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
 
-        await wait_until(lambda: expected in best(), message=lambda: f"{expected!r} as the best hit, not {best()!r}")  # noqa: B023
-        await pilot.press("down", "enter")
+        def searching() -> bool:
+            return any(worker.node is palette_screen and not worker.is_finished for worker in pilot.app.workers)  # noqa: B023
+
+        await wait_until(
+            lambda: not searching() and expected in best(),
+            message=lambda: f"{expected!r} as the best hit, not {best()!r}",  # noqa: B023
+        )
+        hits.highlighted = 0  # the best hit (once the list settled it is highlighted; "down" would pass it)
+        await pilot.press("enter")
         await wait_until(lambda: pilot.app.screen is not palette_screen, message="the palette to close")  # noqa: B023

@@ -54,9 +54,9 @@ async def test_list_shows_every_worktree_its_state_and_changes_in_a_fresh_proces
 
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["PANE", "BRANCH", "BASE", "STATE", "CHANGES", "PATH"]
-    assert lines[1].split()[:8] == ["coder", "polter/coder", "main", "ready", "+2", "-0", "·", "1"]
-    assert lines[2].split()[:4] == ["reviewer", "polter/reviewer", "main", "missing"]
+    assert lines[0].split() == ["PANE", "BRANCH", "BASE", "STATE", "OPEN", "CHANGES", "PATH"]
+    assert lines[1].split()[:9] == ["coder", "polter/coder", "main", "ready", "-", "+2", "-0", "·", "1"]
+    assert lines[2].split()[:5] == ["reviewer", "polter/reviewer", "main", "missing", "-"]
     assert "polter/reviewer: the folder was deleted; recreate it" in result.stdout
 
     listed = json.loads(

@@ -3,5 +3,6 @@
 from polter.ui.commands.gateway import GatewayCommands
 from polter.ui.commands.panes import PaneCommands
 from polter.ui.commands.roles import RoleCommands
+from polter.ui.commands.worktrees import WorktreeCommands
 
-__all__ = ["GatewayCommands", "PaneCommands", "RoleCommands"]
+__all__ = ["GatewayCommands", "PaneCommands", "RoleCommands", "WorktreeCommands"]

@@ -1,0 +1,190 @@
+"""The session host's side of panes in worktrees of their own (docs/worktrees.md).
+
+Opening such a pane makes (or reuses, or recreates) its worktree before the CLI starts, asking the human
+through a window whether the project's setup command may run (:mod:`polter.session.questions`), and
+tells the windows what was done. While the pane lives, the header's figures are read in the background
+when the agent goes idle, and a folder deleted by hand is noticed (a stat every few seconds) and
+reported with the way back. ``polter worktree`` and the windows ask about the panes' worktrees with the
+calls below; reviewing, merging and removing run where the human is, with :mod:`polter.worktrees`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from polter.errors import ConfigError, SessionError, WorktreeError
+from polter.session import protocol as wire
+from polter.session.agents import PanePlan
+from polter.session.panes import SessionPane
+from polter.session.windows import Window
+from polter.session.worktree_panes import (
+    PaneWorktree,
+    SetupAnswer,
+    open_pane_worktree,
+    opened_report,
+    setup_question,
+)
+from polter.worktrees import ConfirmSetup, OpenedWorktree, SetupCommand, recreate
+
+if TYPE_CHECKING:
+    from polter.session.host import SessionHost
+
+__all__ = ["WorktreeCalls"]
+
+
+class WorktreeCalls:
+    """Mixed into :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
+
+    WORKTREE_METHODS = ("worktrees", "refresh_worktree", "recreate_worktree")
+    """Protocol methods about the panes' worktrees; each is served by ``_<name>``."""
+
+    # -- opening ---------------------------------------------------------------------------------------
+
+    async def _open_worktree(self: SessionHost, plan: PanePlan) -> tuple[PanePlan, OpenedWorktree]:
+        """The pane's worktree, and its plan with the setup to launch and save (cwd in the worktree, its
+        branch). The branch is claimed for the pane until :meth:`_release_worktree`. Raises
+        ``WorktreeError`` (a directory in no repository, a bad ``.polter/worktrees.toml``...)."""
+        setup = plan.setup
+        title = worktree_title(plan)
+        answer = SetupAnswer()
+        try:
+            async with self._worktree_lock:  # one at a time: a branch is never handed to two panes
+                in_use = self._claimed | {pane.worktree.branch for pane in self.panes if pane.worktree is not None}
+                launch, opened = await open_pane_worktree(
+                    setup, title=title, in_use=in_use, confirm_setup=self._confirm_setup(answer)
+                )
+                self._claimed.add(opened.worktree.branch)
+        except ConfigError as exc:
+            raise WorktreeError(str(exc)) from exc
+        text, attention = opened_report(opened, answer)
+        self._notify(
+            wire.Notice(text=text, title=f"{title}: worktree", severity="warning" if attention else "information")
+        )
+        return PanePlan(launch, plan.adapter, plan.reason, plan.why), opened
+
+    def _release_worktree(self: SessionHost, opened: OpenedWorktree) -> None:
+        self._claimed.discard(opened.worktree.branch)
+
+    def _track_worktree(self: SessionHost, pane: SessionPane, opened: OpenedWorktree) -> None:
+        """Keep the pane's worktree with the pane (before it is added: its first state shows it)."""
+        pane.worktree = PaneWorktree(
+            opened.worktree,
+            spawn=self._spawn,
+            on_change=lambda: self._pane_changed(pane),
+            on_gone=lambda: self._worktree_gone(pane),
+        )
+
+    def _confirm_setup(self: SessionHost, answer: SetupAnswer) -> ConfirmSetup:
+        """Ask a window whether the project's setup command may run (no window, no answer: it does not)."""
+
+        async def confirm(setup: SetupCommand) -> bool:
+            answer.answer = await self.questions.ask(**setup_question(setup))
+            return bool(answer.answer)
+
+        return confirm
+
+    def _worktree_source(self: SessionHost, like: SessionPane | None, cwd: Path | None) -> Path | None:
+        """Where a new worktree pane opened beside ``like`` comes from: a directory inside ``like``'s own
+        worktree means the same place in the checkout that worktree was made from (a new pane's worktree
+        starts from the project's branch, not from another agent's)."""
+        if like is None or like.worktree is None or cwd is None:
+            return cwd
+        record = like.worktree.worktree
+        try:
+            relative = cwd.resolve().relative_to(record.path.resolve())
+        except ValueError:
+            return cwd
+        place = record.checkout / relative
+        return place if place.is_dir() else record.checkout
+
+    # -- while the pane lives --------------------------------------------------------------------------
+
+    def _look_at_worktrees(self: SessionHost) -> None:
+        """A folder deleted by hand (or brought back) since the last look: the header says so (and a notice)."""
+        for pane in self.panes:
+            if pane.worktree is not None and pane.worktree.look_at_folder():
+                self._pane_changed(pane)
+                pane.worktree.refresh()
+
+    def _worktree_gone(self: SessionHost, pane: SessionPane) -> None:
+        if pane not in self.panes or pane.worktree is None:
+            return
+        number, worktree = self.panes.index(pane) + 1, pane.worktree
+        self._notify(
+            wire.Notice(
+                title=f"Pane {number}: worktree",
+                text=f"The folder of pane {number}'s worktree, {worktree.worktree.path}, was deleted. Its branch "
+                f"{worktree.branch} keeps the commits (uncommitted work in the folder is gone). Recreate it from "
+                f"the command palette: Recreate worktree of pane {number} (the pane restarts in it).",
+                severity="warning",
+            )
+        )
+
+    def _saved_worktree(self: SessionHost, pane: SessionPane, cwd: Path | None) -> dict[str, Any]:
+        """The worktree part of a pane's saved setup: ``--restore`` reopens it in the same worktree (and
+        recreates its folder if it was deleted). A program that left the worktree is saved at its start."""
+        worktree = pane.worktree
+        if worktree is None or pane.agent is None:
+            return {"cwd": cwd}
+        inside = cwd is not None and cwd.resolve().is_relative_to(worktree.worktree.path.resolve())
+        return {"cwd": cwd if inside else pane.agent.setup.cwd, "worktree": True, "branch": worktree.branch}
+
+    # -- the protocol's methods ------------------------------------------------------------------------
+
+    def _worktree_pane(self: SessionHost, params: dict[str, Any]) -> tuple[SessionPane, PaneWorktree]:
+        pane = self.pane(params["pane"])
+        if pane.worktree is None:
+            raise SessionError(f"pane {pane.id} has no worktree of its own")
+        return pane, pane.worktree
+
+    async def _worktrees(self: SessionHost, window: Window, params: dict[str, Any]) -> list[Any]:
+        """The panes that run in worktrees of their own, by their place in the session."""
+        return [
+            wire.PaneWorktreeInfo(
+                pane=pane.id,
+                number=number,
+                title=pane.agent.title if pane.agent is not None else pane.state().title,
+                running=pane.terminal.running,
+                worktree=pane.worktree.view(),
+            ).model_dump(mode="json")
+            for number, pane in enumerate(self.panes, 1)
+            if pane.worktree is not None
+        ]
+
+    async def _refresh_worktree(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+        """Read a pane's figures again now (after a merge or a commit made outside the pane)."""
+        pane, worktree = self._worktree_pane(params)
+        if worktree.look_at_folder():
+            self._pane_changed(pane)
+        worktree.refresh()
+
+    async def _recreate_worktree(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+        """Make a pane's worktree whose folder was deleted by hand again (on its branch, at its path; the
+        setup command asked for as for a new one), then restart the pane's program in it (``restart``)."""
+        pane, worktree = self._worktree_pane(params)
+        worktree.look_at_folder()
+        if not worktree.missing:
+            raise SessionError(f"the worktree of {worktree.branch} is there: {worktree.worktree.path}")
+        answer = SetupAnswer()
+        async with self._worktree_lock:
+            opened = await recreate(worktree.worktree, self._confirm_setup(answer))
+        worktree.recreated(opened.worktree)
+        text, attention = opened_report(opened, answer)
+        number = self.panes.index(pane) + 1
+        self._notify(
+            wire.Notice(text=text, title=f"Pane {number}: worktree", severity="warning" if attention else "information")
+        )
+        self._pane_changed(pane)
+        worktree.refresh()
+        if params.get("restart", True):
+            await self._restart(window, {"pane": pane.id})
+        return pane.state()
+
+
+def worktree_title(plan: PanePlan) -> str:
+    """What a pane's worktree is named after: its title, else its role (``polter/coder``), else its CLI."""
+    setup = plan.setup
+    return setup.title or setup.role or plan.adapter.display_name
