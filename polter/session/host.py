@@ -36,6 +36,7 @@ from polter.session.agents import PanePlan
 from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
 from polter.session.launch import MAX_PANES, Launch, is_installed
+from polter.session.notify import SessionAttention
 from polter.session.panes import SessionPane
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
 from polter.session.windows import Window, same_user
@@ -48,6 +49,7 @@ from polter.session.workspace import (
     PaneChanged,
     RolesChanged,
     ServersChanged,
+    StateReported,
     Workspace,
     WorkspaceEvent,
 )
@@ -65,7 +67,7 @@ SAVE_EVERY: Final = 10
 """State readings between two looks at the panes' directories for ``--restore``."""
 
 
-class SessionHost(SessionCalls):
+class SessionHost(SessionCalls, SessionAttention):
     """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
     (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
     panes and serves until the session ends (:meth:`end`)."""
@@ -89,6 +91,7 @@ class SessionHost(SessionCalls):
             ask_timeout=self.launch.ask_timeout,
             backends=self.launch.backends,
             state_dir=state_dir,
+            test_mode=self.launch.test_mode,
         )
         self.panes: list[SessionPane] = []
         self.windows: set[Window] = set()
@@ -109,6 +112,7 @@ class SessionHost(SessionCalls):
         self._workspace_started = False
         self._ending = False
         self._saved: SavedSession | None = None
+        self._init_attention()
         self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
             name: getattr(self, "_set_layout" if name == "layout" else f"_{name}") for name in self.METHODS
         }
@@ -304,8 +308,8 @@ class SessionHost(SessionCalls):
                 self._save()  # a program's directory changes without telling anyone
             left = 0
             for pane in self.panes:
-                if pane.agent is not None and pane.update_agent_state():
-                    self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                if pane.agent is not None:
+                    self._attend(pane)
                 screen = pane.terminal.screen
                 if screen is not None and time.monotonic() - pane.terminal.last_output > STATE_INTERVAL:
                     before = screen.compact_history(0)
@@ -347,6 +351,7 @@ class SessionHost(SessionCalls):
                     cwd=cwd,
                     title=agent.setup.title,
                     command=agent.setup.command,
+                    notify=not pane.muted,
                 )
             )
         session = SavedSession(layout=self.layout, panes=setups)
@@ -364,8 +369,12 @@ class SessionHost(SessionCalls):
         match event:
             case AskRequested(ask=ask):
                 self._broadcast(wire.AskEvent(ask=ask))
+                self._attend_pane(ask.pane)
             case AskClosed(ask=ask):
                 self._broadcast(wire.AskClosedEvent(ask=ask))
+                self._attend_pane(ask.pane)
+            case StateReported(agent=agent, report=report):
+                self._reported(agent, report)
             case PaneChanged(agent=agent):
                 for pane in self.panes:
                     if pane.agent is agent:
@@ -431,6 +440,7 @@ class SessionHost(SessionCalls):
             servers=list(workspace.server_names),
             adapters=adapters,
             agents=self.has_agents,
+            notify_terminal=self.launch.notify.terminal,
         )
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

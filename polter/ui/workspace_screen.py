@@ -23,8 +23,9 @@ from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
-from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands
+from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands
 from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.outer_terminal import TerminalNotifier, choose_delivery
 from polter.ui.pane import Pane
 from polter.ui.remote import RemoteSession
 
@@ -46,7 +47,7 @@ class WorkspaceScreen(MultiplexerScreen):
     }
     """
 
-    COMMANDS = MultiplexerScreen.COMMANDS | {PaneCommands, RoleCommands, GatewayCommands}
+    COMMANDS = MultiplexerScreen.COMMANDS | {AttentionCommands, PaneCommands, RoleCommands, GatewayCommands}
 
     def __init__(self, session: RemoteSession, **options: object) -> None:
         super().__init__(session, **options)  # type: ignore[arg-type]
@@ -54,6 +55,7 @@ class WorkspaceScreen(MultiplexerScreen):
         self.ask_screen: AskScreen | None = None
         self._later: set[str] = set()
         """Asks the human put off (escape): not shown again by themselves."""
+        self._terminal_notifier: TerminalNotifier | None = None
 
     @property
     def ready(self) -> bool:
@@ -213,6 +215,27 @@ class WorkspaceScreen(MultiplexerScreen):
     def _notice(self, event: RemoteSession.Notice) -> None:
         notice = event.notice
         self.notify(notice.text, title=notice.title or "", severity=notice.severity, timeout=15)
+
+    @on(RemoteSession.AttentionRequested)
+    def _attention(self, event: RemoteSession.AttentionRequested) -> None:
+        """A pane needs the human where they are not looking: tell the terminal (a notification or the bell) and
+        show it here too."""
+        notice = event.notice
+        if self._terminal_notifier is None:
+            self._terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+        self._terminal_notifier.notify(self.app, notice.headline(), notice.message)
+        self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
+
+    @work(group="gateway-command")
+    async def set_muted(self, pane: Pane, muted: bool) -> None:
+        """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""
+        try:
+            await self.session.set_muted(pane.remote, muted)
+        except PolterError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        pane.show_state()
+        self.notify(f"Pane {pane.number} {'is muted' if muted else 'notifies again'}.")
 
     @on(RemoteSession.AskRequested)
     def _ask_requested(self, event: RemoteSession.AskRequested) -> None:

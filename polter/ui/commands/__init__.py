@@ -1,7 +1,8 @@
 """Polter's command-palette providers, one per domain, registered on the workspace screen."""
 
+from polter.ui.commands.attention import AttentionCommands
 from polter.ui.commands.gateway import GatewayCommands
 from polter.ui.commands.panes import PaneCommands
 from polter.ui.commands.roles import RoleCommands
 
-__all__ = ["GatewayCommands", "PaneCommands", "RoleCommands"]
+__all__ = ["AttentionCommands", "GatewayCommands", "PaneCommands", "RoleCommands"]
