@@ -148,10 +148,12 @@ def write_raw(app: App[Any], data: str) -> bool:
 
 
 class TerminalNotifier:
-    """Tells one window's terminal about a pane that needs the human, the way :func:`choose_delivery` decided."""
+    """Tells one window's terminal about a pane that needs the human, the way :func:`choose_delivery` decided.
+    ``write`` puts a sequence on the terminal (:func:`write_raw`; a test can hold on to what is written)."""
 
-    def __init__(self, delivery: Delivery) -> None:
+    def __init__(self, delivery: Delivery, write: Callable[[App[Any], str], object] = write_raw) -> None:
         self.delivery = delivery
+        self.write = write
 
     def notify(self, app: App[Any], title: str, body: str = "") -> Method:
         """Send it; the method used."""
@@ -161,5 +163,5 @@ class TerminalNotifier:
         if method == "bell":
             app.bell()
             return method
-        write_raw(app, notification_sequence(method, title, body, tmux=self.delivery.tmux))
+        self.write(app, notification_sequence(method, title, body, tmux=self.delivery.tmux))
         return method

@@ -55,7 +55,8 @@ class WorkspaceScreen(MultiplexerScreen):
         self.ask_screen: AskScreen | None = None
         self._later: set[str] = set()
         """Asks the human put off (escape): not shown again by themselves."""
-        self._terminal_notifier: TerminalNotifier | None = None
+        self.terminal_notifier: TerminalNotifier | None = None
+        """How this window tells its terminal that a pane needs the human (decided at the first notice)."""
 
     @property
     def ready(self) -> bool:
@@ -221,9 +222,9 @@ class WorkspaceScreen(MultiplexerScreen):
         """A pane needs the human where they are not looking: tell the terminal (a notification or the bell) and
         show it here too."""
         notice = event.notice
-        if self._terminal_notifier is None:
-            self._terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
-        self._terminal_notifier.notify(self.app, notice.headline(), notice.message)
+        if self.terminal_notifier is None:
+            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+        self.terminal_notifier.notify(self.app, notice.headline(), notice.message)
         self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
 
     @work(group="gateway-command")
