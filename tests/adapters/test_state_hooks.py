@@ -41,7 +41,9 @@ def test_claude_code_posts_its_state_events_straight_to_the_gateway(
         [entry] = hooks[event]
         [hook] = entry["hooks"]
         assert hook["type"] == "http" and hook["url"] == "http://127.0.0.1:4321/hook/claude-code/state"
-        assert hook["headers"] == {"Authorization": "Bearer $POLTER_TOKEN"} and hook["allowedEnvVars"] == ["POLTER_TOKEN"]
+        assert hook["headers"] == {"Authorization": "Bearer $POLTER_TOKEN"} and hook["allowedEnvVars"] == [
+            "POLTER_TOKEN"
+        ]
         assert "onFailure" not in hook, "a report that does not arrive must not block anything"
     [veto] = hooks["PreToolUse"][0]["hooks"]
     assert veto["onFailure"] == "block" and veto["url"].startswith("http://127.0.0.1:4321/hook/claude-code/payload")
@@ -50,14 +52,21 @@ def test_claude_code_posts_its_state_events_straight_to_the_gateway(
 def test_claude_code_payloads(bundled: AdapterRegistry) -> None:
     claude = bundled.get("claude-code")
     common = {"session_id": "s", "transcript_path": "/t", "cwd": "/p", "permission_mode": "default"}
-    assert report(claude, **common, hook_event_name="UserPromptSubmit", prompt="fix it") == (WORKING, "UserPromptSubmit", "", False)
+    assert report(claude, **common, hook_event_name="UserPromptSubmit", prompt="fix it") == (
+        WORKING,
+        "UserPromptSubmit",
+        "",
+        False,
+    )
     assert report(claude, **common, hook_event_name="PermissionRequest", tool_name="Bash",
                   tool_input={"command": "rm -rf build"}) == (
         WAITING, "PermissionRequest", "Claude Code asks permission to use Bash", False)  # fmt: skip
     assert report(claude, **common, hook_event_name="Notification", notification_type="permission_prompt",
                   message="Claude needs your permission to use Bash") == (
         WAITING, "Notification:permission_prompt", "Claude needs your permission to use Bash", False)  # fmt: skip
-    assert report(claude, **common, hook_event_name="Notification", notification_type="auth_success", message="ok") is None
+    assert (
+        report(claude, **common, hook_event_name="Notification", notification_type="auth_success", message="ok") is None
+    )
     assert report(claude, **common, hook_event_name="Stop", stop_hook_active=False,
                   last_assistant_message="All 12 tests pass.\n\nI changed two files.") == (
         IDLE, "Stop", "All 12 tests pass. I changed two files.", True)  # fmt: skip
@@ -112,7 +121,12 @@ def test_gemini_cli_and_qwen_code_name_their_state_hooks(
         WAITING, "Notification:permission_prompt", "Qwen Code needs your permission to use run_shell_command",
         False)  # fmt: skip
     assert report(qwen, **base, hook_event_name="Notification", notification_type="idle_prompt", message="idle") is None
-    assert report(qwen, **base, hook_event_name="Stop", last_assistant_message="Fixed.") == (IDLE, "Stop", "Fixed.", True)
+    assert report(qwen, **base, hook_event_name="Stop", last_assistant_message="Fixed.") == (
+        IDLE,
+        "Stop",
+        "Fixed.",
+        True,
+    )
 
 
 def test_opencode_reports_from_its_plugin(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:

@@ -69,7 +69,12 @@ async def test_a_report_reaches_the_controllers_for_the_pane_of_its_token(harnes
     assert (asked.pane, asked.adapter, asked.report.state, asked.report.event) == (
         second.pane.id, "claude-code", "waiting-for-input", "PermissionRequest")  # fmt: skip
     assert asked.report.message == "Claude Code asks permission to use Bash"
-    assert (done.pane, done.report.state, done.report.message, done.report.turn_ended) == (first.pane.id, "idle", "Done.", True)
+    assert (done.pane, done.report.state, done.report.message, done.report.turn_ended) == (
+        first.pane.id,
+        "idle",
+        "Done.",
+        True,
+    )
 
 
 async def test_a_report_decides_nothing_whatever_it_says(harness: Harness) -> None:

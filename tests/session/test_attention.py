@@ -132,7 +132,9 @@ def test_an_ask_beats_everything_then_the_fresh_report_then_the_screen() -> None
     stop = StateReport(state=IDLE, event="Stop", message="Done.", turn_ended=True)
     asked = current_reading(screen=WORKING, report=stop, reported_at=5.0, last_input=1.0, asks=["asks to use a/b"])
     assert (asked.state, asked.source, asked.why) == (WAITING, "ask", "asks to use a/b")
-    two = current_reading(screen=None, report=None, reported_at=0, last_input=0, asks=["asks to use a/b", "asks to use c/d"])
+    two = current_reading(
+        screen=None, report=None, reported_at=0, last_input=0, asks=["asks to use a/b", "asks to use c/d"]
+    )
     assert two.why == "asks to use a/b (and 1 more)"
     fresh = current_reading(screen=WORKING, report=stop, reported_at=5.0, last_input=1.0, asks=[])
     assert (fresh.state, fresh.source, fresh.why, fresh.event, fresh.turn_ended) == (IDLE, "cli", "Done.", "Stop", True)
