@@ -22,7 +22,7 @@ from support.waiting import wait_until
 from support.workspace_app import agent_of, badges, host_of, palette, panes, screen, shell_plans, workspace_app
 
 from polter.gateway.client import pane_client
-from polter.session.config import NotifySettings
+from polter.session.config import NotifySettings, load_session
 from polter.ui.ask_screen import AskScreen
 from polter.ui.outer_terminal import Delivery, TerminalNotifier
 from polter.ui.pane import Pane
@@ -97,6 +97,7 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
         await ask_from(two, "second")  # a new wait of the focused pane in a focused window: nobody is told
         await palette(pilot, ("mute pane 1", "Mute pane 1 (Shell, asker)"))
         await wait_until(lambda: badges(one).get("muted") == "muted", message="pane 1 muted")
+        assert [pane.notify for pane in load_session().panes] == [False, True], "--restore keeps it muted"
         await ask_from(one, "third")  # muted: nobody is told
         await looking_at(one)
         await ask_from(two, "fourth")  # pane 2 has waited all along: no second notice for the same wait
