@@ -15,6 +15,7 @@ from typing import Any
 
 from polter.adapters import (
     HOOK_TIMEOUT_SECONDS,
+    STATE_HOOK_TIMEOUT_SECONDS,
     Adapter,
     AdapterInfo,
     AgentState,
@@ -29,8 +30,10 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
+    StateReport,
     builtin_request,
     claude_style_denies,
+    claude_style_state,
     first_text,
     mcp_tool_request,
     permission_decision_reply,
@@ -39,6 +42,7 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    state_hook_url,
     veto_hook_url,
 )
 
@@ -213,7 +217,7 @@ class ClaudeCode(Adapter):
         settings: dict[str, Any] = {
             "disableAllHooks": False,
             "disableClaudeAiConnectors": True,
-            "hooks": self.veto_hooks(pane),
+            "hooks": {**self.veto_hooks(pane), **self.state_hooks(pane)},
             # The gateway is the authority for its tools (asks come up in Polter), so Claude need not ask too.
             "permissions": {
                 "allow": [f"mcp__{server_key(name)}" for name in pane.endpoints],
@@ -291,6 +295,28 @@ class ClaudeCode(Adapter):
             "onFailure": "block",
         }
         return {"PreToolUse": [{"matcher": HOOK_MATCHER, "hooks": [hook]}]}
+
+    def state_hooks(self, pane: Pane) -> dict[str, Any]:
+        """HTTP hooks that tell the gateway what the agent does (no process either): a turn began
+        (UserPromptSubmit), a tool ran (PostToolUse), the approval dialog opens (PermissionRequest), Claude Code
+        waits for the human (Notification), the turn ended (Stop, StopFailure). No ``onFailure``: a report that
+        does not arrive changes nothing, and the gateway's empty answer decides nothing."""
+        hook = {
+            "type": "http",
+            "url": state_hook_url(pane, self.name),
+            "headers": {"Authorization": "Bearer $POLTER_TOKEN"},
+            "allowedEnvVars": ["POLTER_TOKEN"],
+            "timeout": STATE_HOOK_TIMEOUT_SECONDS,
+        }
+        with_tools = ("PostToolUse", "PermissionRequest")
+        events = ("UserPromptSubmit", *with_tools, "Notification", "Stop", "StopFailure")
+        return {
+            event: [{"matcher": HOOK_MATCHER, "hooks": [hook]} if event in with_tools else {"hooks": [hook]}]
+            for event in events
+        }
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        return claude_style_state(payload, cli=self.display_name)
 
     def builtin_hook_request(self, tool_name: str, payload: Mapping[str, Any]) -> HookRequest:
         """One of Claude Code's own tools (``file_path`` arrives absolute; Glob and Grep may name no path)."""

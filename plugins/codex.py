@@ -20,6 +20,7 @@ import tomli_w
 
 from polter.adapters import (
     HOOK_TIMEOUT_SECONDS,
+    STATE_HOOK_TIMEOUT_SECONDS,
     Adapter,
     AdapterInfo,
     AgentState,
@@ -35,7 +36,9 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
+    StateReport,
     builtin_request,
+    claude_style_state,
     denied_patterns,
     first_text,
     hook_shell_command,
@@ -48,6 +51,7 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    state_hook_argv,
     veto_hook_argv,
 )
 
@@ -221,7 +225,7 @@ class Codex(Adapter):
             name: {"url": url, "bearer_token_env_var": "POLTER_TOKEN", "default_tools_approval_mode": "approve"}
             for name, url in pane.endpoints.items()
         }
-        config["hooks"] = self.veto_hooks(pane)
+        config["hooks"] = {**self.veto_hooks(pane), **self.state_hooks(pane)}
         config |= self.native_layer(pane)
         # Apps (ChatGPT connectors, served by Codex's built-in codex_apps MCP server) and plugins (which bring
         # their own MCP servers) would reach past the gateway.
@@ -290,6 +294,24 @@ class Codex(Adapter):
             "timeout": HOOK_TIMEOUT_SECONDS,
         }
         return {"PreToolUse": [{"matcher": ".*", "hooks": [hook]}]}
+
+    def state_hooks(self, pane: Pane) -> dict[str, Any]:
+        """Command hooks that tell the gateway what the agent does: a turn began (UserPromptSubmit), Codex asks for
+        approval (PermissionRequest), the turn ended (Stop). They run the forwarder in its report mode, which
+        prints nothing and exits 0 (a Stop hook that blocks would make Codex carry on)."""
+        hook = {
+            "type": "command",
+            "command": hook_shell_command(state_hook_argv(pane, self.name)),
+            "timeout": STATE_HOOK_TIMEOUT_SECONDS,
+        }
+        return {
+            "UserPromptSubmit": [{"hooks": [hook]}],
+            "PermissionRequest": [{"matcher": ".*", "hooks": [hook]}],
+            "Stop": [{"hooks": [hook]}],
+        }
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        return claude_style_state(payload, cli=self.display_name)
 
     def native_layer(self, pane: Pane) -> dict[str, Any]:
         """Codex's own sandbox from the role: read-only for a role that writes nothing (then not even

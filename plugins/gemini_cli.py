@@ -18,6 +18,7 @@ from typing import Any
 
 from polter.adapters import (
     HOOK_TIMEOUT_SECONDS,
+    STATE_HOOK_TIMEOUT_SECONDS,
     Adapter,
     AdapterInfo,
     AgentState,
@@ -33,21 +34,25 @@ from polter.adapters import (
     ScreenView,
     Skill,
     StateHome,
+    StateReport,
     builtin_request,
     ci_markers,
     claude_style_denies,
+    claude_style_state,
     deny_message,
     excluded_tools,
     first_text,
     hook_shell_command,
     link_allowed_skills,
     mcp_tool_request,
+    one_line,
     permission_decision_reply,
     project_dirs,
     scan_skills,
     split_by_decision,
     split_tool_name,
     state_from_screen,
+    state_hook_argv,
     urls_in,
     veto_hook_argv,
 )
@@ -76,6 +81,7 @@ QWEN_KINDS = {
 }
 """Qwen Code 0.24.4's (``builtin-tools.md`` §D)."""
 HOOK_NAME = "polter-veto"
+STATE_HOOK_NAME = "polter-state"
 BUILTIN_SKILLS = ("antigravity-support", "skill-creator")
 """Skills built into Gemini CLI 0.61.0."""
 REPLACED_KEYS = ("mcpServers", "mcp")
@@ -253,6 +259,33 @@ class GeminiCli(Adapter):
         }
         return "BeforeTool", {"matcher": self.hook_matcher(pane), "hooks": [command]}
 
+    state_events: tuple[str, ...] = ("BeforeAgent", "Notification", "AfterAgent")
+    """The CLI's hook events that say what its agent does (a turn began, a dialog waits, the turn ended)."""
+
+    def state_hook_entries(self, pane: Pane) -> list[tuple[str, dict[str, Any]]]:
+        """Command hooks that report the agent's state: the forwarder in its report mode (prints nothing, exits 0)."""
+        command = {
+            "type": "command",
+            "command": hook_shell_command(state_hook_argv(pane, self.name)),
+            "name": STATE_HOOK_NAME,
+            "timeout": STATE_HOOK_TIMEOUT_SECONDS * 1000,
+        }
+        return [(event, {"hooks": [command]}) for event in self.state_events]
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        """BeforeAgent: a turn began; Notification ``ToolPermission``: its confirmation waits for the human;
+        AfterAgent: the turn ended (``prompt_response`` is what it answered)."""
+        event = str(payload.get("hook_event_name") or "")
+        if event == "BeforeAgent":
+            return StateReport(state=AgentState.WORKING, event=event)
+        if event == "Notification" and payload.get("notification_type") == "ToolPermission":
+            message = one_line(payload.get("message")) or f"{self.display_name} asks for a confirmation"
+            return StateReport(state=AgentState.WAITING, event="Notification:ToolPermission", message=message)
+        if event == "AfterAgent":
+            said = one_line(payload.get("prompt_response"))
+            return StateReport(state=AgentState.IDLE, event=event, message=said, turn_ended=True)
+        return None
+
     def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
         settings = dict(base)
         settings["mcpServers"] = {
@@ -264,12 +297,13 @@ class GeminiCli(Adapter):
         skills["disabled"] = sorted({*(skills.get("disabled") or []), *hidden})
         settings["skills"] = skills
         hooks = dict(settings.get("hooks") or {})
-        event, entry = self.hook_entry(pane)
-        hooks[event] = [*(hooks.get(event) or []), entry]
+        for event, entry in (self.hook_entry(pane), *self.state_hook_entries(pane)):
+            hooks[event] = [*(hooks.get(event) or []), entry]
         settings["hooks"] = hooks
         hooks_config = dict(settings.get("hooksConfig") or {})
         hooks_config["enabled"] = True
-        hooks_config["disabled"] = [name for name in hooks_config.get("disabled") or [] if name != HOOK_NAME]
+        ours = (HOOK_NAME, STATE_HOOK_NAME)
+        hooks_config["disabled"] = [name for name in hooks_config.get("disabled") or [] if name not in ours]
         settings["hooksConfig"] = hooks_config
         return self.native_layer(pane, settings)
 
@@ -488,6 +522,19 @@ class QwenCode(GeminiCli):
         return ["--continue"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
     builtin_kinds = QWEN_KINDS
+    state_events = ("UserPromptSubmit", "Notification", "Stop")
+
+    def state_hook_entries(self, pane: Pane) -> list[tuple[str, dict[str, Any]]]:
+        command = {
+            "type": "command",
+            "command": hook_shell_command(state_hook_argv(pane, self.name)),
+            "timeout": STATE_HOOK_TIMEOUT_SECONDS,
+        }
+        return [(event, {"hooks": [command]}) for event in self.state_events]
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        """Qwen Code copies Claude Code's events: UserPromptSubmit, Notification (``permission_prompt``), Stop."""
+        return claude_style_state(payload, cli=self.display_name)
 
     def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
         command = {

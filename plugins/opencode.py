@@ -32,15 +32,18 @@ from polter.adapters import (
     PreparedPane,
     ScreenView,
     Skill,
+    StateReport,
     builtin_request,
     denied_patterns,
     first_text,
     mcp_tool_request,
+    one_line,
     patch_paths,
     project_dirs,
     scan_skills,
     split_by_decision,
     state_from_screen,
+    state_hook_url,
     veto_hook_url,
 )
 
@@ -52,7 +55,30 @@ SKILL_TOOL = "skill"
 VETO_PLUGIN = """\
 // Written by Polter for one pane: asks Polter's gateway before every tool call (MCP tools, skills and
 // opencode's own: bash, read, edit, webfetch...), and refuses the call when the gateway denies or cannot answer.
+// It also tells the gateway what the agent does (busy, a permission or a question waits, idle): reports that
+// decide nothing, sent without waiting for an answer.
 const URL = __URL__;
+const STATE_URL = __STATE_URL__;
+const STATE_EVENTS = new Set([
+  "session.status", "session.idle", "session.error", "permission.asked", "permission.replied",
+  "question.asked", "question.replied", "question.rejected",
+]);
+const subagents = new Set();  // sessions of sub-agents (the task tool): their idle is not the pane's
+
+function report(event) {
+  const p = event.properties ?? {};
+  const question = Array.isArray(p.questions) && p.questions.length ? p.questions[0].question : undefined;
+  const payload = {
+    type: event.type, status: p.status?.type, permission: p.permission, patterns: p.patterns, question,
+    error: p.error?.data?.message ?? p.error?.name,
+  };
+  fetch(STATE_URL, {
+    method: "POST",
+    headers: { "Authorization": "Bearer " + (process.env.POLTER_TOKEN ?? ""), "Content-Type": "application/json" },
+    body: JSON.stringify(payload),
+    signal: AbortSignal.timeout(5000),
+  }).catch(() => {});
+}
 const SERVERS = __SERVERS__;
 const TIMEOUT_MS = __TIMEOUT__;
 
@@ -85,6 +111,13 @@ export const PolterVeto = async ({ directory }) => ({
       const detail = text ? ": " + text : "";
       throw new Error("Polter: the gateway answered HTTP " + answer.status + detail + "; the call is refused");
     }
+  },
+  event: async ({ event }) => {
+    const info = event.properties?.info;
+    if ((event.type === "session.created" || event.type === "session.updated") && info?.parentID) {
+      subagents.add(info.id);
+    }
+    if (STATE_EVENTS.has(event.type) && !subagents.has(event.properties?.sessionID)) report(event);
   },
 });
 """
@@ -225,6 +258,7 @@ class Opencode(Adapter):
             unset = TEST_MODE_UNSET
         plugin = (
             VETO_PLUGIN.replace("__URL__", json.dumps(veto_hook_url(pane, self.name)))
+            .replace("__STATE_URL__", json.dumps(state_hook_url(pane, self.name)))
             .replace("__SERVERS__", json.dumps([{"name": n, "key": _key(n)} for n in pane.endpoints]))
             .replace("__TIMEOUT__", str(HOOK_TIMEOUT_SECONDS * 1000))
         )
@@ -296,6 +330,39 @@ class Opencode(Adapter):
         return self.builtin_hook_request(tool_name, payload)
 
     # -- screen ------------------------------------------------------------------------------------------
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        """The veto plugin's events: ``session.status`` busy (working), a permission or question asked (waiting),
+        answered (working again), ``session.idle`` (the turn ended), ``session.error`` (it failed)."""
+        kind = str(payload.get("type") or "")
+        if kind == "session.status":
+            status = payload.get("status")
+            return (
+                StateReport(state=AgentState.WORKING, event=f"{kind}:{status}") if status in ("busy", "retry") else None
+            )
+        if kind == "permission.asked":
+            patterns = payload.get("patterns")
+            shown = [payload.get("permission"), *(patterns[:2] if isinstance(patterns, list) else [])]
+            what = " ".join(filter(None, (one_line(part, 60) for part in shown)))
+            return StateReport(
+                state=AgentState.WAITING, event=kind, message=f"{self.display_name} asks permission: {what or 'a tool'}"
+            )
+        if kind == "question.asked":
+            question = one_line(payload.get("question")) or "a question"
+            return StateReport(state=AgentState.WAITING, event=kind, message=f"{self.display_name} asks: {question}")
+        if kind in ("permission.replied", "question.replied", "question.rejected"):
+            return StateReport(state=AgentState.WORKING, event=kind)
+        if kind == "session.idle":
+            return StateReport(state=AgentState.IDLE, event=kind, turn_ended=True)
+        if kind == "session.error":
+            error = one_line(payload.get("error"))
+            return StateReport(
+                state=AgentState.IDLE,
+                event=kind,
+                message=f"the turn failed: {error}" if error else "the turn failed",
+                turn_ended=True,
+            )
+        return None
 
     def state(self, screen: ScreenView) -> AgentState | None:
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)

@@ -3,12 +3,17 @@ answer. Standard library only, and nothing of Polter's: it runs before every Rea
 start in a few milliseconds (adapters run it as ``python -I -S /path/to/hook_client.py``).
 
     hook_client.py ADAPTER [PROJECT [RUNTIME_DIR]]
+    hook_client.py --state ADAPTER
 
 Reads the CLI's hook payload on stdin, POSTs it to ``$POLTER_GATEWAY_URL/hook/ADAPTER/payload`` with
 ``$POLTER_TOKEN``; the gateway judges it (the adapter's translation runs there) and returns the CLI's reply:
 the exit code, then stdout and stderr (see :mod:`polter.gateway.hook_payloads`). Fails closed: a missing
 variable, an unreachable gateway, an HTTP error or an unreadable answer exits 2 with the reason on stderr
 (``Polter: the gateway answered HTTP 404: ...; the call is refused``), which every supported CLI takes as a veto.
+
+With ``--state`` it is no veto but a state report (a turn began, a permission dialog opened, the turn ended):
+the payload goes to ``/hook/ADAPTER/state``, and whatever happens it prints nothing and exits 0, so the CLI
+carries on exactly as without it (a Stop hook that exits 2 would make the agent continue its turn).
 """
 
 import os
@@ -16,6 +21,8 @@ import sys
 
 TIMEOUT_SECONDS = 590.0
 """A little under the CLIs' hook timeout (600 s): the gateway holds an ask open until a human answers."""
+STATE_TIMEOUT_SECONDS = 5.0
+"""A state report is taken at once; a gateway that does not answer in this long is not waited for."""
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
 
@@ -61,8 +68,18 @@ def _dechunk(body: bytes) -> bytes:
         body = body[size + 2 :]
 
 
-def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtime: str) -> tuple[int, bytes, bytes]:
-    """POST the payload; (exit code, stdout, stderr) of the gateway's reply.
+def ask(
+    url: str,
+    token: str,
+    adapter: str,
+    payload: bytes,
+    project: str,
+    runtime: str,
+    *,
+    endpoint: str = "payload",
+    timeout: float = TIMEOUT_SECONDS,
+) -> tuple[int, bytes, bytes]:
+    """POST the payload to ``/hook/ADAPTER/ENDPOINT``; (exit code, stdout, stderr) of the gateway's reply.
 
     Raises :class:`Refused` with the reason when there is no verdict: unreachable, an HTTP error, or garbage."""
     import socket
@@ -77,12 +94,13 @@ def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtim
     if runtime:
         query += "&runtime=" + _quote(runtime)
     head = (
-        f"POST /hook/{_quote(adapter)}/payload?{query} HTTP/1.1\r\nHost: {url[len('http://') :].split('/', 1)[0]}\r\n"
+        f"POST /hook/{_quote(adapter)}/{endpoint}?{query} HTTP/1.1\r\n"
+        f"Host: {url[len('http://') :].split('/', 1)[0]}\r\n"
         f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
         "Connection: close\r\n\r\n"
     )
     try:
-        with socket.create_connection((host, port), timeout=TIMEOUT_SECONDS) as connection:
+        with socket.create_connection((host, port), timeout=timeout) as connection:
             connection.sendall(head.encode("latin-1") + payload)
             chunks = []
             while chunk := connection.recv(65536):
@@ -111,7 +129,22 @@ def ask(url: str, token: str, adapter: str, payload: bytes, project: str, runtim
         raise Refused(f"the gateway's answer cannot be read ({exc}): {body[:100]!r}") from exc
 
 
+def report_state(argv: list[str]) -> int:
+    """``--state ADAPTER``: pass the payload on as a state report; silent, and exit 0 whatever happens."""
+    url, token = os.environ.get("POLTER_GATEWAY_URL"), os.environ.get("POLTER_TOKEN")
+    if not argv or not argv[0] or not url or not token:
+        return 0
+    try:
+        payload = sys.stdin.buffer.read()
+        ask(url, token, argv[0], payload, "", "", endpoint="state", timeout=STATE_TIMEOUT_SECONDS)
+    except (Refused, OSError, ValueError):
+        pass
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--state"]:
+        return report_state(argv[1:])
     if not argv or not argv[0]:
         return _veto("the hook was started without an adapter name")
     adapter = argv[0]

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AgentState", "BuiltinsPolicy", "Decision", "HookAnswer", "HookRequest", "ProtectedTarget"]
+__all__ = ["AgentState", "BuiltinsPolicy", "Decision", "HookAnswer", "HookRequest", "ProtectedTarget", "StateReport"]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -69,6 +69,24 @@ class AgentState(StrEnum):
     """The CLI asks the human something (an approval, a choice) and waits."""
     IDLE = "idle"
     """The prompt is empty and nothing runs."""
+
+
+class StateReport(BaseModel):
+    """What a CLI's own hook said about its agent (a turn began, a permission dialog opened, the turn ended),
+    translated by its adapter. It only describes: nothing in it can allow or refuse anything."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: AgentState = Field(description="What the agent does from now on, as the CLI says.")
+    event: str = Field(description="The CLI's event, e.g. Stop, PermissionRequest, Notification:permission_prompt.")
+    message: str = Field(
+        default="",
+        max_length=500,
+        description="One line for the human: why it waits (the CLI's words) or what it said last (a turn ended).",
+    )
+    turn_ended: bool = Field(
+        default=False, description="The CLI says its turn is over (Stop): idle after work, the 'done' event."
+    )
 
 
 class ProtectedTarget(BaseModel):

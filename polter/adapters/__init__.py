@@ -46,6 +46,13 @@ from polter.adapters._hooks import (
 )
 from polter.adapters._runtime import RuntimeDir, write_pane_files
 from polter.adapters._skills import link_allowed_skills, project_dirs, read_skill, scan_skills, split_by_decision
+from polter.adapters._state_hooks import (
+    STATE_HOOK_TIMEOUT_SECONDS,
+    claude_style_state,
+    one_line,
+    state_hook_argv,
+    state_hook_url,
+)
 from polter.adapters._veto import (
     HOOK_CLIENT,
     builtin_request,
@@ -58,7 +65,7 @@ from polter.adapters._veto import (
     veto_hook_argv,
     veto_hook_url,
 )
-from polter.protocol import Decision, HookAnswer, HookRequest
+from polter.protocol import Decision, HookAnswer, HookRequest, StateReport
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
@@ -66,6 +73,7 @@ __all__ = [
     "HOOK_CLIENT",
     "FLOOR_SERVER",
     "HOOK_TIMEOUT_SECONDS",
+    "STATE_HOOK_TIMEOUT_SECONDS",
     "Adapter",
     "AdapterInfo",
     "AdapterRegistry",
@@ -88,12 +96,14 @@ __all__ = [
     "Skill",
     "SkillScope",
     "StateHome",
+    "StateReport",
     "TestMode",
     "adiscover",
     "builtin_request",
     "claude_style_denies",
     "allow_every_skill",
     "ci_markers",
+    "claude_style_state",
     "denied_patterns",
     "deny_message",
     "discover",
@@ -105,6 +115,7 @@ __all__ = [
     "link_allowed_skills",
     "load_plugin",
     "mcp_tool_request",
+    "one_line",
     "patch_paths",
     "permission_decision_reply",
     "project_dirs",
@@ -115,6 +126,8 @@ __all__ = [
     "split_by_decision",
     "split_tool_name",
     "state_from_screen",
+    "state_hook_argv",
+    "state_hook_url",
     "tool_input",
     "urls_in",
     "user_plugins_dir",

@@ -10,7 +10,9 @@ An adapter is a subclass of :class:`Adapter` with a class-level :class:`AdapterI
 - ``hook_request(payload)`` / ``hook_answer(answer)`` inside ``polter hook``, to translate the CLI's
   hook format to and from Polter's neutral :class:`~polter.protocol.HookRequest` /
   :class:`~polter.protocol.HookAnswer`;
-- ``state(screen)`` (optional) to read working / waiting-for-input / idle from the pane's screen.
+- ``state(screen)`` (optional) to read working / waiting-for-input / idle from the pane's screen;
+- ``state_report(payload)`` (optional) to read the same from the CLI's own hooks (a turn began, a permission
+  dialog opened, the turn ended), which the adapter installs in ``prepare``; Polter prefers it while fresh.
 
 Everything a plugin needs is importable from :mod:`polter.adapters`; plugins import nothing else of
 Polter's. This module stays light (pydantic only) because ``polter hook`` imports it on every tool call.
@@ -31,7 +33,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.protocol import AgentState, BuiltinsPolicy, Decision, HookAnswer, HookRequest
+from polter.protocol import AgentState, BuiltinsPolicy, Decision, HookAnswer, HookRequest, StateReport
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
@@ -478,6 +480,11 @@ class Adapter(ABC):
 
     def state(self, screen: ScreenView) -> AgentState | None:
         """What the agent is doing, read from the screen; None when the adapter cannot tell."""
+        return None
+
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
+        """What one of the CLI's own state hooks said (the payload it posted to ``/hook/<name>/state``), or None
+        for an event Polter does not follow. Only adapters that install such hooks in ``prepare`` override it."""
         return None
 
     def __repr__(self) -> str:

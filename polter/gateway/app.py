@@ -29,6 +29,7 @@ from polter.gateway.hook_payloads import payload_route
 from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
 from polter.gateway.security import GatewayAuth, loopback_security
+from polter.gateway.state_reports import state_route
 from polter.roles.library import RoleLibrary
 
 __all__ = ["create_gateway", "default_roles_dirs", "load_roles"]
@@ -97,6 +98,7 @@ def create_gateway(
         Route("/mcp/{server}", _McpRouter(endpoints)),
         hook_route(gateway),
         payload_route(gateway),
+        state_route(gateway),
         *control_routes(gateway, functools.partial(reload_servers, gateway, endpoints)),
     ]
     app = Starlette(

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polter.protocol import BuiltinsPolicy, Decision
+from polter.protocol import BuiltinsPolicy, Decision, StateReport
 
 __all__ = [
     "AskAnswer",
@@ -28,6 +28,7 @@ __all__ = [
     "Layer",
     "PaneCreated",
     "PaneInfo",
+    "PaneStateReport",
     "PaneRegistration",
     "Phase",
     "PhaseChange",
@@ -267,8 +268,19 @@ class GatewayStatus(_Model):
 class GatewayEvent(_Model):
     """One event on ``/control/events``. ``data`` is the JSON of the model named by ``type``."""
 
-    type: Literal["hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers"]
+    type: Literal[
+        "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
+    ]
     data: dict[str, Any] = Field(default_factory=dict)
+
+
+class PaneStateReport(_Model):
+    """The ``state`` event: what a pane's CLI said about its agent through its own hooks (``/hook/<cli>/state``).
+    The gateway only passes it on: a report decides nothing."""
+
+    pane: str
+    adapter: str
+    report: StateReport
 
 
 class GatewayState(_Model):

@@ -31,7 +31,7 @@ class SessionCalls:
 
     METHODS = (
         "history", "open", "close", "restart", "set_role", "set_phase", "reload_roles", "capabilities", "audit",
-        "answer", "answer_question", "layout", "view", "info", "kill",
+        "answer", "answer_question", "layout", "view", "info", "kill", "looking", "mute",
     )  # fmt: skip
     """Method names; each is served by ``_<name>`` (``layout`` by ``_set_layout``)."""
 
@@ -81,6 +81,7 @@ class SessionCalls:
             self.panes.remove(pane)
         if pane.agent is not None:
             await self.workspace.close(pane.agent)
+        self.transitions.forget(pane.id)
         self._broadcast(wire.PaneRemoved(pane=pane.id))
         self._save()
         if not self.panes:
@@ -91,6 +92,7 @@ class SessionCalls:
         applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
         pane = self.pane(params["pane"])
         await pane.terminal.close()
+        pane.report = None  # what the old CLI said of itself
         spec = None
         if pane.agent is not None:
             spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)

@@ -5,6 +5,11 @@ session saved on exit for ``polter --restore``.
     prefix = "ctrl+b"
     # palette_key = "ctrl+p"   # a key that opens the command palette directly (default: prefix then : or p)
     ask_timeout = 120          # seconds an ask waits for you before it is denied
+    notify_command = ["ntfy", "publish", "my-topic"]   # run with: pane number, title, role, event, excerpt
+    notify_events = ["waiting", "done"]                # which changes notify
+    # notify_desktop = true    # a desktop notification when no window is attached
+    # notify_terminal = "auto" # auto | osc9 | osc777 | osc99 | bell | off: how a window tells its terminal
+    # notify_quiet = 1.0       # seconds a state must hold before it counts
 
     [[panes]]
     adapter = "claude-code"    # default: the first agent CLI installed (else the shell)
@@ -14,6 +19,7 @@ session saved on exit for ``polter --restore``.
     # command = ["my-agent", "--flag"]   # run this instead of the adapter's CLI (same env and files)
     # worktree = true          # its own git worktree on its own branch (docs/worktrees.md); optional:
     # branch = "polter/main"   #   the branch (default polter/<title>), base = "develop" (default: current)
+    # notify = false           # never notify for this pane (the palette mutes and unmutes too)
 
     [servers.time]             # optional: more MCP servers, as in servers.toml
     command = "uvx"
@@ -42,6 +48,7 @@ __all__ = [
     "DEFAULT_ROLES",
     "SESSION_FILE",
     "AppConfig",
+    "NotifySettings",
     "PaneSetup",
     "SavedSession",
     "default_config_path",
@@ -58,6 +65,8 @@ DEFAULT_ROLES = ("coder", "reviewer", "researcher", "ops")
 """The roles of panes 1-4 when nobody chose one (bundled roles); later panes get the first."""
 
 LayoutName = Literal["grid", "columns", "rows"]
+NotifyEvent = Literal["waiting", "done"]
+TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
 _ADAPTER_NAME = r"^[a-z][a-z0-9-]*$"
 _ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
@@ -88,6 +97,9 @@ class PaneSetup(BaseModel):
     base: str | None = Field(
         default=None, min_length=1, description="What a new branch starts from and merges into; default: HEAD's."
     )
+    notify: bool = Field(
+        default=True, strict=True, description="Notify when this pane waits for you or is done (false: muted)."
+    )
 
     @field_validator("cwd")
     @classmethod
@@ -106,6 +118,18 @@ class PaneSetup(BaseModel):
         return value
 
 
+class NotifySettings(BaseModel):
+    """How the session tells the human that an agent needs them (``notify_*`` in ``polter.toml``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: list[str] | None = None
+    events: list[NotifyEvent] = Field(default_factory=lambda: ["waiting", "done"])
+    desktop: bool = True
+    terminal: TerminalNotification = "auto"
+    quiet: float = Field(default=1.0, ge=0)
+
+
 class AppConfig(BaseModel):
     """``polter.toml``."""
 
@@ -120,11 +144,38 @@ class AppConfig(BaseModel):
         "reaches the programs); default: none, prefix then : or p.",
     )
     ask_timeout: float | None = Field(default=None, gt=0, description="Seconds an ask waits before it is denied.")
+    notify_command: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="A program run (by the session host) when a pane waits for you or is done, with the pane's "
+        "number, title, role, the event and a one-line excerpt as arguments and in POLTER_* variables.",
+    )
+    notify_events: list[NotifyEvent] = Field(
+        default_factory=lambda: ["waiting", "done"], description="Which changes notify: waiting, done."
+    )
+    notify_desktop: bool = Field(
+        default=True, strict=True, description="A desktop notification when no window is attached."
+    )
+    notify_terminal: TerminalNotification = Field(
+        default="auto", description="How a window tells its terminal: auto, osc9, osc777, osc99, bell or off."
+    )
+    notify_quiet: float = Field(
+        default=1.0, ge=0, le=60, description="Seconds a state must hold before it counts (no notice for a flicker)."
+    )
     panes: list[PaneSetup] = Field(default_factory=list, description="The panes; none means four default ones.")
     servers: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="More MCP servers (servers.toml format)."
     )
     path: Path | None = Field(default=None, exclude=True, description="The file this came from.")
+
+    def notify_settings(self) -> NotifySettings:
+        return NotifySettings(
+            command=self.notify_command,
+            events=list(self.notify_events),
+            desktop=self.notify_desktop,
+            terminal=self.notify_terminal,
+            quiet=self.notify_quiet,
+        )
 
     def location(self, loc: tuple[str | int, ...]) -> dict[str, Any]:
         """``ConfigError`` keyword arguments (path, line, field) for a place in this file."""

@@ -38,6 +38,7 @@ from polter.session.agents import PanePlan
 from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
 from polter.session.launch import MAX_PANES, Launch, is_installed
+from polter.session.notify import SessionAttention
 from polter.session.panes import SessionPane
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
@@ -51,6 +52,7 @@ from polter.session.workspace import (
     PaneChanged,
     RolesChanged,
     ServersChanged,
+    StateReported,
     Workspace,
     WorkspaceEvent,
 )
@@ -71,7 +73,7 @@ UNSEEN_NOTICES: Final = 20
 """Notices kept for the next window while none is attached (the newest)."""
 
 
-class SessionHost(SessionCalls, WorktreeCalls):
+class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
     """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
     (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
     panes and serves until the session ends (:meth:`end`)."""
@@ -95,6 +97,7 @@ class SessionHost(SessionCalls, WorktreeCalls):
             ask_timeout=self.launch.ask_timeout,
             backends=self.launch.backends,
             state_dir=state_dir,
+            test_mode=self.launch.test_mode,
         )
         self.panes: list[SessionPane] = []
         self.windows: set[Window] = set()
@@ -121,6 +124,7 @@ class SessionHost(SessionCalls, WorktreeCalls):
         self._worktree_lock = asyncio.Lock()
         self._claimed: set[str] = set()
         """Branches of worktrees opened for panes that are not in the session yet."""
+        self._init_attention()
         self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
             name: getattr(self, "_set_layout" if name == "layout" else f"_{name}")
             for name in (*self.METHODS, *self.WORKTREE_METHODS)
@@ -342,8 +346,8 @@ class SessionHost(SessionCalls, WorktreeCalls):
                 self._look_at_worktrees()
             left = 0
             for pane in self.panes:
-                if pane.agent is not None and pane.update_agent_state():
-                    self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                if pane.agent is not None:
+                    self._attend(pane)
                 if pane.worktree is not None and pane.agent_state is AgentState.IDLE:
                     pane.worktree.settled(pane.terminal.last_output)  # its figures, read in the background
                 screen = pane.terminal.screen
@@ -387,6 +391,7 @@ class SessionHost(SessionCalls, WorktreeCalls):
                     title=agent.setup.title,
                     command=agent.setup.command,
                     **self._saved_worktree(pane, cwd),
+                    notify=not pane.muted,
                 )
             )
         session = SavedSession(layout=self.layout, panes=setups)
@@ -404,8 +409,12 @@ class SessionHost(SessionCalls, WorktreeCalls):
         match event:
             case AskRequested(ask=ask):
                 self._broadcast(wire.AskEvent(ask=ask))
+                self._attend_pane(ask.pane)
             case AskClosed(ask=ask):
                 self._broadcast(wire.AskClosedEvent(ask=ask))
+                self._attend_pane(ask.pane)
+            case StateReported(agent=agent, report=report):
+                self._reported(agent, report)
             case PaneChanged(agent=agent):
                 for pane in self.panes:
                     if pane.agent is agent:
@@ -478,6 +487,7 @@ class SessionHost(SessionCalls, WorktreeCalls):
             servers=list(workspace.server_names),
             adapters=adapters,
             agents=self.has_agents,
+            notify_terminal=self.launch.notify.terminal,
         )
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from polter.adapters import Adapter, AdapterRegistry, discover
+from polter.adapters import Adapter, AdapterRegistry, TestMode, discover
 from polter.errors import AdapterError, ConfigError
 from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
 from polter.session.agents import PanePlan
 from polter.session.config import (
     DEFAULT_ROLES,
     AppConfig,
+    NotifySettings,
     PaneSetup,
     load_config,
     load_session,
@@ -57,6 +58,10 @@ class Launch:
     ask_timeout: float | None = None
     backends: list[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = field(default_factory=list)
     """Servers that live as long as the app (the demo's simulator): each yields the upstreams it adds."""
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    """How the session tells the human that an agent needs them."""
+    test_mode: TestMode | None = None
+    """Agent panes' CLIs pointed at a fake model API (the end-to-end tests run real CLIs in a session)."""
     demo: bool = False
     hint: str | None = None
     """A first notification for the human (the demo says what to try)."""
@@ -192,4 +197,5 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
         servers=servers,
         servers_file=servers_file,
         ask_timeout=config.ask_timeout,
+        notify=config.notify_settings(),
     )

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 
-from polter.protocol import AgentState
+from polter.protocol import AgentState, StateReport
 from polter.session.agent_state import screen_activity
 from polter.session.agents import AgentPane
+from polter.session.attention import Reading, current_reading
 from polter.session.protocol import AgentView, PaneState
 from polter.session.typed_line import TypedLine
 from polter.session.worktree_panes import PaneWorktree
@@ -45,6 +47,15 @@ class SessionPane:
         )
         self.typed = TypedLine()
         self.agent_state: AgentState | None = None
+        self.reading = Reading(None)
+        """What the agent does and where that came from (a pending ask, the CLI's hooks, the screen)."""
+        self.report: StateReport | None = None
+        """What the CLI's own hooks said last, and when (``time.monotonic()``)."""
+        self.reported_at = 0.0
+        self.waiting_since: datetime | None = None
+        """When the agent's wait for the human settled (the waiting list is oldest first)."""
+        self.muted = agent is not None and not agent.setup.notify
+        """No notifications for this pane (``notify = false``, or muted from the palette)."""
         self.size: tuple[int, int] | None = None
         """The size the pane's windows last asked for (it starts at the first one)."""
         self.worktree: PaneWorktree | None = None
@@ -92,13 +103,26 @@ class SessionPane:
             )
         return state
 
-    def update_agent_state(self) -> bool:
-        """Read the agent's state again; whether it changed."""
-        state = self.read_agent_state()
-        if state == self.agent_state:
+    def update_agent_state(self, asks: list[str] | None = None) -> bool:
+        """Read the agent's state again (``asks``: its pending asks, one line each); whether what the header
+        shows of it changed."""
+        terminal = self.terminal
+        report = self.report if terminal.running else None
+        reading = current_reading(
+            screen=self.read_agent_state(),
+            report=report,
+            reported_at=self.reported_at,
+            last_input=terminal.last_input,
+            asks=asks or [],
+        )
+        if reading == self.reading:
             return False
-        self.agent_state = state
+        self.reading, self.agent_state = reading, reading.state
         return True
+
+    def take_report(self, report: StateReport) -> None:
+        """What the CLI's own hooks just said (believed until the human types into the pane)."""
+        self.report, self.reported_at = report, time.monotonic()
 
     # -- what windows show --------------------------------------------------------------------------
 
@@ -141,5 +165,10 @@ class SessionPane:
             pending_asks=agent.pending_asks,
             restart_needed=agent.restart_needed,
             state=self.agent_state,
+            state_source=self.reading.source,
+            state_event=self.reading.event,
+            state_why=self.reading.why,
+            waiting_since=self.waiting_since,
+            muted=self.muted,
             warnings=list(agent.warnings),
         )

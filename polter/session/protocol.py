@@ -9,7 +9,8 @@ the whole session when the client attaches — or :class:`Refused`. Then:
   with parameters), answered by a :class:`Reply` with the same ``id``;
 - host → window: :class:`FrameEvent` (rows of a pane's screen that changed) and the events that keep
   a window's picture of the session current (panes, asks, audit rows, roles, notices, the end), and
-  :class:`Question`, a yes/no question for the human, answered with the call ``answer_question``.
+  :class:`Question`, a yes/no question for the human, answered with the call ``answer_question``, and
+  :class:`AttentionNotice` when the window should tell its terminal that a pane needs the human.
 
 Nothing here is about how either side draws or runs things: the models are the contract.
 """
@@ -31,6 +32,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "AdapterChoice",
     "AgentView",
+    "AttentionNotice",
     "Call",
     "ClientMessage",
     "HostMessage",
@@ -94,6 +96,15 @@ class AgentView(_Message):
     pending_asks: int = 0
     restart_needed: str | None = None
     state: AgentState | None = None
+    state_source: Literal["ask", "cli", "screen"] | None = Field(
+        default=None, description="where the state came from: a pending ask, the CLI's own hooks, or its screen"
+    )
+    state_event: str = Field(default="", description="the CLI's hook event behind the state (Stop, Notification...)")
+    state_why: str = Field(default="", description="one line: why it waits, or what it said last")
+    waiting_since: datetime | None = Field(
+        default=None, description="when its wait for the human settled (None: it does not wait)"
+    )
+    muted: bool = Field(default=False, description="no notifications for this pane (notify = false, or the palette)")
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -167,6 +178,9 @@ class SessionState(_Message):
     servers: list[str] = Field(default_factory=list)
     adapters: list[AdapterChoice] = Field(default_factory=list)
     agents: bool = Field(default=False, description="the session manages agent panes (it has a gateway)")
+    notify_terminal: Literal["auto", "osc9", "osc777", "osc99", "bell", "off"] = Field(
+        default="auto", description="how windows tell their terminal that a pane needs the human (notify_terminal)"
+    )
 
 
 # -- the handshake ------------------------------------------------------------------------------------
@@ -351,6 +365,26 @@ class QuestionClosed(_Message):
     answer: bool | None = None
 
 
+class AttentionNotice(_Message):
+    """A pane needs the human and this window is not where they look at it: tell the outer terminal (OSC 9,
+    777, 99 or the bell). ``number`` is the pane's place (1 first)."""
+
+    type: Literal["attention"] = "attention"
+    pane: str
+    number: int
+    title: str
+    role: str = ""
+    event: Literal["waiting", "done"]
+    message: str = ""
+
+    def headline(self) -> str:
+        """``Polter: pane 2 (reviewer shell, reviewer) waits for you`` (a notification's title; ``message`` is
+        its body)."""
+        role = f", {self.role}" if self.role and self.role != self.title else ""
+        what = "waits for you" if self.event == "waiting" else "is done"
+        return f"Polter: pane {self.number} ({self.title}{role}) {what}"
+
+
 class Ended(_Message):
     """The session is over (every window closes): quit, killed, its last pane closed, or failed to start."""
 
@@ -378,6 +412,7 @@ HostMessage = Annotated[
     | Notice
     | Question
     | QuestionClosed
+    | AttentionNotice
     | Ended,
     Field(discriminator="type"),
 ]

@@ -31,6 +31,10 @@ class Window:
         self.styles = WindowStyles()
         self.sizes: dict[str, tuple[int, int]] = {}
         """The size this window gives each pane."""
+        self.looking_at: str | None = None
+        """The pane this window has focused (the ``looking`` call), and whether its terminal has the focus: the
+        human looks at that pane, so it needs no notification."""
+        self.app_focused = True
         self.behind: set[str] = set()
         """Panes whose frames were skipped while the window's socket was full: they get a whole screen."""
         self._catching_up: asyncio.Task[None] | None = None

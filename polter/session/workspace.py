@@ -35,7 +35,7 @@ from typing import Final
 import tomli_w
 from pydantic import SecretStr
 
-from polter.adapters import Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.adapters import Pane, PreparedPane, RuntimeDir, TestMode, write_pane_files
 from polter.errors import ConfigError, ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
@@ -45,13 +45,14 @@ from polter.gateway.models import (
     Capabilities,
     GatewayEvent,
     PaneInfo,
+    PaneStateReport,
     Phase,
     RolesStatus,
     ServersReload,
 )
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
-from polter.protocol import BuiltinsPolicy
+from polter.protocol import BuiltinsPolicy, StateReport
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
@@ -106,6 +107,14 @@ class AskClosed:
 
 
 @dataclass(frozen=True)
+class StateReported:
+    """The pane's CLI said what its agent does, through its own hooks (a turn began, a dialog opened, it ended)."""
+
+    agent: AgentPane
+    report: StateReport
+
+
+@dataclass(frozen=True)
 class AuditAppended:
     """The gateway logged a decision."""
 
@@ -127,7 +136,15 @@ class ServersChanged:
 
 
 WorkspaceEvent = (
-    GatewayUp | GatewayDown | PaneChanged | AskRequested | AskClosed | AuditAppended | RolesChanged | ServersChanged
+    GatewayUp
+    | GatewayDown
+    | PaneChanged
+    | AskRequested
+    | AskClosed
+    | AuditAppended
+    | RolesChanged
+    | ServersChanged
+    | StateReported
 )
 Listener = Callable[[WorkspaceEvent], None]
 
@@ -143,6 +160,7 @@ class Workspace:
     AuditAppended = AuditAppended
     RolesChanged = RolesChanged
     ServersChanged = ServersChanged
+    StateReported = StateReported
 
     def __init__(
         self,
@@ -153,6 +171,7 @@ class Workspace:
         state_dir: Path | None = None,
         roles_dirs: Iterable[Path] = (),
         backends: Iterable[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = (),
+        test_mode: TestMode | None = None,
     ) -> None:
         self.state_dir = state_dir or default_state_dir()
         self.servers = dict(servers or {})
@@ -161,6 +180,8 @@ class Workspace:
         """The user's servers file (none or missing: no servers from it)."""
         self.file_servers: dict[str, ServerConfig] = {}
         self.backends = list(backends)
+        self.test_mode = test_mode
+        """Every pane's CLI pointed at a fake model API (end-to-end tests of real CLIs in a session)."""
         self._stack = contextlib.AsyncExitStack()
         self.run_dir = self.state_dir / "run" / str(os.getpid())
         self.supervisor = GatewaySupervisor(
@@ -400,6 +421,7 @@ class Workspace:
             skill_decision=lambda name: decisions.get(name, "allow"),
             resume=resume,
             builtins=builtins,
+            test_mode=self.test_mode,
         )
 
     def _layer_differs(self, agent: AgentPane, builtins: BuiltinsPolicy | None) -> bool:
@@ -511,6 +533,11 @@ class Workspace:
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
                 self._broadcast(RolesChanged(self.roles))
+            case "state":
+                reported = PaneStateReport.model_validate(event.data)
+                agent = self.panes.get(reported.pane)
+                if agent is not None and not agent.closed:
+                    self._broadcast(StateReported(agent, reported.report))
 
     def _ask_arrived(self, ask: AskInfo) -> None:
         if ask.id in self._futures:

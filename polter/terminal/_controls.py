@@ -11,6 +11,8 @@ DA2, the kitty keyboard protocol…) never reach it.
 
 from __future__ import annotations
 
+import re
+from collections import deque
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -23,6 +25,9 @@ from polter.terminal._parser import MAX_SEQUENCE
 from polter.terminal._style import DEFAULT_STYLE, apply_sgr, blank_style
 
 __all__ = ["ControlSequences", "PRIVATE_MODES", "xterm_rgb"]
+
+NOTIFICATIONS_KEPT = 100
+"""Notification requests a screen keeps (the newest)."""
 
 #: Private (DEC) modes this terminal implements; DECRQM reports the others as unknown (0).
 PRIVATE_MODES = frozenset({1, 5, 6, 7, 9, 12, 25, 47, 1000, 1002, 1003, 1004, 1006, 1007, 1047, 1048, 1049, 2004, 2026})
@@ -110,6 +115,8 @@ class ControlSequences(ScreenModel):
         self.icon_title = ""
         self.cwd = ""  # from OSC 7, e.g. "file://host/home/user"
         self.bell_count = 0
+        self.notifications: deque[str] = deque(maxlen=NOTIFICATIONS_KEPT)
+        """Desktop notifications the program asked for (OSC 9, OSC 777 notify, OSC 99), newest last."""
         self.foreground_color = "#e5e5e5"  # answered to OSC 10 queries
         self.background_color = "#121212"  # answered to OSC 11 queries
         self._title_stack: list[str] = []
@@ -424,6 +431,8 @@ class ControlSequences(ScreenModel):
             self._send(f"\x1b]{command};{_x11_rgb(colour)}{terminator}".encode())
         elif command == "4":
             self._palette_query(argument, terminator)
+        elif (text := _notification(command, argument)) is not None:
+            self.notifications.append(text)
         # OSC 8 (hyperlinks), 52 (clipboard: never honoured), 133 (prompt marks), 7501 and the
         # rest are consumed without effect.
 
@@ -434,3 +443,17 @@ class ControlSequences(ScreenModel):
                 r, g, b = xterm_rgb(int(index))
                 rgb = f"rgb:{r:02x}{r:02x}/{g:02x}{g:02x}/{b:02x}{b:02x}"
                 self._send(f"\x1b]4;{index};{rgb}{terminator}".encode())
+
+
+def _notification(command: str, argument: str) -> str | None:
+    """The text of a desktop notification request: OSC 9 (iTerm2's; not ConEmu's numbered commands such as
+    progress, ``9;4;...``), OSC 777 ``notify;title;body`` (urxvt's, WezTerm's, Ghostty's, foot's), OSC 99 (kitty's,
+    ``metadata;payload``)."""
+    if command == "9" and not re.match(r"\d+(;|$)", argument):
+        return argument
+    if command == "777" and argument.startswith("notify;"):
+        title, _, body = argument[len("notify;") :].partition(";")
+        return f"{title}: {body}" if body and body != title else title
+    if command == "99":
+        return argument.partition(";")[2]
+    return None

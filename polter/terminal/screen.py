@@ -28,7 +28,8 @@ class TerminalScreen(ControlSequences):
     ``reply`` receives the bytes the terminal answers to queries (cursor position, device
     attributes, DECRQM, XTVERSION, OSC 10/11 colours); write them to the PTY.
 
-    Besides the agreed API: ``icon_title`` (OSC 1), ``cwd`` (OSC 7), ``bell_count``,
+    Besides the agreed API: ``icon_title`` (OSC 1), ``cwd`` (OSC 7), ``bell_count``, ``notifications``
+    (the desktop notifications the program asked for: OSC 9, 777, 99),
     ``foreground_color`` / ``background_color`` (``#rrggbb``, answered to OSC 10/11; set them
     from the theme), ``scrollback_limit``, and the mode flags ``alternate_scroll`` (1007),
     ``auto_wrap`` (7), ``origin_mode`` (6) and ``reverse_video`` (DECSCNM, 5).

@@ -68,6 +68,16 @@ class PolterApp(App[None], inherit_bindings=False):
         await self.push_screen(self._multiplexer)
         self.call_after_refresh(gc.freeze)
 
+    def on_app_focus(self) -> None:
+        """The terminal has the focus again (terminals that report focus): the focused pane is looked at."""
+        if self._multiplexer is not None:
+            self._multiplexer.report_looking(True)
+
+    def on_app_blur(self) -> None:
+        """The terminal went to the background: every pane may need a notification now."""
+        if self._multiplexer is not None:
+            self._multiplexer.report_looking(False)
+
     def action_palette_key(self) -> None:
         """The direct palette key: opens the palette if one is configured, else the key goes on to
         the focused pane (``SkipAction``), so ``ctrl+p`` reaches the program by default."""

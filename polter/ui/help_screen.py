@@ -26,6 +26,7 @@ PREFIX_HELP: Final = {
     "focus_direction": "focus the pane in that direction",
     "focus_number": "focus pane 1 … 9, 10 (the number in its header)",
     "focus_next": "focus the next pane",
+    "next_waiting": "focus the next pane that waits for you (the one waiting longest first)",
     "toggle_zoom": "zoom the pane to fill the window, or unzoom",
     "new_pane": "new pane: the focused pane's CLI and role, in its directory",
     "close_pane": "close the pane (asks first if its program still runs)",

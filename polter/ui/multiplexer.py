@@ -35,6 +35,7 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
     **{str(number): f"focus_number({number})" for number in range(1, 10)},
     "0": "focus_number(10)",
     "o": "focus_next",
+    "n": "next_waiting",
     "z": "toggle_zoom",
     "c": "new_pane",
     "x": "close_pane",
@@ -51,7 +52,7 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
 """What the key after the prefix does: a key name → an action of :class:`MultiplexerScreen`."""
 
 PREFIX_HINTS: Final = (
-    ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("z", "zoom"), ("c", "new"), ("x", "close"),
+    ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("n", "waiting"), ("z", "zoom"), ("c", "new"), ("x", "close"),
     ("r", "restart"), ("[", "scroll"), ("space", "layout"), (": p", "commands"), ("?", "keys"),
     ("d", "detach"), ("q", "quit"),
 )  # fmt: skip
@@ -122,6 +123,7 @@ class MultiplexerScreen(Screen[None]):
                 if node is not self._active:
                     self._active = node
                     self._remember_view()
+                    self.report_looking()
                 return
 
     def _remember_view(self) -> None:
@@ -144,6 +146,17 @@ class MultiplexerScreen(Screen[None]):
             self.app.copy_to_clipboard(text)
             lines = text.count("\n") + 1
             self.notify(f"Copied {len(text)} characters" + (f" ({lines} lines)." if lines > 1 else "."), timeout=2)
+
+    def report_looking(self, app_focused: bool | None = None) -> None:
+        """Tell the host which pane the human looks at here (none while the terminal is in the background)."""
+        active = self._active if self._active is not None and self._active.is_attached else None
+        focused = self.app.app_focus if app_focused is None else app_focused
+        self.session.set_looking(active.remote.id if active is not None else None, focused)
+
+    def waiting_panes(self) -> list[Pane]:
+        """The panes whose agent waits for the human, the one waiting longest first."""
+        waiting = [pane for pane in self.grid.panes if pane.waiting_since is not None]
+        return sorted(waiting, key=lambda pane: pane.waiting_since or 0)
 
     def focus_pane(self, pane: Pane) -> None:
         if self.grid.zoomed is not None and self.grid.zoomed is not pane:
@@ -237,6 +250,20 @@ class MultiplexerScreen(Screen[None]):
         pane = self.active_pane
         if pane is not None and panes:
             self.focus_pane(panes[(panes.index(pane) + 1) % len(panes)])
+
+    def action_next_waiting(self) -> None:
+        """Focus the next pane that waits for you: the one waiting longest, then the next oldest, and so on."""
+        waiting = self.waiting_panes()
+        if not waiting:
+            self.notify("No pane waits for you.")
+            return
+        active = self.active_pane
+        index = waiting.index(active) + 1 if active in waiting else 0
+        target = waiting[index % len(waiting)]
+        if target is active:
+            self.notify(f"Only pane {target.number} waits for you.")
+            return
+        self.focus_pane(target)
 
     def action_toggle_zoom(self) -> None:
         pane = self.active_pane

@@ -6,6 +6,8 @@ pane's screen and sends the human's input to the host."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -18,6 +20,18 @@ from polter.ui.pane_header import BadgeVariant, PaneHeader
 from polter.ui.remote import RemotePane
 
 __all__ = ["Pane"]
+
+
+def _state_tooltip(agent: AgentView) -> str:
+    """Where the state came from, and why it waits (or what it said last)."""
+    if agent.state_source == "cli":
+        source = f"reported by {agent.display_name}'s own hooks ({agent.state_event})"
+    elif agent.state_source == "ask":
+        source = "a call waits for your answer in Polter"
+    else:
+        source = "read from its screen"
+    return f"{source}: {agent.state_why}" if agent.state_why else source
+
 
 _STATE_BADGES: dict[AgentState, tuple[str, BadgeVariant]] = {
     AgentState.WORKING: ("working", "success"),
@@ -33,6 +47,11 @@ class Pane(Vertical):
     Pane {
         width: 1fr;
         height: 1fr;
+        &.-waiting > PaneHeader {
+            background: $warning-muted;
+            color: $text-warning;
+            text-style: bold;
+        }
         &:focus-within > PaneHeader {
             background: $primary;
             color: $text;
@@ -71,6 +90,12 @@ class Pane(Vertical):
     @property
     def agent(self) -> AgentView | None:
         return self.remote.agent
+
+    @property
+    def waiting_since(self) -> datetime | None:
+        """When its agent's wait for the human settled (None: it does not wait)."""
+        agent = self.remote.agent
+        return agent.waiting_since if agent is not None else None
 
     @property
     def running(self) -> bool:
@@ -132,11 +157,14 @@ class Pane(Vertical):
             )
         asks = max(self.pending_asks, agent.pending_asks)
         state_now = AgentState.WAITING if asks else agent.state  # its call waits for your answer
+        self.set_class(agent.waiting_since is not None or asks > 0, "-waiting")
         if state_now is None:
             header.set_badge("state", None)
         else:
             text, variant = _STATE_BADGES[state_now]
-            header.set_badge("state", text, variant)
+            from_cli = agent.state_source == "cli" and not asks
+            header.set_badge("state", f"{text} · hook" if from_cli else text, variant, tooltip=_state_tooltip(agent))
+        header.set_badge("muted", "muted" if agent.muted else None, tooltip="no notifications for this pane")
         header.set_badge(
             "asks",
             None if not asks else "ask" if asks == 1 else f"{asks} asks",

@@ -39,6 +39,7 @@ class PrefixScreen(ModalScreen[str | None]):
         super().__init__()
         self.prefix_display = prefix_display
         self.hints = hints
+        self._chosen = False
 
     def compose(self) -> ComposeResult:
         parts: list[Content | str] = [Content.styled(self.prefix_display, "bold reverse"), " "]
@@ -47,8 +48,14 @@ class PrefixScreen(ModalScreen[str | None]):
         yield Static(Content.assemble(*parts), id="prefix-hints")
 
     def on_key(self, event: events.Key) -> None:
+        """The first key is the command. Keys typed right behind it (several in one read from the terminal: a
+        fast typist, a paste, a slow machine) reached this screen before it went: they go on to the pane."""
         event.stop()
         event.prevent_default()
+        if self._chosen:
+            self.app.post_message(events.Key(event.key, event.character))
+            return
+        self._chosen = True
         self.dismiss(event.key)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:

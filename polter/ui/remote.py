@@ -228,6 +228,13 @@ class RemoteSession:
             super().__init__()
             self.closed = closed
 
+    class AttentionRequested(_Event):
+        """A pane needs the human and this window is not where they look at it: tell the terminal."""
+
+        def __init__(self, notice: wire.AttentionNotice) -> None:
+            super().__init__()
+            self.notice = notice
+
     class Ended(_Event):
         """The session is over, or this window lost it (``lost``: the connection broke)."""
 
@@ -252,6 +259,8 @@ class RemoteSession:
         self.info: wire.SessionInfo | None = None
         self.ready = False
         self.agents = False
+        self.notify_terminal: str = "auto"
+        """How this window tells its terminal that a pane needs the human (``notify_terminal``)."""
         self.ended = False
         """The session ended, or this window lost it."""
         self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
@@ -273,6 +282,7 @@ class RemoteSession:
         self.adapters = state.adapters
         self.ready = state.ready
         self.agents = state.agents
+        self.notify_terminal = state.notify_terminal
         for ask in state.asks:
             self._ask_arrived(ask)
         self.spawn(self._catch_up_audit(), "reading the audit log")
@@ -375,6 +385,8 @@ class RemoteSession:
             case wire.QuestionClosed(id=question_id):
                 if self.questions.pop(question_id, None) is not None:
                     self._post(self.QuestionClosed(message))
+            case wire.AttentionNotice():
+                self._post(self.AttentionRequested(message))
             case wire.Ended(reason=reason, failed=failed):
                 self.ended = True
                 self._post(self.Ended(reason, failed=failed))
@@ -473,6 +485,16 @@ class RemoteSession:
 
     def set_view(self, active: str | None, zoomed: str | None) -> None:
         self.spawn(self.client.call("view", active=active, zoomed=zoomed), "remembering the focus")
+
+    def set_looking(self, pane: str | None, focused: bool) -> None:
+        """Tell the host which pane this window shows focused, and whether its terminal has the focus: that pane
+        needs no notification while the human looks at it."""
+        self.spawn(self.client.call("looking", pane=pane, focused=focused), "telling the host where the human looks")
+
+    async def set_muted(self, pane: RemotePane, muted: bool) -> wire.PaneState:
+        state = wire.PaneState.model_validate(await self.client.call("mute", pane=pane.id, muted=muted))
+        pane.state = state
+        return state
 
     async def end(self, reason: str = "quit from a window") -> None:
         """End the session: every program in it, and the gateway."""

@@ -24,9 +24,10 @@ from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
-from polter.ui.commands import GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
+from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.outer_terminal import TerminalNotifier, choose_delivery
 from polter.ui.pane import Pane
 from polter.ui.remote import RemoteSession
 from polter.ui.worktree_panes import WorktreePaneActions
@@ -49,7 +50,13 @@ class WorkspaceScreen(MultiplexerScreen):
     }
     """
 
-    COMMANDS = MultiplexerScreen.COMMANDS | {PaneCommands, RoleCommands, GatewayCommands, WorktreeCommands}
+    COMMANDS = MultiplexerScreen.COMMANDS | {
+        AttentionCommands,
+        PaneCommands,
+        RoleCommands,
+        GatewayCommands,
+        WorktreeCommands,
+    }
 
     def __init__(self, session: RemoteSession, **options: object) -> None:
         super().__init__(session, **options)  # type: ignore[arg-type]
@@ -60,6 +67,8 @@ class WorkspaceScreen(MultiplexerScreen):
         self._questions: dict[str, ConfirmScreen] = {}
         """The host's questions shown here, by id, until answered or over."""
         self.worktrees = WorktreePaneActions(self)
+        self.terminal_notifier: TerminalNotifier | None = None
+        """How this window tells its terminal that a pane needs the human (decided at the first notice)."""
 
     @property
     def ready(self) -> bool:
@@ -244,6 +253,27 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"Nobody answered in time: {dialog.question}", severity="warning", timeout=10)
         else:
             self.notify(f"Answered in another window: {dialog.question}", timeout=10)
+
+    @on(RemoteSession.AttentionRequested)
+    def _attention(self, event: RemoteSession.AttentionRequested) -> None:
+        """A pane needs the human where they are not looking: tell the terminal (a notification or the bell) and
+        show it here too."""
+        notice = event.notice
+        if self.terminal_notifier is None:
+            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+        self.terminal_notifier.notify(self.app, notice.headline(), notice.message)
+        self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
+
+    @work(group="gateway-command")
+    async def set_muted(self, pane: Pane, muted: bool) -> None:
+        """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""
+        try:
+            await self.session.set_muted(pane.remote, muted)
+        except PolterError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        pane.show_state()
+        self.notify(f"Pane {pane.number} {'is muted' if muted else 'notifies again'}.")
 
     @on(RemoteSession.AskRequested)
     def _ask_requested(self, event: RemoteSession.AskRequested) -> None:

@@ -277,3 +277,52 @@ async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, mo
         assert "setup command" not in second.text()  # a worktree it comes back to is not set up again
         assert polter("kill", "back").returncode == 0
         assert await second.exited() == 0
+NOTIFIED = """\
+import json, sys
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps(sys.argv[2:]) + "\\n")
+"""
+TERMINAL_VARIABLES = ("TMUX", "KITTY_WINDOW_ID", "WEZTERM_PANE", "WT_SESSION", "ConEmuPID", "ITERM_SESSION_ID",
+                      "LC_TERMINAL", "GHOSTTY_RESOURCES_DIR")  # fmt: skip
+
+
+async def test_a_pane_done_while_another_is_focused_tells_the_terminal_and_notify_command_once(
+    config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real window in a terminal: the notification sequence it writes is what the terminal receives (Polter's
+    own screen engine, as the outer terminal, keeps the notifications programs ask for)."""
+    log, script = tmp_path / "notified.jsonl", tmp_path / "notified.py"
+    script.write_text(NOTIFIED)
+    command = json.dumps([sys.executable, str(script), str(log)])
+    config.write_text(f"notify_command = {command}\nnotify_quiet = 0.5\n" + config.read_text())
+    for name in TERMINAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM_PROGRAM", "iTerm.app")  # the window's table: iTerm2 shows OSC 9
+
+    def runs() -> list[list[str]]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    loop = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 0.2; done; echo finished-$((0+{}))"
+    async with window("--config", str(config), "--session", "heed") as terminal:
+        await terminal.shows("coder")
+        await wait_until(lambda: terminal.text().count("$") >= 2, message=terminal.text)
+        terminal.type(loop.format(1) + "\r")  # the focused pane works, then is done: the human looks at it
+        await terminal.shows("finished-1")
+        other = await SessionClient.connect(session_files("heed"), on_event=lambda event: None, attach=False)
+        try:  # pane 2 gets the same loop from elsewhere (a second window would do it): nobody looks at it
+            other.send(wire.PasteInput(pane="p2", text=loop.format(2)))
+            other.send(wire.KeyInput(pane="p2", key="enter"))
+            await terminal.shows("finished-2")
+        finally:
+            await other.aclose()
+        await wait_until(lambda: len(runs()) == 1, timeout=30, message=lambda: f"one notify_command run: {runs()}")
+        assert runs() == [["2", "Shell", "coder", "done", ""]]
+        screen = terminal.terminal.screen
+        assert screen is not None
+        await wait_until(lambda: len(screen.notifications) == 1, message=lambda: str(list(screen.notifications)))
+        assert list(screen.notifications) == ["Polter: pane 2 (Shell, coder) is done"]
+        terminal.type("\x022echo typed-behind-the-prefix\r")  # one read: the prefix, its key and more keys
+        await terminal.shows("typed-behind-the-prefix")  # the keys behind the prefix's reach a pane (no crash)
+        assert polter("kill", "heed").returncode == 0
+        assert await terminal.exited() == 0
+    assert runs() == [["2", "Shell", "coder", "done", ""]] and len(screen.notifications) == 1

@@ -12,6 +12,7 @@ import pytest
 from polter.adapters import AdapterRegistry, discover
 from polter.cli import build_parser
 from polter.errors import ConfigError
+from polter.session.config import NotifySettings
 from polter.paths import config_dir
 from polter.session.config import (
     DEFAULT_ROLES,
@@ -138,6 +139,12 @@ def test_the_config_file_names_panes_layout_prefix_and_servers(
         ('[[panes]]\nadapter = "nope"\n', r"polter.toml:2: panes\[0\].adapter: no adapter named 'nope'"),
         ("[[panes]\n", r"polter.toml:1: invalid TOML"),
         ('[servers.time]\nargs = ["x"]\n', r"polter.toml:1: servers.time.command: Field required"),
+        ('layout = "grid"\nnotify_command = []\n', r"polter.toml:2: notify_command: List should have at least 1"),
+        ('notify_events = ["waiting", "finished"]\n', r"polter.toml:1: notify_events\[1\]: Input should be 'waiting'"),
+        ('notify_terminal = "osc8"\n', r"polter.toml:1: notify_terminal: Input should be 'auto', 'osc9'"),
+        ('prefix = "ctrl+a"\nnotify_quiet = -1\n', r"polter.toml:2: notify_quiet: Input should be greater than or equal to 0"),
+        ('notify_desktop = "yes"\n', r"polter.toml:1: notify_desktop: Input should be a valid boolean"),
+        ('[[panes]]\nrole = "x"\nnotify = "no"\n', r"polter.toml:3: panes\[0\].notify: Input should be a valid boolean"),
     ],
 )
 def test_config_problems_name_file_line_and_field(
@@ -147,6 +154,30 @@ def test_config_problems_name_file_line_and_field(
     write_config(text)
     with pytest.raises(ConfigError, match=message):
         launch(registry=registry)
+
+
+def test_the_config_file_says_how_and_when_to_notify(registry: AdapterRegistry, path_with: Any) -> None:
+    path_with()
+    assert launch(registry=registry).notify == NotifySettings()  # waiting and done, desktop, auto, 1 s; no command
+    write_config("""
+        notify_command = ["ntfy", "publish", "polter"]
+        notify_events = ["waiting"]
+        notify_desktop = false
+        notify_terminal = "bell"
+        notify_quiet = 2.5
+
+        [[panes]]
+        adapter = "shell"
+        notify = false
+
+        [[panes]]
+        adapter = "shell"
+    """)
+    result = launch(registry=registry)
+    assert result.notify == NotifySettings(
+        command=["ntfy", "publish", "polter"], events=["waiting"], desktop=False, terminal="bell", quiet=2.5
+    )
+    assert [plan.setup.notify for plan in result.plans] == [False, True]
 
 
 def test_an_explicit_config_must_exist(tmp_path: Path) -> None:

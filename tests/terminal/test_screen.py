@@ -763,3 +763,13 @@ def test_the_screen_model_imports_no_textual() -> None:
     code = "import sys, polter.terminal.screen; print(any(m.split('.')[0] in ('textual', 'rich') for m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_desktop_notifications_a_program_asks_for_are_kept() -> None:
+    """OSC 9 (iTerm2), OSC 777 notify (urxvt, WezTerm, Ghostty, foot) and OSC 99 (kitty), with either
+    terminator; ConEmu's numbered OSC 9 commands (progress) are not notifications; nothing is drawn."""
+    screen = TerminalScreen(40, 3)
+    screen.feed(b"\x1b]9;Build done\x07\x1b]9;4;1;50\x07\x1b]777;notify;Tests;12 passed\x1b\\")
+    screen.feed(b"\x1b]99;i=1:d=0;kitty says hi\x1b\\\x1b]777;notify;Only a title;\x07\x1b]9;4\x07")
+    assert list(screen.notifications) == ["Build done", "Tests: 12 passed", "kitty says hi", "Only a title"]
+    assert screen.display()[0].strip() == "" and screen.bell_count == 0

@@ -1,8 +1,9 @@
 """Polter's command-palette providers, one per domain, registered on the workspace screen."""
 
+from polter.ui.commands.attention import AttentionCommands
 from polter.ui.commands.gateway import GatewayCommands
 from polter.ui.commands.panes import PaneCommands
 from polter.ui.commands.roles import RoleCommands
 from polter.ui.commands.worktrees import WorktreeCommands
 
-__all__ = ["GatewayCommands", "PaneCommands", "RoleCommands", "WorktreeCommands"]
+__all__ = ["AttentionCommands", "GatewayCommands", "PaneCommands", "RoleCommands", "WorktreeCommands"]
