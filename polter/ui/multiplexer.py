@@ -210,7 +210,15 @@ class MultiplexerScreen(Screen[None]):
     # -- prefix --------------------------------------------------------------------------------
 
     def action_prefix(self) -> None:
-        self.app.push_screen(PrefixScreen(format_key_name(self.prefix), PREFIX_HINTS), self._after_prefix)
+        prefix_screen = PrefixScreen(format_key_name(self.prefix), PREFIX_HINTS)
+
+        async def after_prefix(key: str | None) -> None:
+            try:
+                await self._after_prefix(key)
+            finally:
+                prefix_screen.release()
+
+        self.app.push_screen(prefix_screen, after_prefix)
 
     async def _after_prefix(self, key: str | None) -> None:
         if key is None:

@@ -164,6 +164,20 @@ async def test_prefix_arrows_and_numbers_move_the_focus() -> None:
         await wait_for_text(one.terminal, "in-one")
 
 
+async def test_keys_in_one_burst_with_the_prefix_go_to_the_pane_its_command_focused() -> None:
+    """``ctrl+b 2 echo ...`` read from the terminal at once (a fast typist, a script, tmux's send-keys): the keys
+    behind the command reached the prefix screen before its command ran, and went to the pane focused before."""
+    from textual import events
+
+    async with polter() as (app, pilot, host):
+        one, two, _three, _four = panes(app)
+        burst = [("ctrl+b", None), ("2", "2"), *((c, c) for c in "echo in-two"), ("enter", "\r")]
+        for key, character in burst:  # posted at once, as the driver does for one read
+            app.post_message(events.Key(key, character))
+        await wait_for_text(two.terminal, "in-two")
+        assert focused_pane(app) is two and "in-two" not in screen_text(one.terminal)
+
+
 async def test_a_mouse_click_focuses_the_pane() -> None:
     async with polter() as (app, pilot, host):
         three = panes(app)[2]
