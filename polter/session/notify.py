@@ -10,8 +10,9 @@ decides who to tell, once:
   event is not among ``notify_events``;
 - every attached window: an :class:`~polter.session.protocol.AttentionNotice`, which the window writes to its
   own terminal (OSC 9/777/99 or the bell; see ``polter/ui/outer_terminal.py``);
-- the desktop, when no window is attached (a window's terminal is the channel while one is: terminals that
-  show OSC 9 raise desktop notifications themselves);
+- the desktop, when no attached window will show it: nobody is attached, or every attached window's terminal
+  is in the background and only rings the bell (terminals that show OSC 9/777/99 raise desktop notifications
+  themselves, and a focused window shows the notice);
 - ``notify_command``, run by the host (it exists when nobody is attached), in the background: its output goes
   to the host's log, a failure is logged, never fatal.
 """
@@ -94,9 +95,11 @@ class SessionAttention:
     # -- who looks where -------------------------------------------------------------------------------
 
     async def _looking(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
-        """The window's focused pane (``pane``) and whether its terminal has the focus (``focused``)."""
+        """The window's focused pane (``pane``), whether its terminal has the focus (``focused``) and whether that
+        terminal raises desktop notifications itself (``notifies``)."""
         window.looking_at = params.get("pane") or None
         window.app_focused = bool(params.get("focused", True))
+        window.terminal_notifies = bool(params.get("notifies", False))
 
     async def _mute(self: SessionHost, window: Window, params: dict[str, Any]) -> wire.PaneState:
         """Mute or unmute a pane's notifications (``muted``); the session saves it for ``--restore``."""
@@ -133,7 +136,7 @@ class SessionAttention:
         windows = [window for window in self.windows if window.attached]
         for window in windows:
             window.send(notice)
-        if not windows and settings.desktop:
+        if settings.desktop and not any(window.app_focused or window.terminal_notifies for window in windows):
             self._spawn(self.desktop.send(notice.headline(), notice.message), "a desktop notification")
         if settings.command:
             env = notify_command_env(notice, session=self.name, adapter=agent.adapter.name)

@@ -35,6 +35,8 @@ class Window:
         """The pane this window has focused (the ``looking`` call), and whether its terminal has the focus: the
         human looks at that pane, so it needs no notification."""
         self.app_focused = True
+        self.terminal_notifies = False
+        """Its terminal raises a desktop notification itself (OSC 9/777/99); a bell does not."""
         self.behind: set[str] = set()
         """Panes whose frames were skipped while the window's socket was full: they get a whole screen."""
         self._catching_up: asyncio.Task[None] | None = None

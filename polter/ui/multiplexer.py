@@ -151,7 +151,14 @@ class MultiplexerScreen(Screen[None]):
         """Tell the host which pane the human looks at here (none while the terminal is in the background)."""
         active = self._active if self._active is not None and self._active.is_attached else None
         focused = self.app.app_focus if app_focused is None else app_focused
-        self.session.set_looking(active.remote.id if active is not None else None, focused)
+        self.session.set_looking(
+            active.remote.id if active is not None else None, focused, notifies=self.terminal_notifies
+        )
+
+    @property
+    def terminal_notifies(self) -> bool:
+        """Whether this window's terminal raises desktop notifications itself (a screen that tells it says so)."""
+        return False
 
     def waiting_panes(self) -> list[Pane]:
         """The panes whose agent waits for the human, the one waiting longest first."""

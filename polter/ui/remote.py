@@ -486,10 +486,14 @@ class RemoteSession:
     def set_view(self, active: str | None, zoomed: str | None) -> None:
         self.spawn(self.client.call("view", active=active, zoomed=zoomed), "remembering the focus")
 
-    def set_looking(self, pane: str | None, focused: bool) -> None:
+    def set_looking(self, pane: str | None, focused: bool, *, notifies: bool = False) -> None:
         """Tell the host which pane this window shows focused, and whether its terminal has the focus: that pane
-        needs no notification while the human looks at it."""
-        self.spawn(self.client.call("looking", pane=pane, focused=focused), "telling the host where the human looks")
+        needs no notification while the human looks at it. ``notifies``: the terminal raises desktop notifications
+        itself (else the host sends one while the terminal is in the background)."""
+        self.spawn(
+            self.client.call("looking", pane=pane, focused=focused, notifies=notifies),
+            "telling the host where the human looks",
+        )
 
     async def set_muted(self, pane: RemotePane, muted: bool) -> wire.PaneState:
         state = wire.PaneState.model_validate(await self.client.call("mute", pane=pane.id, muted=muted))

@@ -254,14 +254,23 @@ class WorkspaceScreen(MultiplexerScreen):
         else:
             self.notify(f"Answered in another window: {dialog.question}", timeout=10)
 
+    @property
+    def notifier(self) -> TerminalNotifier:
+        """How this window tells its terminal (decided once, from ``notify_terminal`` and the environment)."""
+        if self.terminal_notifier is None:
+            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+        return self.terminal_notifier
+
+    @property
+    def terminal_notifies(self) -> bool:
+        return self.notifier.delivery.method not in ("bell", "off")
+
     @on(RemoteSession.AttentionRequested)
     def _attention(self, event: RemoteSession.AttentionRequested) -> None:
         """A pane needs the human where they are not looking: tell the terminal (a notification or the bell) and
         show it here too."""
         notice = event.notice
-        if self.terminal_notifier is None:
-            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
-        self.terminal_notifier.notify(self.app, notice.headline(), notice.message)
+        self.notifier.notify(self.app, notice.headline(), notice.message)
         self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
 
     @work(group="gateway-command")

@@ -172,3 +172,45 @@ async def test_with_no_window_attached_the_host_notifies_the_desktop_and_runs_no
 
 NOTIFY_VARIABLES = frozenset({"POLTER_SESSION", "POLTER_PANE", "POLTER_PANE_ID", "POLTER_PANE_TITLE", "POLTER_ROLE",
                               "POLTER_ADAPTER", "POLTER_EVENT", "POLTER_EXCERPT"})  # fmt: skip
+
+
+async def test_an_attached_window_in_the_background_gets_the_desktop_notification_only_if_its_terminal_cannot(
+    notification_service: Notifications, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A terminal that shows OSC 9/777/99 raises the desktop notification itself: the host sends none while it
+    is attached. A terminal that only rings the bell, in the background, gets the desktop's."""
+    from polter.session import protocol as wire
+    from polter.session.client import SessionClient
+
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", {"coder": '[servers]\ndefault = "allow"\n[tools]\ndefault = "allow"\n'
+                                                  '[skills]\ndefault = "allow"\n'})  # fmt: skip
+    log, script = tmp_path / "notified.jsonl", tmp_path / "notified.py"
+    script.write_text(NOTIFIED)
+    notify = NotifySettings(command=[sys.executable, str(script), str(log)], quiet=0.5)
+    launch = Launch(shell_plans("coder"), discover(entry_points=False), notify=notify)
+    work = b"for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.25; done; echo $((40+2))\r"
+
+    def runs() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    async with hosted(launch=launch) as host:
+        await wait_until(lambda: host.ready, timeout=60, message="the pane")
+        [pane] = host.panes
+        pane.resize(100, 30)
+        await wait_until(lambda: pane.terminal.running, message="the shell")
+        for notifies, told in ((True, 0), (False, 1)):  # a window whose terminal shows OSC 9, then one that rings
+            window = await SessionClient.connect(host.files, on_event=lambda event: None)
+            try:
+                await window.call("looking", pane=None, focused=False, notifies=notifies)
+                before = runs()
+                window.send(wire.PasteInput(pane=pane.id, text=work.decode().rstrip("\r")))
+                window.send(wire.KeyInput(pane=pane.id, key="enter"))
+                await wait_until(lambda: runs() > before, timeout=30, message="notify_command")  # noqa: B023
+            finally:
+                await window.aclose()
+            if told:
+                await wait_until(lambda: notification_service.received, message="the desktop notification")
+        assert len(notification_service.received) == 1
+        pane.terminal.send(work)  # nobody attached: the desktop again, after the one before (the bus keeps order)
+        await wait_until(lambda: len(notification_service.received) == 2, timeout=30, message="the desktop again")
