@@ -258,8 +258,8 @@ async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, mo
             "title": "coder",
             "id": "p1",
         }
-        first.type("pwd\r")
-        await first.shows(str(path))
+        first.type(f'[ "$PWD" = {str(path)!r} ] && echo in-the-$((6*7))-worktree\r')  # (a long path wraps in the pane)
+        await first.shows("in-the-42-worktree")
         first.type("echo hi > hi.txt && git add hi.txt && git commit -qm hi\r")
         await first.shows("polter/coder +1 -0 · 1 file", timeout=30)
         assert not (repo / "hi.txt").exists()
@@ -272,8 +272,8 @@ async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, mo
     async with window("--restore", "--session", "back") as second:
         await second.shows("polter/coder", timeout=60)
         await wait_until(lambda: "\n$" in second.text(), message=second.text)  # the shell's prompt
-        second.type("pwd\r")
-        await second.shows(str(path))
+        second.type(f'[ "$PWD" = {str(path)!r} ] && echo in-the-$((6*7))-worktree\r')  # (a long path wraps in the pane)
+        await second.shows("in-the-42-worktree")
         assert "setup command" not in second.text()  # a worktree it comes back to is not set up again
         assert polter("kill", "back").returncode == 0
         assert await second.exited() == 0
