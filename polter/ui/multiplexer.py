@@ -275,10 +275,16 @@ class MultiplexerScreen(Screen[None]):
         active = self.active_pane
         index = waiting.index(active) + 1 if active in waiting else 0
         target = waiting[index % len(waiting)]
-        if target is active:
+        if target is not active:
+            self.focus_pane(target)
+            self.arrived_at_waiting(target)
+        elif not self.arrived_at_waiting(target):
             self.notify(f"Only pane {target.number} waits for you.")
-            return
-        self.focus_pane(target)
+
+    def arrived_at_waiting(self, pane: Pane) -> bool:
+        """The human went to ``pane``, which waits for them: show what it waits for, if this screen can (True
+        when it did)."""
+        return False
 
     def action_toggle_zoom(self) -> None:
         pane = self.active_pane

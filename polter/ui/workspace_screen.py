@@ -184,6 +184,15 @@ class WorkspaceScreen(MultiplexerScreen):
 
         self.app.push_screen(AuditScreen(self.session))
 
+    def arrived_at_waiting(self, pane: Pane) -> bool:
+        """Prefix then n went to ``pane``: its asks that were put off (escape) show again."""
+        put_off = {item.ask.id for item in self.asks if item.ask.pane == pane.remote.id} & self._later
+        if not put_off:
+            return False
+        self._later -= put_off
+        self._show_next_ask()
+        return True
+
     def show_asks(self) -> None:
         """Show the pending asks again, oldest first (also the ones put off with escape)."""
         if not len(self.asks):

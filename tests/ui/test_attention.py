@@ -89,8 +89,12 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
         await palette(pilot, ("waiting: pane 2", "Waiting: pane 2 (Shell, asker): asks to use fixture/write_note"))
         assert screen(app).active_pane is two, "the palette's waiting list goes to the pane"
         await looking_at(one)
-        await pilot.press("ctrl+b", "n")  # prefix then n: the pane that waits
+        await pilot.press("ctrl+b", "n")  # prefix then n: the pane that waits, and its ask put off shows again
         await wait_until(lambda: screen(app).active_pane is two, message="prefix n to focus pane 2")
+        await wait_until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, message="pane 2's ask again")
+        assert app.screen.ask.pane == two.remote.id
+        await pilot.press("escape")
+        await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal put off again")
         await wait_until(lambda: [w.looking_at for w in host.windows] == [two.remote.id], message="looking at 2")
 
         await deny_asks_of(two)
