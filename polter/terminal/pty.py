@@ -7,6 +7,12 @@ uses vfork/exec and util-linux ``setsid --ctty`` makes the terminal controlling.
 
 Closing ends the whole session: SIGHUP (and SIGCONT) to the child's process group and the
 terminal's foreground group, then SIGKILL to every process still in the session after a grace period.
+
+A child starts with the terminal signals at their defaults, as under any terminal, whatever Polter inherited:
+a signal ignored by a process stays ignored across ``exec``, so Polter started by ``nohup`` or in the background of
+a script (SIGHUP, SIGINT, SIGQUIT ignored) would hand its panes programs that ``ctrl+c`` cannot interrupt and a
+closed pane cannot hang up. Without a fork to reset them in, Polter catches those signals itself with a handler
+that does nothing (as ignoring did): a caught signal is reset to its default by ``exec``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -43,6 +50,9 @@ TERMINAL_ENV: Final = {"TERM": "xterm-256color", "COLORTERM": "truecolor"}
 """What Polter's screen engine implements; set over the launch spec's environment."""
 
 _SETSID: Final = shutil.which("setsid")
+
+TERMINAL_SIGNALS: Final = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGTSTP)
+"""Signals a program on a terminal expects at their defaults (see the module's docstring)."""
 
 
 class PtyClosedError(RuntimeError):
@@ -109,6 +119,7 @@ class PtyProcess:
         """
         env = {**spec.environment(), **TERMINAL_ENV}
         _check_launchable(spec, env)
+        _catch_ignored_terminal_signals()
         master_fd, slave_fd = os.openpty()
         try:
             _set_window_size(master_fd, columns, lines)
@@ -354,6 +365,20 @@ def _signal_group(group: int, signum: int) -> None:
 
 def _set_window_size(fd: int, columns: int, lines: int) -> None:
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", max(lines, 1), max(columns, 1), 0, 0))
+
+
+def _catch_ignored_terminal_signals() -> None:
+    """Turn an inherited "ignore" of :data:`TERMINAL_SIGNALS` into a handler that does nothing, so children get the
+    defaults. Only the main thread may set handlers; elsewhere nothing changes (and a child may inherit one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in TERMINAL_SIGNALS:
+        if signal.getsignal(number) == signal.SIG_IGN:
+            signal.signal(number, _ignore)
+
+
+def _ignore(number: int, frame: object) -> None:
+    """A caught signal that does nothing: Polter still ignores it, and ``exec`` gives the child the default."""
 
 
 def _session_argv(argv: tuple[str, ...]) -> list[str]:

@@ -112,7 +112,9 @@ async def test_a_killed_child_reports_its_signal() -> None:
 async def test_a_large_write_is_queued_until_the_child_reads_it(tmp_path: Path) -> None:
     target = tmp_path / "received"
     size = 300_000  # far more than a PTY buffer holds
-    child = Child(LaunchSpec(argv=(*QUIET_BASH, "-c", f"stty raw -echo; echo ready; head -c {size} > {target}; echo got-it")))
+    child = Child(
+        LaunchSpec(argv=(*QUIET_BASH, "-c", f"stty raw -echo; echo ready; head -c {size} > {target}; echo got-it"))
+    )
     await child.wait_for("ready")
     payload = bytes(ord("a") + i % 26 for i in range(size))
     child.process.write(payload)
@@ -170,8 +172,9 @@ async def test_closing_a_terminal_whose_program_just_ended_signals_nobody_else()
     received: list[int] = []
     previous = signal.signal(signal.SIGHUP, lambda signum, frame: received.append(signum))
     try:
-        process = PtyProcess.spawn(LaunchSpec(argv=("true",)), columns=80, lines=24, on_output=lambda data: None,
-                                   on_exit=lambda code: None)
+        process = PtyProcess.spawn(
+            LaunchSpec(argv=("true",)), columns=80, lines=24, on_output=lambda data: None, on_exit=lambda code: None
+        )
         deadline = time.monotonic() + 10
         while not _ended(process.pid) and time.monotonic() < deadline:  # the loop must not hear of it yet
             time.sleep(0.001)
@@ -189,3 +192,25 @@ def _ended(pid: int) -> bool:
     except OSError:
         return True
     return stat[stat.rfind(")") + 2] == "Z"
+
+
+async def test_a_program_starts_with_the_terminal_signals_at_their_defaults_whatever_polter_inherited() -> None:
+    """Polter started by ``nohup`` or in a script's background inherits SIGHUP, SIGINT and SIGQUIT ignored; its
+    panes' programs must not (``ctrl+c`` must interrupt them, closing a pane must hang them up)."""
+    import signal
+
+    from polter.terminal.pty import TERMINAL_SIGNALS
+
+    previous = {number: signal.getsignal(number) for number in TERMINAL_SIGNALS}
+    try:
+        for number in TERMINAL_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        child = Child(LaunchSpec(argv=(BASH, "--norc", "--noprofile", "-c", "grep SigIgn /proc/self/status")))
+        await child.wait_for("SigIgn")
+        await child.process.wait()
+        ignored = int(child.text.split("SigIgn:")[1].split()[0], 16)
+        assert [signal.Signals(n).name for n in TERMINAL_SIGNALS if ignored & (1 << (n - 1))] == []
+        assert all(signal.getsignal(number) != signal.SIG_DFL for number in TERMINAL_SIGNALS), "Polter still ignores"
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
