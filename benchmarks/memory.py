@@ -97,6 +97,9 @@ class Finder(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, Finder())
 base = rss()
+if "polter.gateway.sdk_imports" in sys.argv:  # the gateway imports the SDK lazily, first thing
+    from polter.gateway.sdk_imports import import_sdk_lazily
+    import_sdk_lazily()
 for name in sys.argv[1:]:
     try: importlib.import_module(name)
     except BaseException: pass
@@ -166,9 +169,9 @@ def modules_of(pids: dict[str, int], probe: Path) -> dict[str, list[str]]:
     return {part: path.read_text().split() for part, path in files.items() if path.exists()}
 
 
-async def attached_window(name: str, env: dict[str, str]) -> HostedTerminal:
+async def attached_window(name: str, env: dict[str, str], cwd: Path) -> HostedTerminal:
     """``polter attach NAME`` in a terminal, once every pane shows its last line."""
-    terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", name), env=env))
+    terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", name), env=env, cwd=cwd))
     terminal.start(*SIZE)
     lasts = [f"last-of-{number}" for number in range(1, PANES + 1)]
     await until(lambda: terminal.screen is not None and all(last in "\n".join(terminal.screen.display())
@@ -190,10 +193,11 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
             name = "memory"
             config = write_config(folder)
             start = "import sys; from polter.session.daemon import start_host; start_host(sys.argv[1], sys.argv[2:])"
+            # run from ``work``: ``python -m``/``-c`` put the working directory first on sys.path
             subprocess.run([sys.executable, "-c", start, name, "--config", str(config), "--session", name],
-                           check=True, timeout=120)  # fmt: skip
+                           check=True, timeout=120, cwd=work)  # fmt: skip
             listing = subprocess.run([sys.executable, "-m", "polter", "ls", "--json"], capture_output=True,
-                                     text=True, check=True, timeout=60)  # fmt: skip
+                                     text=True, check=True, timeout=60, cwd=work)  # fmt: skip
             host = next(int(info["pid"]) for info in json.loads(listing.stdout) if info["name"] == name)
             try:
                 deadline = time.monotonic() + 60
@@ -204,10 +208,10 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
                 gateway = gateways[0]
                 settled(gateway, quiet=1.0)
                 at_start = memory_kib(gateway)
-                return asyncio.run(_attached(name, env, host, gateway, at_start, probe))
+                return asyncio.run(_attached(name, env, work, host, gateway, at_start, probe))
             finally:
                 subprocess.run([sys.executable, "-m", "polter", "kill", name], capture_output=True, timeout=60,
-                               check=False)  # fmt: skip
+                               check=False, cwd=work)  # fmt: skip
     finally:
         for key, value in saved.items():
             if value is None:
@@ -217,9 +221,9 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
 
 
 async def _attached(
-    name: str, env: dict[str, str], host: int, gateway: int, at_start: dict[str, int], probe: Path
+    name: str, env: dict[str, str], work: Path, host: int, gateway: int, at_start: dict[str, int], probe: Path
 ) -> dict[str, Any]:
-    terminal = await attached_window(name, env)
+    terminal = await attached_window(name, env, work)
     try:
         assert terminal.process is not None
         pids = {"window": terminal.process.pid, "host": host, "gateway": gateway}
@@ -278,11 +282,11 @@ def import_costs(tree: Path, modules: list[str]) -> dict[str, Any]:
     names = [name for name in modules if name != "__main__" and not name.endswith(".__main__")
              and name not in ("sitecustomize", "polter.session.daemon")]  # fmt: skip
     output = subprocess.run([sys.executable, "-c", SELF_COST, *names], capture_output=True, text=True, check=True,
-                            env={**os.environ, "PYTHONPATH": str(tree)}, timeout=300).stdout  # fmt: skip
+                            env={**os.environ, "PYTHONPATH": str(tree)}, timeout=300, cwd=tree.parent).stdout  # fmt: skip
     figures = json.loads(output)
     return {"bare_mb": round(figures["bare_kib"] / 1024, 1), "total_mb": round(figures["total_kib"] / 1024, 1),
             "packages_mb": {package: round(kib / 1024, 1) for package, kib in
-                            sorted(figures["packages"].items(), key=lambda item: -item[1])}}  # fmt: skip
+                            sorted(figures["packages"].items(), key=lambda item: -item[1]) if kib >= 100}}  # fmt: skip
 
 
 def print_session(title: str, figures: dict[str, Any]) -> None:
