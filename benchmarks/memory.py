@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -126,8 +125,9 @@ def export(reference: str, into: Path) -> Path:
     """The ``polter`` package (with its bundled roles and plugins) of commit ``reference``."""
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", "--format=tar", reference, "polter", "roles", "plugins"],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        check=True,
+    ).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     return into
@@ -139,8 +139,10 @@ def write_config(folder: Path) -> Path:
     path = folder / "polter.toml"
     panes = []
     for number in range(1, PANES + 1):
-        script = (f"for i in $(seq 1 {LINES}); do printf '\\033[3%dm%05d\\033[0m the quick brown fox\\n' "
-                  f"$((i % 7 + 1)) $i; done; echo last-of-{number}; exec {BASH} --norc --noprofile")
+        script = (
+            f"for i in $(seq 1 {LINES}); do printf '\\033[3%dm%05d\\033[0m the quick brown fox\\n' "
+            f"$((i % 7 + 1)) $i; done; echo last-of-{number}; exec {BASH} --norc --noprofile"
+        )
         command = [BASH, "--norc", "--noprofile", "-c", script]
         panes.append(f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = {json.dumps(command)}\n')
     path.write_text("".join(panes))
@@ -174,8 +176,10 @@ async def attached_window(name: str, env: dict[str, str], cwd: Path) -> HostedTe
     terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", name), env=env, cwd=cwd))
     terminal.start(*SIZE)
     lasts = [f"last-of-{number}" for number in range(1, PANES + 1)]
-    await until(lambda: terminal.screen is not None and all(last in "\n".join(terminal.screen.display())
-                                                            for last in lasts), timeout=300)  # fmt: skip
+    await until(
+        lambda: terminal.screen is not None and all(last in "\n".join(terminal.screen.display()) for last in lasts),
+        timeout=300,
+    )
     return terminal
 
 
@@ -194,10 +198,20 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
             config = write_config(folder)
             start = "import sys; from polter.session.daemon import start_host; start_host(sys.argv[1], sys.argv[2:])"
             # run from ``work``: ``python -m``/``-c`` put the working directory first on sys.path
-            subprocess.run([sys.executable, "-c", start, name, "--config", str(config), "--session", name],
-                           check=True, timeout=120, cwd=work)  # fmt: skip
-            listing = subprocess.run([sys.executable, "-m", "polter", "ls", "--json"], capture_output=True,
-                                     text=True, check=True, timeout=60, cwd=work)  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-c", start, name, "--config", str(config), "--session", name],
+                check=True,
+                timeout=120,
+                cwd=work,
+            )
+            listing = subprocess.run(
+                [sys.executable, "-m", "polter", "ls", "--json"],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=60,
+                cwd=work,
+            )
             host = next(int(info["pid"]) for info in json.loads(listing.stdout) if info["name"] == name)
             try:
                 deadline = time.monotonic() + 60
@@ -210,8 +224,13 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
                 at_start = memory_kib(gateway)
                 return asyncio.run(_attached(name, env, work, host, gateway, at_start, probe))
             finally:
-                subprocess.run([sys.executable, "-m", "polter", "kill", name], capture_output=True, timeout=60,
-                               check=False, cwd=work)  # fmt: skip
+                subprocess.run(
+                    [sys.executable, "-m", "polter", "kill", name],
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                    cwd=work,
+                )
     finally:
         for key, value in saved.items():
             if value is None:
@@ -241,8 +260,12 @@ async def _attached(
 
 def bare_python() -> dict[str, float]:
     """Reference: an interpreter that imported asyncio, waiting."""
-    process = subprocess.Popen([sys.executable, "-c", "import asyncio, sys; print('ready', flush=True); sys.stdin.read()"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import asyncio, sys; print('ready', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         return in_mb(memory_kib(process.pid))
@@ -279,14 +302,32 @@ async def empty_textual_app() -> dict[str, float]:
 def import_costs(tree: Path, modules: list[str]) -> dict[str, Any]:
     """What ``modules`` (one process's, in the order it imported them) cost by package, re-imported in a
     fresh interpreter that measures each module's own RSS."""
-    names = [name for name in modules if name != "__main__" and not name.endswith(".__main__")
-             and name not in ("sitecustomize", "polter.session.daemon")]  # fmt: skip
-    output = subprocess.run([sys.executable, "-c", SELF_COST, *names], capture_output=True, text=True, check=True,
-                            env={**os.environ, "PYTHONPATH": str(tree)}, timeout=300, cwd=tree.parent).stdout  # fmt: skip
+    names = [
+        name
+        for name in modules
+        if name != "__main__"
+        and not name.endswith(".__main__")
+        and name not in ("sitecustomize", "polter.session.daemon")
+    ]
+    output = subprocess.run(
+        [sys.executable, "-c", SELF_COST, *names],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        timeout=300,
+        cwd=tree.parent,
+    ).stdout
     figures = json.loads(output)
-    return {"bare_mb": round(figures["bare_kib"] / 1024, 1), "total_mb": round(figures["total_kib"] / 1024, 1),
-            "packages_mb": {package: round(kib / 1024, 1) for package, kib in
-                            sorted(figures["packages"].items(), key=lambda item: -item[1]) if kib >= 100}}  # fmt: skip
+    return {
+        "bare_mb": round(figures["bare_kib"] / 1024, 1),
+        "total_mb": round(figures["total_kib"] / 1024, 1),
+        "packages_mb": {
+            package: round(kib / 1024, 1)
+            for package, kib in sorted(figures["packages"].items(), key=lambda item: -item[1])
+            if kib >= 100
+        },
+    }
 
 
 def print_session(title: str, figures: dict[str, Any]) -> None:
@@ -295,15 +336,22 @@ def print_session(title: str, figures: dict[str, Any]) -> None:
         values = figures[part]
         print(f"  {part:8} RSS {values['rss']:6.1f}   PSS {values['pss']:6.1f}   USS {values['uss']:6.1f} MB")
     start = figures["gateway_at_start"]
-    print(f"  the gateway at start, before any call: RSS {start['rss']:.1f}   PSS {start['pss']:.1f}   "
-          f"USS {start['uss']:.1f} MB")  # fmt: skip
+    print(
+        f"  the gateway at start, before any call: RSS {start['rss']:.1f}   PSS {start['pss']:.1f}   "
+        f"USS {start['uss']:.1f} MB"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", default="main", help="the commit to compare with (default: main)")
-    parser.add_argument("--imports", type=int, default=12, metavar="N",
-                        help="show the N costliest packages each process imported (0: skip that part)")  # fmt: skip
+    parser.add_argument(
+        "--imports",
+        type=int,
+        default=12,
+        metavar="N",
+        help="show the N costliest packages each process imported (0: skip that part)",
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="polter-memory-") as directory:
         work = Path(directory)
@@ -319,28 +367,48 @@ def main() -> None:
     ours, theirs = runs["this tree"], runs[f"reference ({options.reference})"]
     print("this tree against the reference (MB):")
     for part in (*PROCESSES, "total", "gateway_at_start"):
-        print(f"  {part:16} RSS {ours[part]['rss'] - theirs[part]['rss']:+6.1f}   "
-              f"PSS {ours[part]['pss'] - theirs[part]['pss']:+6.1f}   USS {ours[part]['uss'] - theirs[part]['uss']:+6.1f}")  # fmt: skip
+        print(
+            f"  {part:16} RSS {ours[part]['rss'] - theirs[part]['rss']:+6.1f}   "
+            f"PSS {ours[part]['pss'] - theirs[part]['pss']:+6.1f}   USS {ours[part]['uss'] - theirs[part]['uss']:+6.1f}"
+        )
     bare, empty = references["python_asyncio"], references["empty_textual_app"]
-    print(f"references: python -c 'import asyncio' RSS {bare['rss']} PSS {bare['pss']} USS {bare['uss']} MB; "
-          f"an empty Textual app RSS {empty['rss']} PSS {empty['pss']} USS {empty['uss']} MB")  # fmt: skip
+    print(
+        f"references: python -c 'import asyncio' RSS {bare['rss']} PSS {bare['pss']} USS {bare['uss']} MB; "
+        f"an empty Textual app RSS {empty['rss']} PSS {empty['pss']} USS {empty['uss']} MB"
+    )
     total = ours["total"]
-    print(f"everything, this tree: PSS {total['pss']} MB = {total['pss'] / bare['pss']:.1f}x the bare interpreter "
-          f"({'meets' if total['pss'] < TARGET_MB else 'misses'} the target of {TARGET_MB:.0f}); RSS {total['rss']} MB "
-          f"({'meets' if total['rss'] < TARGET_MB else 'misses'} it); the window's PSS is "
-          f"{ours['window']['pss'] / empty['pss']:.2f}x the empty Textual app's")  # fmt: skip
+    print(
+        f"everything, this tree: PSS {total['pss']} MB = {total['pss'] / bare['pss']:.1f}x the bare interpreter "
+        f"({'meets' if total['pss'] < TARGET_MB else 'misses'} the target of {TARGET_MB:.0f}); RSS {total['rss']} MB "
+        f"({'meets' if total['rss'] < TARGET_MB else 'misses'} it); the window's PSS is "
+        f"{ours['window']['pss'] / empty['pss']:.2f}x the empty Textual app's"
+    )
     for part, figures in costs.items():
         top = list(figures["packages_mb"].items())[: options.imports]
-        print(f"imports of the {part} ({len(runs['this tree']['modules'][part])} modules), re-imported: "
-              f"{figures['total_mb']} MB RSS from a bare {figures['bare_mb']} MB; by package: "
-              + ", ".join(f"{package} {mb}" for package, mb in top))  # fmt: skip
+        print(
+            f"imports of the {part} ({len(runs['this tree']['modules'][part])} modules), re-imported: "
+            f"{figures['total_mb']} MB RSS from a bare {figures['bare_mb']} MB; by package: "
+            + ", ".join(f"{package} {mb}" for package, mb in top)
+        )
     for run in runs.values():
         run["modules"] = {part: len(names) for part, names in run["modules"].items()}
-    print(json.dumps({"benchmark": "memory", "panes": PANES, "scrollback_lines_each": 10_000, **runs,
-                      "references": references, "import_costs": costs, "target_mb": TARGET_MB,
-                      "pss_meets_target": ours["total"]["pss"] < TARGET_MB,
-                      "rss_meets_target": ours["total"]["rss"] < TARGET_MB,
-                      "load_average": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "benchmark": "memory",
+                "panes": PANES,
+                "scrollback_lines_each": 10_000,
+                **runs,
+                "references": references,
+                "import_costs": costs,
+                "target_mb": TARGET_MB,
+                "pss_meets_target": ours["total"]["pss"] < TARGET_MB,
+                "rss_meets_target": ours["total"]["rss"] < TARGET_MB,
+                "load_average": round(os.getloadavg()[0], 2),
+                "cpus": os.cpu_count(),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
