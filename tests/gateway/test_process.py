@@ -266,7 +266,8 @@ HTTP upstream loads httpx2), shell parsing (only a hook's shell command loads tr
 
 
 def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) -> None:
-    """The real process, with a stdio upstream running and a pane registered, read by ``python -X importtime``."""
+    """The real process, read by ``python -X importtime``: a stdio upstream running, a pane registered, calls
+    served in both protocol eras."""
     from polter.gateway.sdk import SDK_VERSION
 
     gateway = GatewayProcess(tmp_path, python=("-X", "importtime"))
@@ -278,7 +279,11 @@ def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) ->
                 await wait_until_async(
                     admin.status, lambda status: status.servers[0].state == "running", message="the upstream running"
                 )
-                await admin.register("open")
+                pane = await admin.register("open")
+            for mode in ("legacy", "auto"):  # both protocol eras, served
+                async with pane_client("fixture", url=gateway.url, token=pane.token, mode=mode) as client:
+                    await client.list_tools()
+                    await client.call_tool("read_notes", {})
 
         asyncio.run(settle())
     finally:
