@@ -19,7 +19,7 @@ checked with.
    for each 2025-era session, to advertise ``list_changed`` (the SDK's default options say it is not sent).
 
 How ``polter gateway`` imports the SDK (its packages' ``__init__`` files run only when a name of theirs is
-used, which saves the client, ``MCPServer`` and cryptography: 13 MB) is in :mod:`polter.gateway.sdk_imports`;
+used, which saves the client, ``MCPServer`` and cryptography: 11.6 MB) is in :mod:`polter.gateway.sdk_imports`;
 it touches no internal, only the packages' layout. The SDK is imported here from the modules that define
 what the gateway uses, never from a package's ``__init__``.
 """

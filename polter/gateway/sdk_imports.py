@@ -2,7 +2,7 @@
 
 mcp 2.3's package ``__init__`` files import everything: any ``import mcp.server.lowlevel`` first runs
 ``mcp/__init__.py``, which imports the client, and through it ``mcp/server/__init__.py``: the high-level
-``MCPServer``, OAuth, and the request-state cryptography, whose Rust bindings alone take 8 MB. The gateway
+``MCPServer``, OAuth, and the request-state cryptography, whose Rust bindings alone take 7.5 MB. The gateway
 uses the low-level server and, per upstream, the client session and a transport, each from the module
 that defines it. :func:`import_sdk_lazily` registers ``mcp``, ``mcp.server`` and ``mcp.client`` as
 packages whose own ``__init__`` runs only at the first use of a name it defines (``from mcp import
