@@ -30,19 +30,24 @@ LAZY_PACKAGES = ("mcp", "mcp.server", "mcp.client")
 
 
 def import_sdk_lazily() -> bool:
-    """Register :data:`LAZY_PACKAGES` as lazily initialised packages; ``False`` (and nothing done) when the
-    SDK is imported already, e.g. in a process that runs a gateway next to the SDK's client."""
+    """Register :data:`LAZY_PACKAGES` as lazily initialised packages. ``False``, and nothing done, when the
+    SDK is imported already (a process that runs a gateway next to the SDK's client) or is not laid out
+    as packages on ``sys.path`` (then it is imported as usual: it works, it takes more memory; the tests
+    check that this SDK is laid out as expected)."""
     if any(name in sys.modules for name in LAZY_PACKAGES):
         return False
+    packages: list[ModuleType] = []
+    search = None
     for name in LAZY_PACKAGES:
-        parent, _, child = name.rpartition(".")
-        search = sys.modules[parent].__path__ if parent else None
         spec = importlib.machinery.PathFinder.find_spec(name, search)
         if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-            raise ImportError(f"the MCP SDK has no package {name}: polter/gateway/sdk_imports.py needs updating")
-        package = importlib.util.module_from_spec(spec)
+            return False
+        packages.append(importlib.util.module_from_spec(spec))
+        search = packages[0].__path__  # mcp.server and mcp.client are found in mcp
+    for package in packages:
         package.__dict__["__getattr__"] = _initialise_on_use(package)
-        sys.modules[name] = package
+        sys.modules[package.__name__] = package
+        parent, _, child = package.__name__.rpartition(".")
         if parent:
             setattr(sys.modules[parent], child, package)
     return True
