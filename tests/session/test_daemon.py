@@ -233,16 +233,18 @@ async def test_the_host_imports_no_textual_nor_what_only_the_window_or_the_gatew
         del os.environ["PYTHONPROFILEIMPORTTIME"]
     host = int(sessions()[0]["pid"])  # type: ignore[arg-type]
     events: list[object] = []
-    client = await SessionClient.connect(session_files("lean"), on_event=events.append)
     try:
-        await wait_until(lambda: client.state.ready or any(isinstance(event, wire.Ready) for event in events))
-        added = [event.pane for event in events if isinstance(event, wire.PaneAdded)]
-        pane = [*client.state.panes, *added][0].id
-        assert (await client.call("capabilities", pane=pane))["role"] == "coder"
-        await client.call("reload_roles")
+        client = await SessionClient.connect(session_files("lean"), on_event=events.append)
+        try:
+            await wait_until(lambda: client.state.ready or any(isinstance(event, wire.Ready) for event in events))
+            added = [event.pane for event in events if isinstance(event, wire.PaneAdded)]
+            pane = [*client.state.panes, *added][0].id
+            assert (await client.call("capabilities", pane=pane))["role"] == "coder"
+            await client.call("reload_roles")
+        finally:
+            await client.aclose()
     finally:
-        await client.aclose()
-    assert polter("kill", "lean").returncode == 0
+        assert polter("kill", "lean").returncode == 0
     await wait_until(lambda: not process_running(host))
     modules = imported_modules(log_path("lean").read_text())
     assert {"polter.session.host", "polter.gateway.client", "httpx2"} <= modules
