@@ -23,7 +23,6 @@ import fnmatch
 import logging
 import os
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -253,6 +252,8 @@ class _Rescuer:
         """Every text value of ``database`` naming a path under the pane's folder names it under the user's."""
         if not database.is_file():
             return
+        import sqlite3  # only here: the session host has no other use for it
+
         user = str(self.home.user_folder)
         try:
             with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection, connection:

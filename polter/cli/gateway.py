@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
+    from polter.gateway.sdk_imports import import_sdk_lazily
+
+    import_sdk_lazily()  # before the gateway's first import of the SDK: only the parts it uses load
     from polter.gateway.app import default_roles_dirs
     from polter.gateway.config import GatewayConfig
     from polter.gateway.serve import serve_forever

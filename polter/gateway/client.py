@@ -7,8 +7,9 @@
   pane's token (``$POLTER_TOKEN``/``$POLTER_GATEWAY_URL``): what ``polter tools`` and ``polter call``
   use, so they see exactly what the pane's agent sees.
 
-Only ``httpx`` and the models are imported at module level; the MCP SDK is imported when a pane
-client is opened.
+Only ``httpx2`` (the SDK's own HTTP client: ``httpx`` would also load its command line's rich, click
+and pygments, 4 MB in the session host) and the models are imported at module level; the MCP SDK is
+imported when a pane client is opened.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import ssl
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
+import httpx2
 from pydantic import BaseModel, TypeAdapter
 
 from polter.errors import AuthError, ControlError, GatewayUnavailable
@@ -43,16 +45,25 @@ __all__ = ["GatewayClient", "pane_client", "pane_credentials"]
 
 T = TypeVar("T")
 
+_NO_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+"""The control API is plain HTTP on loopback: its client loads no CA store (1 MB in every process that
+holds one). This context verifies certificates against no trusted CA, so an https URL fails, never passes
+unchecked."""
+
 
 class GatewayClient:
     """The control API, typed. Use as ``async with GatewayClient.from_state() as client: ...``."""
 
     def __init__(
-        self, url: str, admin_token: str, *, timeout: float = 30.0, transport: httpx.AsyncBaseTransport | None = None
+        self, url: str, admin_token: str, *, timeout: float = 30.0, transport: httpx2.AsyncBaseTransport | None = None
     ) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.AsyncClient(
-            base_url=self.url, headers={"Authorization": f"Bearer {admin_token}"}, timeout=timeout, transport=transport
+        self._http = httpx2.AsyncClient(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {admin_token}"},
+            timeout=timeout,
+            transport=transport,
+            verify=_NO_TLS,
         )
 
     @classmethod
@@ -86,7 +97,7 @@ class GatewayClient:
         payload = body.model_dump(mode="json", exclude_none=True) if isinstance(body, BaseModel) else body
         try:
             response = await self._http.request(method, path, json=payload, params=params)
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             raise GatewayUnavailable(f"cannot reach the gateway at {self.url}: {exc}") from exc
         if response.status_code >= 400:
             _raise_for(response)
@@ -164,7 +175,7 @@ class GatewayClient:
     async def events(self) -> AsyncIterator[GatewayEvent]:
         """Follow ``/control/events``. While iterating, this client counts as a controller (asks wait)."""
         try:
-            async with self._http.stream("GET", "/control/events", timeout=httpx.Timeout(30.0, read=None)) as response:
+            async with self._http.stream("GET", "/control/events", timeout=httpx2.Timeout(30.0, read=None)) as response:
                 if response.status_code >= 400:
                     await response.aread()
                     _raise_for(response)
@@ -177,11 +188,11 @@ class GatewayClient:
                     elif not line and event_type:
                         yield GatewayEvent(type=event_type, data=json.loads("\n".join(data)) if data else {})  # type: ignore[arg-type]
                         event_type, data = "", []
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             raise GatewayUnavailable(f"lost the gateway at {self.url}: {exc}") from exc
 
 
-def _raise_for(response: httpx.Response) -> None:
+def _raise_for(response: httpx2.Response) -> None:
     try:
         message = response.json().get("error", response.text)
     except ValueError:

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import mcp_types as types
-from mcp import MCPError
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 from polter import __version__
 from polter.errors import UpstreamError

@@ -20,11 +20,12 @@ from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
-from mcp import MCPError
-from mcp.server import Server, ServerRequestContext
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from polter import __version__

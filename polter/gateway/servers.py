@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
-from polter.roles.loader import locate_line, toml_syntax_error  # one TOML position reader for all files
+from polter.toml_positions import locate_line, toml_syntax_error  # one TOML position reader for all files
 
 __all__ = [
     "FLOOR_ENDPOINT",

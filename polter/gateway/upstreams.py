@@ -14,23 +14,25 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import anyio
-import httpx2
 import mcp_types as types
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 
 from polter.errors import UpstreamError
 from polter.gateway.models import UpstreamInfo
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
 
 __all__ = ["ListKind", "Upstream", "UpstreamPool"]
 
@@ -156,7 +158,9 @@ class Upstream:
                     f"upstream {self.name!r} went away during the call; Polter is restarting it"
                 ) from exc
             raise
-        except (OSError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        except Exception as exc:
+            if not _connection_failure(exc):
+                raise
             self._mark_broken(f"{type(exc).__name__}: {exc}")
             raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
 
@@ -211,6 +215,8 @@ class Upstream:
     async def _serve_once(self, previous: str | None) -> None:
         """One connection's life. Clients are told the tools changed only if they did (or if someone was
         served an incomplete listing meanwhile)."""
+        from mcp.client.session import ClientSession  # the SDK's client side loads with the first upstream
+
         config = self.config
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport(config, stack))
@@ -253,6 +259,8 @@ class Upstream:
 
     def _transport(self, config: ServerConfig, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
         if isinstance(config, StdioServer):
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
             self._log_dir.mkdir(parents=True, exist_ok=True)
             errlog: TextIO = stack.enter_context(open(self._log_dir / f"{self.name}.log", "a", encoding="utf-8"))
             environment = {k: v for k, v in os.environ.items() if k not in (ENV_TOKEN, ENV_GATEWAY_URL)}
@@ -263,6 +271,9 @@ class Upstream:
                 cwd=os.path.expanduser(config.cwd) if config.cwd else None,
             )
             return stdio_client(params, errlog=errlog)
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
         client = httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=None))
         stack.push_async_callback(client.aclose)
         return streamable_http_client(config.url, http_client=client)
@@ -321,6 +332,15 @@ async def _all_pages(method: Callable[..., Awaitable[Any]], field: str) -> list[
 
 def _signature(tools: list[types.Tool]) -> str:
     return "\n".join(sorted(tool.model_dump_json(exclude_none=True) for tool in tools))
+
+
+def _connection_failure(exc: Exception) -> bool:
+    """Whether ``exc`` says the connection to an upstream broke. httpx2 raises only in an HTTP upstream's
+    transport, which imported it: a gateway with stdio upstreams alone never loads it."""
+    httpx2 = sys.modules.get("httpx2")
+    return isinstance(exc, (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)) or (
+        httpx2 is not None and isinstance(exc, httpx2.HTTPError)
+    )
 
 
 def _describe(exc: BaseException) -> str:

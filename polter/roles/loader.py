@@ -1,9 +1,9 @@
 """Reading one role file: TOML → :class:`Role`, with every problem named by file, line and field.
 
 ``tomllib`` gives a line for syntax errors only, so for everything else (an unknown key, a bad
-pattern, a missing default) this module finds the line of the offending key or value in the source
-text with a small scanner of TOML key paths. That is best effort: a problem whose place cannot be
-found is reported without a line, never dropped.
+pattern, a missing default) the line of the offending key or value is found in the source text by
+:mod:`polter.toml_positions`. That is best effort: a problem whose place cannot be found is reported
+without a line, never dropped.
 """
 
 from __future__ import annotations
@@ -19,49 +19,9 @@ from pydantic import BaseModel, ValidationError
 
 from polter.errors import RoleError
 from polter.roles.models import ROLE_NAME, Role
+from polter.toml_positions import BARE_KEY, key_parts, locate_line, toml_syntax_error
 
 __all__ = ["RoleFile", "locate_line", "read_role_file", "role_files", "toml_syntax_error"]
-
-_BARE_KEY = r"[A-Za-z0-9_-]+"
-_KEY = rf"""(?:{_BARE_KEY}|"(?:[^"\\]|\\.)*"|'[^']*')"""
-_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
-_HEADER = re.compile(rf"^\s*\[\[?\s*({_DOTTED})\s*\]\]?\s*(?:#.*)?$")
-_ASSIGNMENT = re.compile(rf"^\s*({_DOTTED})\s*=")
-_KEY_PART = re.compile(_KEY)
-_TOML_POSITION = re.compile(r"\s*\((?:at line (\d+), column (\d+)|at end of document)\)$")
-
-
-def _key_parts(dotted: str) -> tuple[str, ...]:
-    parts = []
-    for match in _KEY_PART.finditer(dotted):
-        part = match.group(0)
-        if part[0] in "\"'":
-            part = part[1:-1].encode().decode("unicode_escape") if part[0] == '"' else part[1:-1]
-        parts.append(part)
-    return tuple(parts)
-
-
-def _key_lines(text: str) -> dict[tuple[str, ...], list[int]]:
-    """Every key path of a TOML text and the lines it is written on (tables and assignments)."""
-    lines: dict[tuple[str, ...], list[int]] = {}
-    table: tuple[str, ...] = ()
-    in_multiline: str | None = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if in_multiline is not None:
-            if line.count(in_multiline) % 2 == 1:
-                in_multiline = None
-            continue
-        if header := _HEADER.match(line):
-            table = _key_parts(header.group(1))
-            lines.setdefault(table, []).append(number)
-            continue
-        if assignment := _ASSIGNMENT.match(line):
-            lines.setdefault(table + _key_parts(assignment.group(1)), []).append(number)
-            rest = line[assignment.end() :]
-            for quotes in ('"""', "'''"):
-                if rest.count(quotes) % 2 == 1:
-                    in_multiline = quotes
-    return lines
 
 
 @dataclass
@@ -85,29 +45,7 @@ class RoleFile:
         """The line of a dotted ``field`` (its longest written prefix), or of ``value`` below it."""
         if field is None:
             return None
-        return locate_line(self.text, _key_parts(field), value)
-
-
-def locate_line(text: str, path: Sequence[str], value: str | None = None) -> int | None:
-    """The line of the key ``path`` in a TOML text (its longest written prefix: a table header, a
-    dotted key, an inline table), or of the quoted ``value`` in the key's value; None if not found."""
-    lines = _key_lines(text)
-    start = None
-    for length in range(len(path), 0, -1):
-        if numbers := lines.get(tuple(path[:length])):
-            start = numbers[0]
-            break
-    if start is None or value is None:
-        return start
-    source = text.splitlines()
-    quoted = (f'"{value}"', f"'{value}'")
-    for number in range(start, len(source) + 1):
-        line = source[number - 1]
-        if number > start and (_ASSIGNMENT.match(line) or _HEADER.match(line)):
-            break
-        if any(candidate in line for candidate in quoted):
-            return number
-    return start
+        return locate_line(self.text, key_parts(field), value)
 
 
 def _field_name(loc: Sequence[int | str]) -> str:
@@ -115,7 +53,7 @@ def _field_name(loc: Sequence[int | str]) -> str:
     for part in loc:
         if isinstance(part, int) or part == "[key]":
             continue
-        parts.append(part if re.fullmatch(_BARE_KEY, part) else f'"{part}"')
+        parts.append(part if re.fullmatch(BARE_KEY, part) else f'"{part}"')
     return ".".join(parts)
 
 
@@ -208,34 +146,6 @@ def read_role_file(path: Path) -> RoleFile:
     if not role_file.problems:
         role_file.role = role
     return role_file
-
-
-def toml_syntax_error(path: Path | str, text: str, error: tomllib.TOMLDecodeError | str) -> RoleError:
-    """A ``tomllib`` syntax error as ``file:line: invalid TOML: reason (column N)``.
-
-    tomllib hides the position inside its message, and reports a key written twice at the end of the
-    document; this finds the line (the second writing of the key, for that case). Used for every TOML
-    file Polter reads (roles, the servers file, the app's config), so they all report alike.
-    """
-    message = str(error)
-    position = _TOML_POSITION.search(message)
-    line = None
-    reason = message
-    if position is not None:
-        reason = message[: position.start()]
-        if position.group(1):
-            line, column = int(position.group(1)), int(position.group(2))
-            reason += f" (column {column})"
-        else:
-            line = _duplicate_key_line(text) if "overwrite" in reason else None
-            line = line or max(1, len(text.splitlines()))
-    return RoleError(f"invalid TOML: {reason}", path=path, line=line)
-
-
-def _duplicate_key_line(text: str) -> int | None:
-    """tomllib reports a key written twice at the end of the document; find the second one."""
-    repeats = [numbers[1] for numbers in _key_lines(text).values() if len(numbers) > 1]
-    return min(repeats, default=None)
 
 
 def role_files(path: Path) -> Iterator[Path]:

@@ -41,7 +41,7 @@ from pydantic_core import PydanticCustomError
 from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
-from polter.roles.loader import locate_line, toml_syntax_error  # one TOML reader for every file
+from polter.toml_positions import locate_line, toml_syntax_error  # one TOML reader for every file
 
 __all__ = [
     "CONFIG_FILE",

@@ -82,7 +82,7 @@ def _copy(source: Path, target: Path, paths: list[str]) -> list[str]:
 def read_setup(checkout: Path, repository: Path) -> SetupCommand | None:
     """The setup command ``.polter/worktrees.toml`` of ``checkout`` names (None without one), with
     whether the user allowed it for ``repository``; a bad file raises ``ConfigError`` with its line."""
-    from polter.roles.loader import locate_line, toml_syntax_error  # (the roles' engine loads only when needed)
+    from polter.toml_positions import locate_line, toml_syntax_error
 
     path = checkout / SETUP_FILE
     try:

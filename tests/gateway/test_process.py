@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from support.gateway import fixture_server, time_server, write_roles
+from support.processes import among, imported_modules
 
 from polter.gateway.audit import digest_arguments, read_rows
 from polter.gateway.client import GatewayClient, pane_client
@@ -26,7 +27,7 @@ POLTER = [sys.executable, "-m", "polter"]
 
 
 class GatewayProcess:
-    def __init__(self, tmp_path: Path, *extra: str, stdin: int | None = None) -> None:
+    def __init__(self, tmp_path: Path, *extra: str, stdin: int | None = None, python: tuple[str, ...] = ()) -> None:
         self.state_dir = tmp_path / "state"
         self.servers = servers = tmp_path / "servers.toml"
         fixture = fixture_server()
@@ -34,8 +35,8 @@ class GatewayProcess:
                            f'args = {json.dumps(fixture.args)}\n', encoding="utf-8")
         roles = write_roles(tmp_path / "roles")
         self.process = subprocess.Popen(
-            [*POLTER, "gateway", "--servers", str(servers), "--roles-dir", str(roles), "--state-dir",
-             str(self.state_dir), *extra],
+            [sys.executable, *python, "-m", "polter", "gateway", "--servers", str(servers), "--roles-dir", str(roles),
+             "--state-dir", str(self.state_dir), *extra],
             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         assert self.process.stdout is not None
@@ -252,3 +253,43 @@ def test_a_gateway_killed_mid_load_loses_no_committed_audit_row(gateway_process:
     assert len(answered) >= 150
     missing = [digest for digest in answered if digest not in logged]
     assert not missing, f"{len(missing)} answered calls have no audit row"
+
+
+GATEWAY_NEVER_IMPORTS = (
+    "mcp.client.client", "mcp.client.session_group", "mcp.client.streamable_http", "mcp.server.mcpserver",
+    "mcp.server.request_state", "cryptography", "httpx2", "httpx", "rich", "textual", "tree_sitter",
+    "polter.backends", "polter.session", "polter.ui",
+)  # fmt: skip
+"""What the gateway leaves out (docs/architecture.md, "Memory"): the SDK's client beyond a stdio upstream's
+session, its high-level server and cryptography (``polter/gateway/sdk_imports.py``), HTTP clients (only an
+HTTP upstream loads httpx2), shell parsing (only a hook's shell command loads tree-sitter), the UI and host."""
+
+
+def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) -> None:
+    """The real process, read by ``python -X importtime``: a stdio upstream running, a pane registered, calls
+    served in both protocol eras."""
+    from polter.gateway.sdk import SDK_VERSION
+
+    gateway = GatewayProcess(tmp_path, python=("-X", "importtime"))
+    try:
+
+        async def settle() -> None:
+            token = json.loads((gateway.state_dir / "gateway.json").read_text())["admin_token"]
+            async with GatewayClient(gateway.url, token) as admin:
+                await wait_until_async(
+                    admin.status, lambda status: status.servers[0].state == "running", message="the upstream running"
+                )
+                pane = await admin.register("open")
+            for mode in ("legacy", "auto"):  # both protocol eras, served
+                async with pane_client("fixture", url=gateway.url, token=pane.token, mode=mode) as client:
+                    await client.list_tools()
+                    await client.call_tool("read_notes", {})
+
+        asyncio.run(settle())
+    finally:
+        gateway.process.terminate()
+        _, stderr = gateway.process.communicate(timeout=30)
+    modules = imported_modules(stderr)
+    assert {"mcp.server.lowlevel.server", "mcp.client.stdio", "polter.gateway.app"} <= modules, stderr[-2000:]
+    unwanted = among(modules, GATEWAY_NEVER_IMPORTS)
+    assert not unwanted, f"mcp {SDK_VERSION}: the gateway imported {unwanted} (see polter/gateway/sdk_imports.py)"

@@ -92,3 +92,48 @@ async def test_a_2025_era_sessions_connection_is_found_and_its_end_is_announced(
         assert len(connections) == 1, f"{BROKE} ServerSession._connection is gone or not one per session"
         assert not ended
     assert ended == connections, f"{BROKE} a session's Connection.exit_stack no longer runs when the session ends"
+
+
+_LAZY_SDK = """
+import json, sys
+from polter.gateway.sdk_imports import import_sdk_lazily
+assert import_sdk_lazily()
+import polter.gateway.app, polter.gateway.serve, polter.gateway.upstreams
+at_start = sorted(name for name in sys.modules if name.split(".")[0] in ("mcp", "cryptography", "httpx2"))
+import mcp.types
+from mcp.server.lowlevel import Server
+import mcp
+still_lean = "mcp.client.client" not in sys.modules and "mcp.server.mcpserver" not in sys.modules
+from mcp import Client, MCPError
+from mcp.server import MCPServer
+print(json.dumps({"at_start": at_start, "still_lean": still_lean, "again": import_sdk_lazily(),
+                  "names": [Client.__module__, MCPError.__module__, MCPServer.__module__, mcp.types.Tool.__name__]}))
+"""
+
+
+def test_the_gateway_loads_the_sdk_lazily_and_every_name_the_sdk_exports_still_resolves() -> None:
+    """``import_sdk_lazily`` (what ``polter gateway`` runs first): the gateway's modules load without the
+    SDK's client, high-level server and cryptography; a name of the packages' own ``__init__`` loads
+    it at first use; a second call does nothing."""
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _LAZY_SDK], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"mcp {SDK_VERSION}: polter/gateway/sdk_imports.py broke: {result.stderr}"
+    found = json.loads(result.stdout)
+    loaded = set(found["at_start"])
+    assert "mcp.server.lowlevel.server" in loaded and "mcp.shared.exceptions" in loaded
+    unwanted = sorted(
+        name
+        for name in loaded
+        if name.startswith(
+            ("mcp.client.", "mcp.server.mcpserver", "mcp.server.request_state", "cryptography", "httpx2")
+        )
+    )
+    assert not unwanted, (
+        f"mcp {SDK_VERSION}: the gateway's modules now load {unwanted} (see polter/gateway/sdk_imports.py)"
+    )
+    assert found["still_lean"], f"mcp {SDK_VERSION}: a submodule import ran a package's whole __init__"
+    assert found["names"] == ["mcp.client.client", "mcp.shared.exceptions", "mcp.server.mcpserver.server", "Tool"]
+    assert found["again"] is False

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.panes import BASH
-from support.processes import process_running
+from support.processes import among, imported_modules, process_running
 from support.waiting import wait_until
 
 from polter.session import protocol as wire
@@ -210,6 +210,45 @@ async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
     assert result.returncode == 1 and "no session named nowhere is running (running: none)" in result.stderr
     result = polter("kill", "nowhere")
     assert result.returncode == 1 and "no session named nowhere" in result.stderr
+
+
+HOST_NEVER_IMPORTS = (
+    "textual", "rich", "polter.ui", "httpx", "click", "pygments", "sqlite3", "polter.roles", "mcp", "cryptography",
+    "polter.backends",
+)  # fmt: skip
+"""What the host leaves out (docs/architecture.md, "Memory"): a window's Textual and rich; httpx, whose command
+line loads rich, click and pygments (the gateway's client uses httpx2); the roles' engine, the audit's
+sqlite3 and the MCP SDK, which are the gateway's."""
+
+
+async def test_the_host_imports_no_textual_nor_what_only_the_window_or_the_gateway_needs(config: Path) -> None:
+    """The real host daemon (its imports written to its log by ``PYTHONPROFILEIMPORTTIME``), from its start
+    through its agent panes registered, a window attached, calls that reach the gateway, until it ends."""
+    from polter.session.daemon import log_path, start_host
+
+    os.environ["PYTHONPROFILEIMPORTTIME"] = "1"  # the host's environment is this process's
+    try:
+        start_host("lean", ["--config", str(config), "--session", "lean"])
+    finally:
+        del os.environ["PYTHONPROFILEIMPORTTIME"]
+    host = int(sessions()[0]["pid"])  # type: ignore[arg-type]
+    events: list[object] = []
+    try:
+        client = await SessionClient.connect(session_files("lean"), on_event=events.append)
+        try:
+            await wait_until(lambda: client.state.ready or any(isinstance(event, wire.Ready) for event in events))
+            added = [event.pane for event in events if isinstance(event, wire.PaneAdded)]
+            pane = [*client.state.panes, *added][0].id
+            assert (await client.call("capabilities", pane=pane))["role"] == "coder"
+            await client.call("reload_roles")
+        finally:
+            await client.aclose()
+    finally:
+        assert polter("kill", "lean").returncode == 0
+    await wait_until(lambda: not process_running(host))
+    modules = imported_modules(log_path("lean").read_text())
+    assert {"polter.session.host", "polter.gateway.client", "httpx2"} <= modules
+    assert not among(modules, HOST_NEVER_IMPORTS), among(modules, HOST_NEVER_IMPORTS)
 
 
 async def test_the_host_leaves_the_login_sessions_cgroup_where_systemd_runs_the_user(config: Path) -> None:
