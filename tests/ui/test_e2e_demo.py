@@ -63,7 +63,11 @@ async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
         hosted(launch=demo_launch(discover(entry_points=False))) as host,
         window(host, size=(180, 50), ready=False) as (app, pilot),
     ):
-        await wait_until(lambda: getattr(app.multiplexer, "ready", False), timeout=90, message="the demo to start")
+        await wait_until(
+            lambda: getattr(app.multiplexer, "ready", False) and len(app.multiplexer.grid.panes) == 4,
+            timeout=90,
+            message="the demo to start, its four panes shown",
+        )
         admin, moderator, researcher, shell = app.multiplexer.grid.panes
         assert [pane.agent.role for pane in (admin, moderator, researcher, shell) if pane.agent] == [
             "terraria-admin",
