@@ -256,7 +256,7 @@ class ClaudeCode(Adapter):
             if test.model:
                 env["ANTHROPIC_MODEL"] = test.model
             unset = TEST_MODE_UNSET
-        argv = (
+        argv: tuple[str, ...] = (
             self.executable(),
             "--mcp-config",
             str(pane.file("claude/mcp.json")),

@@ -128,13 +128,14 @@ def _import_file(path: Path, source: Source) -> ModuleType:
 def _as_adapter(obj: object, where: str) -> Adapter:
     """Check the contract: an Adapter instance (or a subclass we can instantiate) with valid info."""
     if isinstance(obj, type) and issubclass(obj, Adapter):
-        if getattr(obj, "__abstractmethods__", None):
-            missing = ", ".join(sorted(obj.__abstractmethods__))
-            raise AdapterLoadError(f"{obj.__name__} does not implement {missing}", path=where)
+        cls = obj
+        if getattr(cls, "__abstractmethods__", None):
+            missing = ", ".join(sorted(cls.__abstractmethods__))
+            raise AdapterLoadError(f"{cls.__name__} does not implement {missing}", path=where)
         try:
-            obj = obj()
+            obj = cls()
         except Exception as exc:
-            raise AdapterLoadError(f"{obj.__name__}() failed: {exc}", path=where) from exc
+            raise AdapterLoadError(f"{cls.__name__}() failed: {exc}", path=where) from exc
     if not isinstance(obj, Adapter):
         raise AdapterLoadError(
             f"an adapter must be a polter.adapters.Adapter (instance or subclass), not {type(obj).__name__}",

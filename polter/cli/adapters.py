@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "adapters",
         help="list the AI CLI adapters and the CLI versions installed",

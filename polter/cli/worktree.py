@@ -36,7 +36,7 @@ _COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "worktree",
         help="list, review, merge and remove the panes' git worktrees",

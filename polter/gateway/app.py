@@ -106,7 +106,7 @@ def create_gateway(
         middleware=[
             Middleware(
                 GatewayAuth,
-                panes=gateway.panes,  # type: ignore[arg-type]
+                panes=gateway.panes,
                 admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
                 security=security,
             )

@@ -383,7 +383,7 @@ class Gateway:
             rule=verdict.rule,
             reason=verdict.reason,
         )
-        if outcome.allowed and self.panes.get(pane.id) is pane:
+        if outcome.allowed and pane in self.panes:
             if outcome.answer == "allow_pane" and grant_key is not None:
                 pane.grants.add(grant_key)
             elif preapprove and grant_key is not None:

@@ -65,8 +65,8 @@ class PaneMiddleware:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         request = ctx.request
-        pane = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
-        if pane is None or self.gateway.panes.get(pane.id) is not pane:
+        pane: Pane | None = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
+        if pane is None or pane not in self.gateway.panes:
             raise MCPError(types.INVALID_REQUEST, "this pane is not registered with the gateway (any more)")
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)

@@ -22,6 +22,7 @@ __all__ = [
     "AuditRow",
     "Capabilities",
     "GatewayEvent",
+    "GatewayEventType",
     "GatewayState",
     "GatewayStatus",
     "InputLine",
@@ -265,12 +266,15 @@ class GatewayStatus(_Model):
     pending_asks: int
 
 
+GatewayEventType = Literal[
+    "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
+]
+
+
 class GatewayEvent(_Model):
     """One event on ``/control/events``. ``data`` is the JSON of the model named by ``type``."""
 
-    type: Literal[
-        "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
-    ]
+    type: GatewayEventType
     data: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -14,6 +14,7 @@ import itertools
 import secrets
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -121,8 +122,12 @@ class PaneRegistry:
     def __len__(self) -> int:
         return len(self._by_id)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Pane]:
         return iter(list(self._by_id.values()))
+
+    def __contains__(self, pane: object) -> bool:
+        """Whether ``pane`` is registered: this very pane, not one registered again under its id."""
+        return isinstance(pane, Pane) and self._by_id.get(pane.id) is pane
 
     def register(self, registration: PaneRegistration) -> tuple[Pane, str]:
         """Add a pane; returns it with its token (the only time the token is known in clear)."""

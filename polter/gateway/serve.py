@@ -13,7 +13,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -56,6 +56,15 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server without its signal handlers: they re-raise the signal after shutdown, killing the
+    process before our cleanup."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -79,9 +88,7 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ws="none",
     )
-    server = uvicorn.Server(config)
-    # uvicorn's own handlers re-raise the signal after shutdown, killing the process before our cleanup.
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server = _Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="polter-gateway")
     waiter = asyncio.create_task(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -161,12 +161,12 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
     try:
         document = _ServersFile.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        invalid = []
         for error in exc.errors():
             loc = [str(part) for part in error["loc"]]
             line = toml_line(text, tuple(loc[:2])) if len(loc) >= 2 else None
-            problems.append(ConfigError(error["msg"], path=path, line=line, field=".".join(loc)))
-        return {}, problems
+            invalid.append(ConfigError(error["msg"], path=path, line=line, field=".".join(loc)))
+        return {}, invalid
     servers: dict[str, ServerConfig] = {}
     problems: list[ConfigError] = []
     for name, raw in document.servers.items():

@@ -530,9 +530,9 @@ def _floor_warnings(kinds: Sequence[_KindRules], source: Path | None) -> list[Ro
     servers, tools, _skills, _builtins = kinds
     for rules in (servers, tools):
         for rule in rules.exceptions.values():
-            if rule.decision == "allow" or rule.origin != source:
-                continue
-            server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server  # type: ignore[arg-type]
+            if rule.decision == "allow" or rule.origin != source or rule.pattern is None:
+                continue  # (an exception always has a pattern; a default has none)
+            server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server
             if server != "*" and NameMatcher([(server, 0, server)]).best(FLOOR_SERVER) is not None:
                 warnings.append(
                     RoleError(
@@ -559,10 +559,11 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
     if problems:
         raise RoleError(problems[0].message, path=source, field=problems[0].field)
     parent_kinds = parent._kinds if parent is not None else (None, None, None, None)
-    kinds = tuple(
+    servers, tools, skills, builtins = (
         _kind_rules(kind, role, source, parent_kind)
         for kind, parent_kind in zip(("servers", "tools", "skills", "builtins"), parent_kinds, strict=True)
     )
+    kinds = (servers, tools, skills, builtins)
     gates = dict(parent._gates) if parent is not None else {}
     for pattern, keywords in role.gates.items():
         gates[pattern] = (tuple(keywords), source)
@@ -579,7 +580,7 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         role,
         source=source,
         description=description,
-        kinds=kinds,  # type: ignore[arg-type]
+        kinds=kinds,
         gates=gates,
         research=research,
         warnings=_floor_warnings(kinds, source),

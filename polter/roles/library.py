@@ -233,8 +233,9 @@ class RoleLibrary:
                     kept[name] = role_file.problems
                 continue
             previous = self._roles.get(name)
-            same = previous is not None and previous.fingerprint == compiled.fingerprint
-            roles[name] = previous if same else compiled  # an unchanged role keeps its warm cache
+            if previous is not None and previous.fingerprint == compiled.fingerprint:
+                compiled = previous  # an unchanged role keeps its warm cache
+            roles[name] = compiled
             sources[name] = RoleSource(layer.label, role_file.path, tuple(f.path for _, f in definitions[:-1]))
             warnings.extend(role_file.error(w.message, w.field) for w in compiled.warnings)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from polter.adapters import Adapter, Liveness, RuntimeDir
@@ -100,5 +101,5 @@ class AgentPane:
         return None
 
 
-def denied_skills(decisions: dict[str, str]) -> frozenset[str]:
+def denied_skills(decisions: Mapping[str, str]) -> frozenset[str]:
     return frozenset(name for name, decision in decisions.items() if decision == "deny")

@@ -42,6 +42,7 @@ from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
 from polter.roles.loader import locate_line, toml_syntax_error  # one TOML reader for every file
+from polter.session.protocol import LayoutMode, TerminalNotification
 
 __all__ = [
     "CONFIG_FILE",
@@ -64,11 +65,13 @@ SESSION_FILE = "session.json"
 DEFAULT_ROLES = ("coder", "reviewer", "researcher", "ops")
 """The roles of panes 1-4 when nobody chose one (bundled roles); later panes get the first."""
 
-LayoutName = Literal["grid", "columns", "rows"]
 NotifyEvent = Literal["waiting", "done"]
-TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
 _ADAPTER_NAME = r"^[a-z][a-z0-9-]*$"
 _ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
+def _every_event() -> list[NotifyEvent]:
+    return ["waiting", "done"]
 
 
 class PaneSetup(BaseModel):
@@ -124,7 +127,7 @@ class NotifySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: list[str] | None = None
-    events: list[NotifyEvent] = Field(default_factory=lambda: ["waiting", "done"])
+    events: list[NotifyEvent] = Field(default_factory=_every_event)
     desktop: bool = True
     terminal: TerminalNotification = "auto"
     quiet: float = Field(default=1.0, ge=0)
@@ -135,7 +138,7 @@ class AppConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    layout: LayoutName = Field(default="grid", description="How panes are arranged.")
+    layout: LayoutMode = Field(default="grid", description="How panes are arranged.")
     prefix: str = Field(default="ctrl+b", min_length=1, description="The prefix key (a Textual key name).")
     palette_key: str | None = Field(
         default=None,
@@ -151,7 +154,7 @@ class AppConfig(BaseModel):
         "number, title, role, the event and a one-line excerpt as arguments and in POLTER_* variables.",
     )
     notify_events: list[NotifyEvent] = Field(
-        default_factory=lambda: ["waiting", "done"], description="Which changes notify: waiting, done."
+        default_factory=_every_event, description="Which changes notify: waiting, done."
     )
     notify_desktop: bool = Field(
         default=True, strict=True, description="A desktop notification when no window is attached."
@@ -271,7 +274,7 @@ class SavedSession(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     version: Literal[1] = 1
-    layout: LayoutName = "grid"
+    layout: LayoutMode = "grid"
     panes: list[PaneSetup] = Field(default_factory=list)
 
 

@@ -26,7 +26,7 @@ import secrets
 import shutil
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +52,7 @@ from polter.gateway.models import (
 )
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
-from polter.protocol import BuiltinsPolicy, StateReport
+from polter.protocol import BuiltinsPolicy, Decision, StateReport
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
@@ -405,7 +405,7 @@ class Workspace:
         self,
         agent: AgentPane,
         cwd: Path,
-        decisions: dict[str, str],
+        decisions: dict[str, Decision],
         builtins: BuiltinsPolicy | None,
         *,
         resume: bool,
@@ -569,10 +569,10 @@ class Workspace:
         if ask is not None and future is not None:
             self._broadcast(AskClosed(ask))
 
-    def _spawn(self, coroutine: object, what: str) -> None:
+    def _spawn(self, coroutine: Awaitable[object], what: str) -> None:
         async def run() -> None:
             try:
-                await coroutine  # type: ignore[misc]
+                await coroutine
             except GatewayError as exc:
                 logger.warning("%s failed: %s", what, exc)
 

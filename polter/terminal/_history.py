@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import chain, groupby
+from typing import cast
 
 from polter.terminal._style import DEFAULT_STYLE, Style
 
@@ -101,9 +102,9 @@ def fit_row(
     elif len(styles) > 1 and type(styles[1]) is int:  # runs: (style, count, style, count, ...)
         cell_styles = []
         for index in range(0, len(styles), 2):
-            cell_styles += [styles[index]] * styles[index + 1]  # type: ignore[list-item, operator]
+            cell_styles += [cast(Style, styles[index])] * cast(int, styles[index + 1])
     else:
-        cell_styles = list(styles)  # type: ignore[arg-type]
+        cell_styles = cast("list[Style]", list(styles))
     if len(cells) > columns:
         if cells[columns] == "":
             cells[columns - 1] = " "  # a wide character cut in half

@@ -72,7 +72,7 @@ class Tokenizer:
     def split_text(self, text: str) -> list[str]:
         head: list[str] = []
         if self._skip is not None:
-            text = self._continue_skip(text)
+            text = self._continue_skip(self._skip, text)
         if self._string_kind and text:
             token, text = self._continue_string(text)
             if token is None:
@@ -122,11 +122,12 @@ class Tokenizer:
             return text[:last_esc]
         return text
 
-    def _continue_skip(self, text: str) -> str:
-        match = self._skip.match(text)  # type: ignore[union-attr]
+    def _continue_skip(self, skip: re.Pattern[str], text: str) -> str:
+        match = skip.match(text)
+        assert match is not None  # every _SKIP_ pattern matches the empty string
         end = match.end()
         if end == len(text) and match.group(1) is None:
-            if end and self._skip is _SKIP_CSI_PARAMS and any(" " <= ch <= "/" for ch in text):
+            if end and skip is _SKIP_CSI_PARAMS and any(" " <= ch <= "/" for ch in text):
                 self._skip = _SKIP_CSI_INTERMEDIATES
             return ""  # still inside
         self._skip = None

@@ -13,10 +13,11 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from polter.errors import PolterError
+from polter.session.protocol import LayoutMode
 from polter.terminal.keys import encode_key
 from polter.terminal.widget import TerminalView
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.layout import LAYOUT_MODES, Direction, LayoutMode
+from polter.ui.layout import LAYOUT_MODES, Direction
 from polter.ui.leave_screen import LeaveScreen
 from polter.ui.pane import Pane
 from polter.ui.pane_grid import PaneGrid
@@ -284,10 +285,20 @@ class MultiplexerScreen(Screen[None]):
         pane = self.active_pane
         await self.open_pane(like=pane.remote.id if pane is not None else None)
 
-    async def open_pane(self, **how: str | bool | None) -> None:
+    async def open_pane(
+        self,
+        *,
+        like: str | None = None,
+        adapter: str | None = None,
+        role: str | None = None,
+        cwd: str | None = None,
+        worktree: bool = False,
+    ) -> None:
         """Ask the session for a new pane (see :meth:`RemoteSession.open`); it is focused once it shows."""
         try:
-            self._focus_when_added = await self.session.open(**how)
+            self._focus_when_added = await self.session.open(
+                like=like, adapter=adapter, role=role, cwd=cwd, worktree=worktree
+            )
         except PolterError as exc:
             self.notify(f"Could not open a pane: {exc}", severity="error", timeout=15)
             return
@@ -323,7 +334,8 @@ class MultiplexerScreen(Screen[None]):
             return True
         question = f"{verb} pane {pane.number} ({pane.title})?"
         detail = f"Its program is still running; {doing} ends it and everything it started."
-        return bool(await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb)))
+        confirmed = await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb))
+        return bool(confirmed)
 
     def action_restart_pane(self) -> None:
         if (pane := self.active_pane) is not None:

@@ -191,5 +191,5 @@ class Pane(Vertical):
             tooltip = f"{worktree.path} was deleted: Recreate worktree of pane {self.number} (command palette)"
         elif view.problem:
             tooltip = view.problem
-        variant = "warning" if view.missing or view.problem else "default"
+        variant: BadgeVariant = "warning" if view.missing or view.problem else "default"
         self.header.set_badge("worktree", view.summary(), variant, tooltip=tooltip)

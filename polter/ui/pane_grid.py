@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.containers import Container
 from textual.reactive import reactive
 
-from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
+from polter.session.protocol import LayoutMode
+from polter.ui.layout import Direction, grid_shape, neighbour
 from polter.ui.pane import Pane
 from polter.ui.remote import RemotePane
 

@@ -259,7 +259,7 @@ class RemoteSession:
         self.info: wire.SessionInfo | None = None
         self.ready = False
         self.agents = False
-        self.notify_terminal: str = "auto"
+        self.notify_terminal: wire.TerminalNotification = "auto"
         """How this window tells its terminal that a pane needs the human (``notify_terminal``)."""
         self.ended = False
         """The session ended, or this window lost it."""

@@ -14,13 +14,14 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.widgets import Static
 
 from polter.errors import PolterError
-from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
+from polter.gateway.models import AskAnswer, AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
@@ -58,8 +59,9 @@ class WorkspaceScreen(MultiplexerScreen):
         WorktreeCommands,
     }
 
-    def __init__(self, session: RemoteSession, **options: object) -> None:
-        super().__init__(session, **options)  # type: ignore[arg-type]
+    def __init__(self, session: RemoteSession, **options: Any) -> None:
+        """``options``: :class:`MultiplexerScreen`'s (the layout, the prefix key, the focused and zoomed panes)."""
+        super().__init__(session, **options)
         self.asks = AskQueue()
         self.ask_screen: AskScreen | None = None
         self._later: set[str] = set()
@@ -260,7 +262,7 @@ class WorkspaceScreen(MultiplexerScreen):
         show it here too."""
         notice = event.notice
         if self.terminal_notifier is None:
-            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))
         self.terminal_notifier.notify(self.app, notice.headline(), notice.message)
         self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
 
@@ -326,12 +328,12 @@ class WorkspaceScreen(MultiplexerScreen):
         self.ask_screen = AskScreen(item.ask, pane_label=label, region=region, position=self.asks.position(item.ask.id))
         self.app.push_screen(self.ask_screen, lambda answer: self._answered(item, answer))
 
-    def _answered(self, item: PendingAsk, answer: str | None) -> None:
+    def _answered(self, item: PendingAsk, answer: AskAnswer | None) -> None:
         self.ask_screen = None
         if answer is None:
             self._later.add(item.ask.id)
         elif item.open:
-            item.future.set_result(answer)  # type: ignore[arg-type]
+            item.future.set_result(answer)
         self._show_next_ask()
 
 

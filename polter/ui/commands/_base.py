@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -32,7 +32,7 @@ class CommandProvider(Provider):
     def workspace_screen(self) -> WorkspaceScreen | None:
         from polter.ui.workspace_screen import WorkspaceScreen
 
-        return cast(WorkspaceScreen, self.screen) if isinstance(self.screen, WorkspaceScreen) else None
+        return self.screen if isinstance(self.screen, WorkspaceScreen) else None
 
     @property
     def focused_pane(self) -> Pane | None:
