@@ -44,7 +44,7 @@ __all__ = [
     "EditedConfig",
     "HookReply",
     "Liveness",
-    "Pane",
+    "PaneToPrepare",
     "PaneFile",
     "PreparedPane",
     "ScreenView",
@@ -95,8 +95,8 @@ class AdapterInfo(BaseModel):
     )
     resume: bool = Field(
         default=False,
-        description="prepare() honours Pane.resume: the CLI continues its most recent conversation in the pane's "
-        "directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
+        description="prepare() honours PaneToPrepare.resume: the CLI continues its most recent conversation in the "
+        "pane's directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
     )
     tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
     limitations: tuple[str, ...] = Field(
@@ -276,7 +276,7 @@ def allow_every_skill(_name: str) -> Decision:
     return "allow"
 
 
-class Pane(BaseModel):
+class PaneToPrepare(BaseModel):
     """What an adapter knows about the pane it prepares."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
@@ -461,7 +461,7 @@ class Adapter(ABC):
         return Detection(installed=True, path=Path(found), version=match.group(0))
 
     @abstractmethod
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         """The launch spec and runtime files that run this CLI in ``pane`` behind the gateway."""
 
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:

@@ -35,7 +35,7 @@ from typing import Final
 import tomli_w
 from pydantic import SecretStr
 
-from polter.adapters import Pane, PreparedPane, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import PaneToPrepare, PreparedPane, RuntimeDir, TestMode, write_pane_files
 from polter.errors import ConfigError, ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
@@ -409,9 +409,9 @@ class Workspace:
         builtins: BuiltinsPolicy | None,
         *,
         resume: bool,
-    ) -> Pane:
+    ) -> PaneToPrepare:
         """What the pane's adapter is told about the pane."""
-        return Pane(
+        return PaneToPrepare(
             pane_id=agent.id,
             gateway_url=self._url or "",
             servers=tuple(self.server_names),
@@ -433,7 +433,7 @@ class Workspace:
         return launched.files != now.files or launched.launch != now.launch
 
     @staticmethod
-    def _write(agent: AgentPane, pane: Pane) -> PreparedPane:
+    def _write(agent: AgentPane, pane: PaneToPrepare) -> PreparedPane:
         """The adapter's files into the runtime dir. Files of an earlier launch that this one does not
         write go (a skill link the new role denies); what the CLI itself keeps there stays."""
         prepared = agent.adapter.prepare(pane)

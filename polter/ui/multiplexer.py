@@ -19,7 +19,7 @@ from polter.terminal.widget import TerminalView
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.layout import LAYOUT_MODES, Direction
 from polter.ui.leave_screen import LeaveScreen
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
 from polter.ui.remote import RemoteSession
@@ -84,7 +84,7 @@ class MultiplexerScreen(Screen[None]):
         self.session = session
         self.prefix = prefix
         self.grid = PaneGrid(layout_mode=layout_mode)
-        self._active: Pane | None = None
+        self._active: PaneWidget | None = None
         self._start_at = (active, zoomed)
         self._focus_when_added: str | None = None
         self._copied: dict[Widget, Selection] = {}
@@ -110,7 +110,7 @@ class MultiplexerScreen(Screen[None]):
     # -- which pane ----------------------------------------------------------------------------
 
     @property
-    def active_pane(self) -> Pane | None:
+    def active_pane(self) -> PaneWidget | None:
         """The pane with the keyboard focus (or the last one that had it)."""
         if self._active is not None and self._active.is_attached:
             return self._active
@@ -120,7 +120,7 @@ class MultiplexerScreen(Screen[None]):
     @on(events.DescendantFocus)
     def _track_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
-            if isinstance(node, Pane):
+            if isinstance(node, PaneWidget):
                 if node is not self._active:
                     self._active = node
                     self._remember_view()
@@ -154,12 +154,12 @@ class MultiplexerScreen(Screen[None]):
         focused = self.app.app_focus if app_focused is None else app_focused
         self.session.set_looking(active.remote.id if active is not None else None, focused)
 
-    def waiting_panes(self) -> list[Pane]:
+    def waiting_panes(self) -> list[PaneWidget]:
         """The panes whose agent waits for the human, the one waiting longest first."""
         waiting = [pane for pane in self.grid.panes if pane.waiting_since is not None]
         return sorted(waiting, key=lambda pane: pane.waiting_since or 0)
 
-    def focus_pane(self, pane: Pane) -> None:
+    def focus_pane(self, pane: PaneWidget) -> None:
         if self.grid.zoomed is not None and self.grid.zoomed is not pane:
             self.grid.zoomed = None
         pane.terminal.focus()
@@ -312,7 +312,7 @@ class MultiplexerScreen(Screen[None]):
             self.close_pane(pane)
 
     @work(exclusive=True, group="pane-command")
-    async def close_pane(self, pane: Pane) -> None:
+    async def close_pane(self, pane: PaneWidget) -> None:
         """Close ``pane``, asking first if its program still runs; the session ends after its last pane."""
         if not await self._may_end(pane, "Close", "closing"):
             return
@@ -327,7 +327,7 @@ class MultiplexerScreen(Screen[None]):
         if self.leaving:
             self.app.exit(message=f"polter: session {self.session.name} ended (its last pane was closed)")
 
-    async def _may_end(self, pane: Pane, verb: str, doing: str) -> bool:
+    async def _may_end(self, pane: PaneWidget, verb: str, doing: str) -> bool:
         """Whether ``pane``'s program may be ended to ``verb`` the pane: yes if it is not running,
         else the user's answer to a confirmation."""
         if not pane.running:
@@ -342,7 +342,7 @@ class MultiplexerScreen(Screen[None]):
             self.restart_pane(pane)
 
     @work(exclusive=True, group="pane-command")
-    async def restart_pane(self, pane: Pane) -> None:
+    async def restart_pane(self, pane: PaneWidget) -> None:
         """Start ``pane``'s program again, asking first if it still runs. An agent pane's CLI is prepared
         afresh; a restart that applies its role continues its conversation where the CLI can resume one."""
         if not await self._may_end(pane, "Restart", "restarting"):

@@ -29,7 +29,7 @@ from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands,
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui.outer_terminal import TerminalNotifier, choose_delivery
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.remote import RemoteSession
 from polter.ui.worktree_panes import WorktreePaneActions
 
@@ -90,7 +90,7 @@ class WorkspaceScreen(MultiplexerScreen):
 
     # -- panes -----------------------------------------------------------------------------------
 
-    def pane_of(self, pane_id: str) -> Pane | None:
+    def pane_of(self, pane_id: str) -> PaneWidget | None:
         return self.grid.pane_of(pane_id)
 
     async def open_new(self, adapter_name: str, role: str) -> None:
@@ -101,7 +101,7 @@ class WorkspaceScreen(MultiplexerScreen):
     # -- what the palette runs ---------------------------------------------------------------------
 
     @work(group="gateway-command")
-    async def switch_role(self, pane: Pane, role: str) -> None:
+    async def switch_role(self, pane: PaneWidget, role: str) -> None:
         agent = pane.agent
         if agent is None:
             return
@@ -123,7 +123,7 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"Pane {pane.number} is now under {role}; its CLI was told (list_changed).")
 
     @work(group="gateway-command")
-    async def set_phase(self, pane: Pane, phase: Phase) -> None:
+    async def set_phase(self, pane: PaneWidget, phase: Phase) -> None:
         if pane.agent is None:
             return
         try:
@@ -175,7 +175,7 @@ class WorkspaceScreen(MultiplexerScreen):
             return
         self.reload_roles()
 
-    def show_capabilities(self, pane: Pane) -> None:
+    def show_capabilities(self, pane: PaneWidget) -> None:
         from polter.ui.capabilities_screen import CapabilitiesScreen
 
         if pane.agent is not None:
@@ -267,7 +267,7 @@ class WorkspaceScreen(MultiplexerScreen):
         self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
 
     @work(group="gateway-command")
-    async def set_muted(self, pane: Pane, muted: bool) -> None:
+    async def set_muted(self, pane: PaneWidget, muted: bool) -> None:
         """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""
         try:
             await self.session.set_muted(pane.remote, muted)
