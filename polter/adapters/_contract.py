@@ -33,7 +33,16 @@ from typing import Any, ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.protocol import AgentState, BuiltinsPolicy, Decision, HookAnswer, HookRequest, StateReport
+from polter.protocol import (
+    ADAPTER_NAME,
+    FLOOR_SERVER,
+    AgentState,
+    BuiltinsPolicy,
+    Decision,
+    HookAnswer,
+    HookRequest,
+    StateReport,
+)
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
@@ -56,9 +65,6 @@ __all__ = [
     "state_from_screen",
 ]
 
-FLOOR_SERVER = "polter"
-"""The gateway's own server (``whoami``, ``escalate``); every pane gets it besides the managed servers."""
-
 
 class Liveness(StrEnum):
     """When a change of the pane's role reaches the running CLI."""
@@ -76,9 +82,7 @@ class AdapterInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    name: str = Field(
-        pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>."
-    )
+    name: str = Field(pattern=ADAPTER_NAME, description="Stable id used on the command line and in /hook/<name>.")
     display_name: str = Field(min_length=1, description="Human name shown in the UI, e.g. 'Claude Code'.")
     command: str = Field(min_length=1, description="The executable looked up on PATH.")
     description: str = Field(default="", description="One line on what the CLI is.")

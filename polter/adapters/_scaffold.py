@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from polter.errors import ConfigError
+from polter.protocol import ADAPTER_NAME
 
 __all__ = ["scaffold_adapter"]
 
@@ -197,7 +198,7 @@ def test_state_is_read_from_the_screen(adapter) -> None:
 
 def scaffold_adapter(name: str, directory: Path, *, force: bool = False) -> list[Path]:
     """Write ``directory/<module>/__init__.py`` (the adapter) and its test; return the files written."""
-    if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+    if not re.fullmatch(ADAPTER_NAME, name):
         raise ConfigError("must start with a letter and use lowercase letters, digits and '-'", field="NAME")
     module = name.replace("-", "_")
     folder = directory / module

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polter.protocol import BuiltinsPolicy, Decision, StateReport
+from polter.protocol import BuiltinsPolicy, Decision, Phase, StateReport
 
 __all__ = [
     "AskAnswer",
@@ -44,8 +44,6 @@ __all__ = [
     "UpstreamInfo",
 ]
 
-Phase = Literal["research", "action"]
-"""A role with phases starts every human request in ``research`` and escalates to ``action``."""
 
 AskAnswer = Literal["allow_once", "allow_pane", "deny"]
 """How the human answered an ask: this call only, this tool for the rest of the pane's role, or no."""

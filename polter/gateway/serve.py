@@ -13,7 +13,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,6 +21,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from polter import __version__
+from polter.embedded_server import EmbeddedServer
 from polter.errors import ConfigError
 from polter.gateway.config import GatewayConfig
 from polter.gateway.models import GatewayState
@@ -56,15 +57,6 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server without its signal handlers: they re-raise the signal after shutdown, killing the
-    process before our cleanup."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -88,7 +80,7 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ws="none",
     )
-    server = _Server(config)
+    server = EmbeddedServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="polter-gateway")
     waiter = asyncio.create_task(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
+from polter.protocol import FLOOR_SERVER
 from polter.roles.loader import locate_line, toml_syntax_error  # one TOML position reader for all files
 
 __all__ = [
-    "FLOOR_ENDPOINT",
     "HttpServer",
     "SERVERS_FILE",
     "ServerConfig",
@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 SERVERS_FILE = "servers.toml"
-FLOOR_ENDPOINT = "polter"
-"""The gateway's own endpoint (``whoami``, ``escalate``); no managed server may take its name."""
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -97,8 +95,8 @@ class _ServersFile(BaseModel):
     @field_validator("servers")
     @classmethod
     def _not_floor(cls, servers: dict[str, Any]) -> dict[str, Any]:
-        if FLOOR_ENDPOINT in servers:
-            raise ValueError(f"{FLOOR_ENDPOINT!r} is reserved for Polter's own endpoint")
+        if FLOOR_SERVER in servers:
+            raise ValueError(f"{FLOOR_SERVER!r} is reserved for Polter's own endpoint")
         return servers
 
 

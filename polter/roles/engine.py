@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from polter.errors import RoleError
-from polter.protocol import Decision
+from polter.protocol import FLOOR_SERVER, Decision, Phase
 from polter.roles.builtin_verdicts import BuiltinRequest, BuiltinRules, decide_builtin
 from polter.roles.builtins import BuiltinMatcher, is_builtin_pattern, parse_builtin_pattern
 from polter.roles.models import DECISIONS, Role
@@ -48,16 +48,10 @@ __all__ = [
     "ToolCallRequest",
     "Verdict",
     "compile_role",
-    "decide",
     "short_path",
 ]
 
-FLOOR_SERVER = "polter"
-"""Polter's own MCP server. Its tools (whoami, escalate, ...) are always allowed, whatever the role says,
-except that a role's ``phases.escalate = "ask"`` makes the agent's own escalation ask the human."""
 ESCALATE_TOOL = "escalate"
-
-Phase = Literal["research", "action"]
 
 _STRICTNESS = {decision: rank for rank, decision in enumerate(DECISIONS)}
 _CACHE_LIMIT = 100_000
@@ -585,8 +579,3 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         research=research,
         warnings=_floor_warnings(kinds, source),
     )
-
-
-def decide(role: CompiledRole, request: Request) -> Verdict:
-    """The decision of ``role`` on ``request``; see the module docstring for the order."""
-    return role.decide(request)

@@ -18,12 +18,9 @@ from polter.errors import RoleError
 from polter.paths import bundled_dir, config_dir, project_roles_dir
 from polter.roles.engine import CompiledRole, compile_role, short_path
 from polter.roles.loader import RoleFile, read_role_file, role_files
-from polter.roles.models import ROLE_NAME
+from polter.roles.models import DEFAULT_ROLE, ROLE_NAME
 
 __all__ = ["DEFAULT_ROLE", "Layer", "ReloadReport", "RoleLibrary", "RoleSource", "default_layers"]
-
-DEFAULT_ROLE = "coder"
-"""The role a pane gets when nobody chose one (a plain shell pane included)."""
 
 
 @dataclass(frozen=True, slots=True)

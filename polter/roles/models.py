@@ -25,6 +25,7 @@ from polter.roles.patterns import check_server_pattern, check_skill_pattern, che
 __all__ = [
     "BuiltinPolicy",
     "DECISIONS",
+    "DEFAULT_ROLE",
     "ROLE_NAME",
     "Decision",
     "KindPolicy",
@@ -40,6 +41,8 @@ DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 """In increasing strictness; a decision can only ever move right (tighten)."""
 
 ROLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+DEFAULT_ROLE = "coder"
+"""The role a pane gets when nobody chose one (a plain shell pane included)."""
 """A role's name: its file's stem (``coder`` for ``coder.toml``)."""
 
 

@@ -41,7 +41,9 @@ from pydantic_core import PydanticCustomError
 from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
+from polter.protocol import ADAPTER_NAME
 from polter.roles.loader import locate_line, toml_syntax_error  # one TOML reader for every file
+from polter.roles.models import DEFAULT_ROLE, ROLE_NAME
 from polter.session.protocol import LayoutMode, TerminalNotification
 
 __all__ = [
@@ -62,12 +64,10 @@ __all__ = [
 
 CONFIG_FILE = "polter.toml"
 SESSION_FILE = "session.json"
-DEFAULT_ROLES = ("coder", "reviewer", "researcher", "ops")
+DEFAULT_ROLES = (DEFAULT_ROLE, "reviewer", "researcher", "ops")
 """The roles of panes 1-4 when nobody chose one (bundled roles); later panes get the first."""
 
 NotifyEvent = Literal["waiting", "done"]
-_ADAPTER_NAME = r"^[a-z][a-z0-9-]*$"
-_ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
 
 
 def _every_event() -> list[NotifyEvent]:
@@ -81,10 +81,12 @@ class PaneSetup(BaseModel):
 
     adapter: str | None = Field(
         default=None,
-        pattern=_ADAPTER_NAME,
+        pattern=ADAPTER_NAME,
         description="The adapter (CLI) to run; default: the first agent CLI installed.",
     )
-    role: str | None = Field(default=None, pattern=_ROLE_NAME, description="The pane's role; default by position.")
+    role: str | None = Field(
+        default=None, pattern=ROLE_NAME.pattern, description="The pane's role; default by position."
+    )
     cwd: Path | None = Field(default=None, description="Working directory (``~`` expanded; relative to the start).")
     title: str | None = Field(
         default=None, min_length=1, max_length=60, description="The pane's name in asks and audit."

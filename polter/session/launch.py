@@ -22,6 +22,7 @@ from typing import Any, Literal
 from polter.adapters import Adapter, AdapterRegistry, TestMode, discover
 from polter.errors import AdapterError, ConfigError
 from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
+from polter.roles.models import DEFAULT_ROLE
 from polter.session.agents import PanePlan
 from polter.session.config import (
     DEFAULT_ROLES,
@@ -121,7 +122,7 @@ def plan_panes(
     default: tuple[Adapter, str, str] | None = None
     plans = []
     for index, setup in enumerate(setups):
-        role = setup.role or (DEFAULT_ROLES[index] if index < len(DEFAULT_ROLES) else DEFAULT_ROLES[0])
+        role = setup.role or (DEFAULT_ROLES[index] if index < len(DEFAULT_ROLES) else DEFAULT_ROLE)
         cwd = (Path.cwd() / setup.cwd).resolve() if setup.cwd is not None else None
         resolved = setup.model_copy(update={"role": role, "cwd": cwd})
         if setup.adapter is None:

@@ -53,6 +53,7 @@ from polter.gateway.models import (
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
 from polter.protocol import BuiltinsPolicy, Decision, StateReport
+from polter.roles.models import DEFAULT_ROLE
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
@@ -338,7 +339,7 @@ class Workspace:
     async def open(self, plan: PanePlan, pane_id: str | None = None) -> tuple[AgentPane, LaunchSpec]:
         """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
         pane_id = pane_id or self._new_id()
-        role = plan.setup.role or "coder"
+        role = plan.setup.role or DEFAULT_ROLE
         agent = AgentPane(
             id=pane_id,
             plan=plan,

@@ -18,20 +18,19 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_KINDS", "Tokenizer"]
+__all__ = ["MAX_SEQUENCE", "SENTINEL", "Tokenizer"]
 
 #: A CSI body or string payload longer than this many characters is ignored (still consumed).
 MAX_SEQUENCE = 4096
-#: ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS: strings ended by BEL or ST (ESC \).
-STRING_KINDS = "]P_^X"
 
 _TOKEN = re.compile(
     "("
     "\x1b(?:"
     r"\[[0-?]*[ -/]*[@-~]"  # CSI, complete
     r"|\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
-    # Strings. One can reach the end of the text only when an ESC held back for the next read
-    # ends it (an unterminated string at the end goes to the string state instead).
+    # Strings (ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS), ended by BEL or ST. One can reach
+    # the end of the text only when an ESC held back for the next read ends it (an unterminated string
+    # at the end goes to the string state instead).
     r"|[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
     r"|[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
     r"|[ -/]*"  # ESC followed by something that is not a sequence: dropped
