@@ -46,6 +46,9 @@ from polter.adapters import (
     veto_hook_url,
 )
 
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
+
 BUNDLED_SKILLS = (
     "claude-api",
     "code-review",

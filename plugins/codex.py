@@ -55,6 +55,9 @@ from polter.adapters import (
     veto_hook_argv,
 )
 
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
+
 BUNDLED_SKILLS = ("imagegen", "openai-docs", "skill-creator", "skill-installer")
 """Skills Codex 0.171.0 installs into ``$CODEX_HOME/skills/.system`` (so into every pane's own home too)."""
 FAKE_PROVIDER = "polter-test"

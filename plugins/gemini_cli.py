@@ -57,6 +57,9 @@ from polter.adapters import (
     veto_hook_argv,
 )
 
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
+
 SKILL_TOOL = "activate_skill"
 GEMINI_KINDS = {
     "run_shell_command": "shell",

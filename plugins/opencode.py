@@ -47,6 +47,9 @@ from polter.adapters import (
     veto_hook_url,
 )
 
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
+
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
 FAKE_PROVIDER = "polter-test"
 TEST_MODE_UNSET = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_CONFIG")

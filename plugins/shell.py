@@ -9,6 +9,9 @@ from pathlib import Path
 
 from polter.adapters import Adapter, AdapterInfo, Detection, LaunchSpec, Liveness, PaneToPrepare, PreparedPane
 
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
+
 
 class Shell(Adapter):
     info = AdapterInfo(

@@ -28,7 +28,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -46,6 +46,7 @@ from polter.protocol import (
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
+    "API_VERSION",
     "Adapter",
     "AdapterInfo",
     "AgentState",
@@ -64,6 +65,13 @@ __all__ = [
     "allow_every_skill",
     "state_from_screen",
 ]
+
+API_VERSION: Final = 1
+"""The version of the plugin API (:mod:`polter.adapters`) this Polter implements. A plugin declares the
+version it was written for (``API_VERSION = 1``, an integer literal at the top of its module) and is loaded
+only when the two are equal. It goes up whenever the API changes so that a plugin written for it may break:
+a name removed or renamed, a signature or a model's field changed incompatibly; docs/adapters.md lists what
+each version changed. Version 1 is the first: ``PaneToPrepare`` was called ``Pane`` before it."""
 
 
 class Liveness(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from polter.adapters._contract import API_VERSION
 from polter.errors import ConfigError
 from polter.protocol import ADAPTER_NAME
 
@@ -44,6 +45,9 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
 )
+
+API_VERSION = {api_version}
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 
 class {cls}(Adapter):
@@ -121,7 +125,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import AgentState, HookAnswer, PaneToPrepare, load_plugin, write_pane_files
+from polter.adapters import AgentState, HookAnswer, PaneToPrepare
+from polter.adapters.host import load_plugin, write_pane_files
 
 PLUGIN = Path(__file__).resolve().parent
 TOKEN = "pane-token-that-must-not-reach-a-file"
@@ -211,6 +216,7 @@ def scaffold_adapter(name: str, directory: Path, *, force: bool = False) -> list
         "cls": "".join(word.capitalize() for word in words),
         "env_prefix": module.upper(),
         "folder": str(folder),
+        "api_version": str(API_VERSION),
     }
     folder.mkdir(parents=True, exist_ok=True)
     files = {folder / "__init__.py": _ADAPTER.format(**values), folder / f"test_{module}.py": _TEST.format(**values)}

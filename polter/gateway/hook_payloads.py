@@ -49,7 +49,7 @@ class HookAdapters:
             async with self._lock:
                 adapter = self._loaded.get(name)
                 if adapter is None:
-                    from polter.adapters import find_adapter
+                    from polter.adapters.host import find_adapter
 
                     adapter = await asyncio.to_thread(find_adapter, name)
                     self._loaded[name] = adapter

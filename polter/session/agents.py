@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from polter.adapters import Adapter, Liveness, RuntimeDir
+from polter.adapters import Adapter, Liveness
+from polter.adapters.host import RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
 from polter.protocol import BuiltinsPolicy
 from polter.session.config import PaneSetup

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from polter.adapters import Adapter, AdapterRegistry, TestMode, discover
+from polter.adapters import Adapter, TestMode
+from polter.adapters.host import AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
 from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
 from polter.roles.models import DEFAULT_ROLE

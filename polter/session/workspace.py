@@ -35,7 +35,8 @@ from typing import Final
 import tomli_w
 from pydantic import SecretStr
 
-from polter.adapters import PaneToPrepare, PreparedPane, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import PaneToPrepare, PreparedPane, TestMode
+from polter.adapters.host import RuntimeDir, write_pane_files
 from polter.errors import ConfigError, ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (

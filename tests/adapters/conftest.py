@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from polter.adapters import AdapterRegistry, PaneToPrepare, discover
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import AdapterRegistry, discover
 
 TOKEN = "pane-token-that-must-never-reach-a-file"
 

@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from polter.adapters import (
     Adapter,
     AdapterInfo,
-    AdapterRegistry,
     Detection,
     HookAnswer,
     LaunchSpec,
@@ -21,10 +20,9 @@ from polter.adapters import (
     PaneFile,
     PaneToPrepare,
     PreparedPane,
-    RuntimeDir,
     TestMode,
-    write_pane_files,
 )
+from polter.adapters.host import AdapterRegistry, RuntimeDir, write_pane_files
 
 from .conftest import TOKEN, files_containing
 

@@ -7,7 +7,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AdapterRegistry, HookAnswer, PaneToPrepare, TestMode, write_pane_files
+from polter.adapters import HookAnswer, PaneToPrepare, TestMode
+from polter.adapters.host import AdapterRegistry, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 

@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AdapterRegistry, PaneToPrepare
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import AdapterRegistry
 
 
 def test_which_adapters_resume_and_which_one_is_no_agent(bundled: AdapterRegistry) -> None:

@@ -10,7 +10,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from polter.adapters import Adapter, AgentState, discover
+from polter.adapters import Adapter, AgentState
+from polter.adapters.host import discover
 from polter.gateway.servers import ServerConfig
 from polter.paths import config_dir
 from polter.session.agents import AgentPane, PanePlan

@@ -12,7 +12,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import Adapter, AgentState, PaneToPrepare, PreparedPane, RuntimeDir, write_pane_files
+from polter.adapters import Adapter, AgentState, PaneToPrepare, PreparedPane
+from polter.adapters.host import RuntimeDir, write_pane_files
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen

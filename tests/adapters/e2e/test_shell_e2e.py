@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import PaneToPrepare, discover
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import discover
 
 from .agent_pane import AgentPane
 from .gateway_process import PolterGateway

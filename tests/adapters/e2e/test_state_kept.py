@@ -26,7 +26,8 @@ import pytest
 from support.fake_models import FakeModelServer, ModelRequest
 from support.processes import process_running
 
-from polter.adapters import PaneToPrepare, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import PaneToPrepare, TestMode
+from polter.adapters.host import RuntimeDir, write_pane_files
 
 from ..conftest import files_containing
 from .agent_pane import OFFLINE, AgentPane, with_home
