@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Unpack
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -22,7 +22,7 @@ from polter.ui.leave_screen import LeaveScreen
 from polter.ui.pane import PaneWidget
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
-from polter.ui.remote import RemoteSession
+from polter.ui.remote import OpenPane, RemoteSession
 
 __all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name"]
 
@@ -285,20 +285,10 @@ class MultiplexerScreen(Screen[None]):
         pane = self.active_pane
         await self.open_pane(like=pane.remote.id if pane is not None else None)
 
-    async def open_pane(
-        self,
-        *,
-        like: str | None = None,
-        adapter: str | None = None,
-        role: str | None = None,
-        cwd: str | None = None,
-        worktree: bool = False,
-    ) -> None:
-        """Ask the session for a new pane (see :meth:`RemoteSession.open`); it is focused once it shows."""
+    async def open_pane(self, **how: Unpack[OpenPane]) -> None:
+        """Ask the session for a new pane (see :class:`OpenPane`); it is focused once it shows."""
         try:
-            self._focus_when_added = await self.session.open(
-                like=like, adapter=adapter, role=role, cwd=cwd, worktree=worktree
-            )
+            self._focus_when_added = await self.session.open(**how)
         except PolterError as exc:
             self.notify(f"Could not open a pane: {exc}", severity="error", timeout=15)
             return
