@@ -258,13 +258,14 @@ KILLED_APP = textwrap.dedent("""\
     tests, name, binary, runs, home, project, model_url, ready = sys.argv[1:9]
     sys.path[:0] = [tests, tests + "/support"]
     from adapters.e2e.agent_pane import AgentPane
-    from polter.adapters import PaneToPrepare, TestMode, discover
+    from polter.adapters import PaneToPrepare, TestMode
+    from polter.adapters.host import discover
 
     async def main():
         run = os.path.join(runs, str(os.getpid()))  # the app's run dir, named after its pid
         adapter = type(discover(entry_points=False).get(name))(executable=binary)
-        pane = PaneToPrepare(pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=os.path.join(run, "p1"), cwd=project,
-                    token="killed-app-token", home=home, test_mode=TestMode(model_base_url=model_url))
+        pane = PaneToPrepare(pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=os.path.join(run, "p1"),
+                             cwd=project, token="killed-app-token", home=home, test_mode=TestMode(model_base_url=model_url))
         agent = AgentPane(adapter, pane, home=home, path_dirs=[os.path.dirname(binary)])
         await agent.__aenter__()
         await agent.wait_for(ready, timeout=120)
