@@ -24,8 +24,8 @@ from polter.adapters import (
     HookRequest,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
@@ -45,6 +45,9 @@ from polter.adapters import (
     state_hook_url,
     veto_hook_url,
 )
+
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 BUNDLED_SKILLS = (
     "claude-api",
@@ -184,7 +187,7 @@ class ClaudeCode(Adapter):
                     found += scan_skills(Path(path) / "skills", "plugin", prefix=f"{plugin}:", origin=f"plugin {key}")
         return found
 
-    def state_home(self, pane: Pane) -> StateHome:
+    def state_home(self, pane: PaneToPrepare) -> StateHome:
         """Test mode's config dir holds Polter's seeded .claude.json; Claude Code's own state in it is the user's."""
         return StateHome(
             folder="claude/config",
@@ -200,7 +203,7 @@ class ClaudeCode(Adapter):
 
     # -- launch ------------------------------------------------------------------------------------------
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
         hidden_names = sorted({skill.name for skill in hidden})
         mcp = {
@@ -256,7 +259,7 @@ class ClaudeCode(Adapter):
             if test.model:
                 env["ANTHROPIC_MODEL"] = test.model
             unset = TEST_MODE_UNSET
-        argv = (
+        argv: tuple[str, ...] = (
             self.executable(),
             "--mcp-config",
             str(pane.file("claude/mcp.json")),
@@ -283,7 +286,7 @@ class ClaudeCode(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
-    def veto_hooks(self, pane: Pane) -> dict[str, Any]:
+    def veto_hooks(self, pane: PaneToPrepare) -> dict[str, Any]:
         """A PreToolUse HTTP hook on every tool: Claude Code posts the payload to the gateway itself (no process),
         with the pane's token from its environment, and blocks the call when the gateway cannot answer."""
         hook = {
@@ -296,7 +299,7 @@ class ClaudeCode(Adapter):
         }
         return {"PreToolUse": [{"matcher": HOOK_MATCHER, "hooks": [hook]}]}
 
-    def state_hooks(self, pane: Pane) -> dict[str, Any]:
+    def state_hooks(self, pane: PaneToPrepare) -> dict[str, Any]:
         """HTTP hooks that tell the gateway what the agent does (no process either): a turn began
         (UserPromptSubmit), a tool ran (PostToolUse), the approval dialog opens (PermissionRequest), Claude Code
         waits for the human (Notification), the turn ended (Stop, StopFailure). No ``onFailure``: a report that

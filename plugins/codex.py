@@ -30,8 +30,8 @@ from polter.adapters import (
     HookRequest,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
@@ -54,6 +54,9 @@ from polter.adapters import (
     state_hook_argv,
     veto_hook_argv,
 )
+
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 BUNDLED_SKILLS = ("imagegen", "openai-docs", "skill-creator", "skill-installer")
 """Skills Codex 0.171.0 installs into ``$CODEX_HOME/skills/.system`` (so into every pane's own home too)."""
@@ -149,7 +152,7 @@ class Codex(Adapter):
         override = os.environ.get("CODEX_HOME")
         return Path(override) if override else home / ".codex"
 
-    def state_home(self, pane: Pane) -> StateHome:
+    def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's CODEX_HOME holds Polter's config.toml; Codex's own state in it is the user's ~/.codex."""
         return StateHome(
             folder="codex",
@@ -191,7 +194,7 @@ class Codex(Adapter):
             return {}, [f"{path}: not carried over into the pane ({exc})"]
         return {key: value for key, value in config.items() if key not in REPLACED_KEYS}, []
 
-    def _project_servers(self, pane: Pane) -> set[str]:
+    def _project_servers(self, pane: PaneToPrepare) -> set[str]:
         """MCP servers a (trusted) project's .codex/config.toml would add."""
         names: set[str] = set()
         for directory in project_dirs(pane.cwd, pane.user_home):
@@ -215,7 +218,7 @@ class Codex(Adapter):
                 continue
         return False
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         user_home = self.codex_home(pane.user_home)
         skills = self.skills(pane.cwd, pane.user_home)
         _shown, hidden = split_by_decision(skills, pane)
@@ -286,7 +289,7 @@ class Codex(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
-    def veto_hooks(self, pane: Pane) -> dict[str, Any]:
+    def veto_hooks(self, pane: PaneToPrepare) -> dict[str, Any]:
         """A PreToolUse command hook on every tool (Codex has no HTTP hooks): the stdlib-only forwarder."""
         hook = {
             "type": "command",
@@ -295,7 +298,7 @@ class Codex(Adapter):
         }
         return {"PreToolUse": [{"matcher": ".*", "hooks": [hook]}]}
 
-    def state_hooks(self, pane: Pane) -> dict[str, Any]:
+    def state_hooks(self, pane: PaneToPrepare) -> dict[str, Any]:
         """Command hooks that tell the gateway what the agent does: a turn began (UserPromptSubmit), Codex asks for
         approval (PermissionRequest), the turn ended (Stop). They run the forwarder in its report mode, which
         prints nothing and exits 0 (a Stop hook that blocks would make Codex carry on)."""
@@ -313,7 +316,7 @@ class Codex(Adapter):
     def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:
         return claude_style_state(payload, cli=self.display_name)
 
-    def native_layer(self, pane: Pane) -> dict[str, Any]:
+    def native_layer(self, pane: PaneToPrepare) -> dict[str, Any]:
         """Codex's own sandbox from the role: read-only for a role that writes nothing (then not even
         ``python -c`` can write), else the workspace; web search off when the role denies the web."""
         policy = pane.builtins

@@ -28,8 +28,8 @@ from polter.adapters import (
     HookRequest,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
@@ -56,6 +56,9 @@ from polter.adapters import (
     urls_in,
     veto_hook_argv,
 )
+
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 SKILL_TOOL = "activate_skill"
 GEMINI_KINDS = {
@@ -172,7 +175,7 @@ class GeminiCli(Adapter):
         override = os.environ.get(self.home_env)
         return Path(override) / self.settings_dir if override else home / self.settings_dir
 
-    def state_home(self, pane: Pane) -> StateHome:
+    def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's settings home holds Polter's settings.json; the CLI's own state in it is the user's."""
         folder = f"{self.name}/{self.pane_settings_dir}".rstrip("/")
         return StateHome(
@@ -194,7 +197,7 @@ class GeminiCli(Adapter):
         short_id = projects.get(str(cwd)) if isinstance(projects, dict) else None
         return isinstance(short_id, str) and any((folder / "tmp" / short_id / "chats").glob("session-*"))
 
-    def resume_args(self, pane: Pane) -> list[str]:
+    def resume_args(self, pane: PaneToPrepare) -> list[str]:
         """The CLI's flag to continue its latest conversation in the pane's folder, if it has one there."""
         return ["--resume", "latest"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
@@ -230,7 +233,7 @@ class GeminiCli(Adapter):
             return {}, [f"{path}: not a JSON object; not carried over"]
         return {key: value for key, value in settings.items() if key not in REPLACED_KEYS}, []
 
-    def _workspace_warnings(self, pane: Pane) -> list[str]:
+    def _workspace_warnings(self, pane: PaneToPrepare) -> list[str]:
         warnings = []
         for directory in project_dirs(pane.cwd, pane.user_home)[:1]:
             path = directory / self.settings_dir / "settings.json"
@@ -245,11 +248,11 @@ class GeminiCli(Adapter):
                 warnings.append(f"{path} switches hooks off when the folder is trusted: skill use is then not vetoed")
         return warnings
 
-    def hook_matcher(self, pane: Pane) -> str:
+    def hook_matcher(self, pane: PaneToPrepare) -> str:
         """Every tool: MCP tools, skills and the CLI's own (shell, file, web...)."""
         return ".*"
 
-    def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
+    def hook_entry(self, pane: PaneToPrepare) -> tuple[str, dict[str, Any]]:
         """The hook event and its entry: a BeforeTool command hook named so it can be recognised."""
         command = {
             "type": "command",
@@ -262,7 +265,7 @@ class GeminiCli(Adapter):
     state_events: tuple[str, ...] = ("BeforeAgent", "Notification", "AfterAgent")
     """The CLI's hook events that say what its agent does (a turn began, a dialog waits, the turn ended)."""
 
-    def state_hook_entries(self, pane: Pane) -> list[tuple[str, dict[str, Any]]]:
+    def state_hook_entries(self, pane: PaneToPrepare) -> list[tuple[str, dict[str, Any]]]:
         """Command hooks that report the agent's state: the forwarder in its report mode (prints nothing, exits 0)."""
         command = {
             "type": "command",
@@ -286,7 +289,7 @@ class GeminiCli(Adapter):
             return StateReport(state=AgentState.IDLE, event=event, message=said, turn_ended=True)
         return None
 
-    def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
+    def settings(self, pane: PaneToPrepare, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
         settings = dict(base)
         settings["mcpServers"] = {
             name: {"httpUrl": url, "headers": {"Authorization": "Bearer ${POLTER_TOKEN}"}, "trust": True}
@@ -309,7 +312,7 @@ class GeminiCli(Adapter):
 
     builtin_kinds: Mapping[str, str] = GEMINI_KINDS
 
-    def native_layer(self, pane: Pane, settings: dict[str, Any]) -> dict[str, Any]:
+    def native_layer(self, pane: PaneToPrepare, settings: dict[str, Any]) -> dict[str, Any]:
         """The tools the role denies outright are excluded (``tools.exclude``): the model is not offered them."""
         by_kind: dict[str, list[str]] = {}
         for tool, kind in self.builtin_kinds.items():
@@ -344,7 +347,7 @@ class GeminiCli(Adapter):
             return builtin_request(payload, tool_name, kind, agent=first_text(args, "agent_name", "subagent_type"))
         return builtin_request(payload, tool_name, kind, cwd=cwd)
 
-    def test_settings(self, pane: Pane) -> dict[str, Any]:
+    def test_settings(self, pane: PaneToPrepare) -> dict[str, Any]:
         return {
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
@@ -354,16 +357,16 @@ class GeminiCli(Adapter):
     def launch_args(self) -> list[str]:
         return []
 
-    def test_args(self, pane: Pane) -> list[str]:
+    def test_args(self, pane: PaneToPrepare) -> list[str]:
         """Trust the folder (no MCP server starts in an untrusted one) and pin the model (no router model)."""
         assert pane.test_mode is not None
         return ["--skip-trust", "-m", pane.test_mode.model or self.default_test_model]
 
-    def test_env(self, pane: Pane) -> dict[str, str]:
+    def test_env(self, pane: PaneToPrepare) -> dict[str, str]:
         assert pane.test_mode is not None
         return {"GEMINI_API_KEY": pane.test_mode.api_key, "GOOGLE_GEMINI_BASE_URL": pane.test_mode.model_base_url}
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         home = pane.user_home
         root = self.name  # the pane's settings home inside the runtime dir
         skills = self.skills(pane.cwd, home)
@@ -518,13 +521,13 @@ class QwenCode(GeminiCli):
         chats = self.user_folder(home) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd)) / "chats"
         return any(chats.glob("*.jsonl"))
 
-    def resume_args(self, pane: Pane) -> list[str]:
+    def resume_args(self, pane: PaneToPrepare) -> list[str]:
         return ["--continue"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
     builtin_kinds = QWEN_KINDS
     state_events = ("UserPromptSubmit", "Notification", "Stop")
 
-    def state_hook_entries(self, pane: Pane) -> list[tuple[str, dict[str, Any]]]:
+    def state_hook_entries(self, pane: PaneToPrepare) -> list[tuple[str, dict[str, Any]]]:
         command = {
             "type": "command",
             "command": hook_shell_command(state_hook_argv(pane, self.name)),
@@ -536,7 +539,7 @@ class QwenCode(GeminiCli):
         """Qwen Code copies Claude Code's events: UserPromptSubmit, Notification (``permission_prompt``), Stop."""
         return claude_style_state(payload, cli=self.display_name)
 
-    def hook_entry(self, pane: Pane) -> tuple[str, dict[str, Any]]:
+    def hook_entry(self, pane: PaneToPrepare) -> tuple[str, dict[str, Any]]:
         command = {
             "type": "command",
             "command": hook_shell_command(veto_hook_argv(pane, self.name)),
@@ -544,7 +547,7 @@ class QwenCode(GeminiCli):
         }
         return "PreToolUse", {"matcher": self.hook_matcher(pane), "hooks": [command]}
 
-    def settings(self, pane: Pane, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
+    def settings(self, pane: PaneToPrepare, base: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:
         settings = super().settings(pane, base, hidden)
         for entry in settings["mcpServers"].values():  # offer the gateway's tools up front, not behind tool_search
             entry["alwaysLoadTools"] = True
@@ -558,7 +561,7 @@ class QwenCode(GeminiCli):
         settings["permissions"] = permissions
         return settings
 
-    def native_layer(self, pane: Pane, settings: dict[str, Any]) -> dict[str, Any]:
+    def native_layer(self, pane: PaneToPrepare, settings: dict[str, Any]) -> dict[str, Any]:
         """Qwen Code reads Claude Code's rule syntax: the role's denies go into ``permissions.deny``."""
         denies = claude_style_denies(pane, pane.builtins)
         if denies:
@@ -567,7 +570,7 @@ class QwenCode(GeminiCli):
             settings["permissions"] = permissions
         return settings
 
-    def test_settings(self, pane: Pane) -> dict[str, Any]:
+    def test_settings(self, pane: PaneToPrepare) -> dict[str, Any]:
         return {
             "security": {"auth": {"selectedType": "openai"}},
             "general": {"enableAutoUpdate": False},
@@ -577,11 +580,11 @@ class QwenCode(GeminiCli):
     def launch_args(self) -> list[str]:
         return ["--approval-mode", "default"]
 
-    def test_args(self, pane: Pane) -> list[str]:
+    def test_args(self, pane: PaneToPrepare) -> list[str]:
         assert pane.test_mode is not None
         return ["-m", pane.test_mode.model or self.default_test_model]
 
-    def test_env(self, pane: Pane) -> dict[str, str]:
+    def test_env(self, pane: PaneToPrepare) -> dict[str, str]:
         assert pane.test_mode is not None
         return {
             "OPENAI_API_KEY": pane.test_mode.api_key,

@@ -27,8 +27,8 @@ from polter.adapters import (
     HookRequest,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
@@ -46,6 +46,9 @@ from polter.adapters import (
     state_hook_url,
     veto_hook_url,
 )
+
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc", "config.json")
 FAKE_PROVIDER = "polter-test"
@@ -189,7 +192,7 @@ class Opencode(Adapter):
 
     # -- launch ------------------------------------------------------------------------------------------
 
-    def _configured_servers(self, pane: Pane) -> tuple[set[str], list[str]]:
+    def _configured_servers(self, pane: PaneToPrepare) -> tuple[set[str], list[str]]:
         """Names of MCP servers the user's and the project's configs define (to switch them off)."""
         paths = [self.global_config_dir(pane.user_home) / name for name in CONFIG_NAMES]
         if os.environ.get("OPENCODE_CONFIG"):
@@ -208,7 +211,7 @@ class Opencode(Adapter):
                 warnings.append(f"{path}: cannot read its MCP servers to switch them off ({exc})")
         return names, warnings
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
         hidden_names = sorted({skill.name for skill in hidden})
         others, warnings = self._configured_servers(pane)
@@ -280,7 +283,7 @@ class Opencode(Adapter):
 
     # -- hook --------------------------------------------------------------------------------------------
 
-    def native_layer(self, pane: Pane) -> dict[str, Any]:
+    def native_layer(self, pane: PaneToPrepare) -> dict[str, Any]:
         """opencode's ``permission`` from the role's denies (its patterns are globs; the last match wins)."""
         permission: dict[str, Any] = {}
         shell: dict[str, str] = {}

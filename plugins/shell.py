@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from polter.adapters import Adapter, AdapterInfo, Detection, LaunchSpec, Liveness, Pane, PreparedPane
+from polter.adapters import Adapter, AdapterInfo, Detection, LaunchSpec, Liveness, PaneToPrepare, PreparedPane
+
+API_VERSION = 1
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 
 class Shell(Adapter):
@@ -37,7 +40,7 @@ class Shell(Adapter):
             return Detection(installed=False, path=path, error=f"{path} is not an executable file")
         return Detection(installed=True, path=path, version=path.name)
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         launch = LaunchSpec(argv=(self.shell(),), env=pane.polter_env(), cwd=pane.cwd, title=Path(self.shell()).name)
         return PreparedPane(launch=launch)
 

@@ -3,7 +3,6 @@
     PolterError
     ├── ConfigError                bad input in a file or on the command line; names file, line and field
     │   └── RoleError              a role file that cannot be loaded (syntax, unknown key, pattern, extends, cycle)
-    ├── PolicyError                the policy cannot be evaluated; execution fails closed on it
     ├── GatewayError
     │   ├── GatewayUnavailable     the gateway cannot be reached (hooks deny on it)
     │   ├── AuthError              a missing or wrong token
@@ -41,7 +40,6 @@ __all__ = [
     "GatewayUnavailable",
     "GitError",
     "NotARepository",
-    "PolicyError",
     "PolterError",
     "RoleError",
     "SessionError",
@@ -91,10 +89,6 @@ class ConfigError(PolterError):
 
 class RoleError(ConfigError):
     """A role file that cannot be loaded."""
-
-
-class PolicyError(PolterError):
-    """The policy could not be evaluated. Execution refuses; listing shows everything."""
 
 
 class GatewayError(PolterError):

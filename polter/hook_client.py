@@ -56,7 +56,7 @@ class Refused(Exception):
 
 def _dechunk(body: bytes) -> bytes:
     """A ``Transfer-Encoding: chunked`` body, joined (raises ValueError when it is cut short)."""
-    parts = []
+    parts: list[bytes] = []
     while True:
         size_line, _, body = body.partition(b"\r\n")
         size = int(size_line.split(b";", 1)[0], 16)

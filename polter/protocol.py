@@ -6,13 +6,42 @@ Kept free of transport code so a CLI hook helper (``polter hook``) can import it
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AgentState", "BuiltinsPolicy", "Decision", "HookAnswer", "HookRequest", "ProtectedTarget", "StateReport"]
+__all__ = [
+    "ADAPTER_NAME",
+    "DEFAULT_ROLE",
+    "ROLE_NAME_PATTERN",
+    "FLOOR_SERVER",
+    "AgentState",
+    "BuiltinsPolicy",
+    "Decision",
+    "HookAnswer",
+    "HookRequest",
+    "Phase",
+    "ProtectedTarget",
+    "StateReport",
+]
 
 Decision = Literal["allow", "ask", "deny"]
+
+ROLE_NAME_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+"""What a role may be called: its file's stem (``coder`` for ``coder.toml``)."""
+DEFAULT_ROLE: Final = "coder"
+"""The role a pane gets when nobody chose one (a plain shell pane included)."""
+
+ADAPTER_NAME: Final = r"^[a-z][a-z0-9-]*$"
+"""What an adapter may be called: it names the CLI in ``polter hook <name>``, ``/hook/<name>`` and ``polter.toml``."""
+
+FLOOR_SERVER: Final = "polter"
+"""Polter's own MCP server (``whoami``, ``escalate``), which every pane gets besides the managed servers. Its
+tools are always allowed, whatever the role says, except that a role's ``phases.escalate = "ask"`` makes the
+agent's own escalation ask the human; no managed server may take its name."""
+
+Phase = Literal["research", "action"]
+"""A role with phases starts every human request in ``research`` and escalates to ``action``."""
 
 
 class HookRequest(BaseModel):

@@ -1,10 +1,12 @@
-"""The adapter-plugin contract and discovery. The core never names a specific CLI.
+"""The adapter plugin API: everything an adapter plugin imports, and nothing of Polter's own machinery.
 
-Plugins import what they need from here and nothing else of Polter's; see ``docs/adapters.md``.
+A plugin imports from here and nothing else of Polter's, and declares the version of this API it was
+written for (``API_VERSION = 1`` at the top of its module); docs/adapters.md lists these names (a test
+checks the list) and says what each version changed. What Polter itself does with plugins (finding and
+loading them, the panes' runtime dirs, the CLIs' homes) is :mod:`polter.adapters.host`.
 """
 
 from polter.adapters._contract import (
-    FLOOR_SERVER,
     Adapter,
     AdapterInfo,
     AgentState,
@@ -12,40 +14,26 @@ from polter.adapters._contract import (
     EditedConfig,
     HookReply,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
     SkillScope,
     StateHome,
     TestMode,
-    allow_every_skill,
     ci_markers,
     deny_message,
     state_from_screen,
 )
-from polter.adapters._discovery import (
-    ENTRY_POINT_GROUP,
-    AdapterRegistry,
-    LoadedAdapter,
-    adiscover,
-    discover,
-    find_adapter,
-    load_plugin,
-    user_plugins_dir,
-)
-from polter.adapters._homes import Rescue, link_homes, remove_runtime_dir, rescue_homes
 from polter.adapters._hooks import (
     HOOK_TIMEOUT_SECONDS,
     hook_shell_command,
     mcp_tool_request,
     permission_decision_reply,
     split_tool_name,
-    tool_input,
 )
-from polter.adapters._runtime import RuntimeDir, write_pane_files
-from polter.adapters._skills import link_allowed_skills, project_dirs, read_skill, scan_skills, split_by_decision
+from polter.adapters._skills import link_allowed_skills, project_dirs, scan_skills, split_by_decision
 from polter.adapters._state_hooks import (
     STATE_HOOK_TIMEOUT_SECONDS,
     claude_style_state,
@@ -54,7 +42,6 @@ from polter.adapters._state_hooks import (
     state_hook_url,
 )
 from polter.adapters._veto import (
-    HOOK_CLIENT,
     builtin_request,
     claude_style_denies,
     denied_patterns,
@@ -69,14 +56,10 @@ from polter.protocol import Decision, HookAnswer, HookRequest, StateReport
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
-    "HOOK_CLIENT",
-    "FLOOR_SERVER",
     "HOOK_TIMEOUT_SECONDS",
     "STATE_HOOK_TIMEOUT_SECONDS",
     "Adapter",
     "AdapterInfo",
-    "AdapterRegistry",
     "AgentState",
     "Decision",
     "Detection",
@@ -86,52 +69,37 @@ __all__ = [
     "HookRequest",
     "LaunchSpec",
     "Liveness",
-    "LoadedAdapter",
-    "Pane",
     "PaneFile",
+    "PaneToPrepare",
     "PreparedPane",
-    "Rescue",
-    "RuntimeDir",
     "ScreenView",
     "Skill",
     "SkillScope",
     "StateHome",
     "StateReport",
     "TestMode",
-    "adiscover",
     "builtin_request",
-    "claude_style_denies",
-    "allow_every_skill",
     "ci_markers",
+    "claude_style_denies",
     "claude_style_state",
     "denied_patterns",
     "deny_message",
-    "discover",
     "excluded_tools",
-    "find_adapter",
     "first_text",
     "hook_shell_command",
-    "link_homes",
     "link_allowed_skills",
-    "load_plugin",
     "mcp_tool_request",
     "one_line",
     "patch_paths",
     "permission_decision_reply",
     "project_dirs",
-    "read_skill",
-    "remove_runtime_dir",
-    "rescue_homes",
     "scan_skills",
     "split_by_decision",
     "split_tool_name",
     "state_from_screen",
     "state_hook_argv",
     "state_hook_url",
-    "tool_input",
     "urls_in",
-    "user_plugins_dir",
     "veto_hook_argv",
     "veto_hook_url",
-    "write_pane_files",
 ]

@@ -28,15 +28,25 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Final, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.protocol import AgentState, BuiltinsPolicy, Decision, HookAnswer, HookRequest, StateReport
+from polter.protocol import (
+    ADAPTER_NAME,
+    FLOOR_SERVER,
+    AgentState,
+    BuiltinsPolicy,
+    Decision,
+    HookAnswer,
+    HookRequest,
+    StateReport,
+)
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
+    "API_VERSION",
     "Adapter",
     "AdapterInfo",
     "AgentState",
@@ -44,7 +54,7 @@ __all__ = [
     "EditedConfig",
     "HookReply",
     "Liveness",
-    "Pane",
+    "PaneToPrepare",
     "PaneFile",
     "PreparedPane",
     "ScreenView",
@@ -56,8 +66,12 @@ __all__ = [
     "state_from_screen",
 ]
 
-FLOOR_SERVER = "polter"
-"""The gateway's own server (``whoami``, ``escalate``); every pane gets it besides the managed servers."""
+API_VERSION: Final = 1
+"""The version of the plugin API (:mod:`polter.adapters`) this Polter implements. A plugin declares the
+version it was written for (``API_VERSION = 1``, an integer literal at the top of its module) and is loaded
+only when the two are equal. It goes up whenever the API changes so that a plugin written for it may break:
+a name removed or renamed, a signature or a model's field changed incompatibly; docs/adapters.md lists what
+each version changed. Version 1 is the first: ``PaneToPrepare`` was called ``Pane`` before it."""
 
 
 class Liveness(StrEnum):
@@ -76,9 +90,7 @@ class AdapterInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    name: str = Field(
-        pattern=r"^[a-z][a-z0-9-]*$", description="Stable id used on the command line and in /hook/<name>."
-    )
+    name: str = Field(pattern=ADAPTER_NAME, description="Stable id used on the command line and in /hook/<name>.")
     display_name: str = Field(min_length=1, description="Human name shown in the UI, e.g. 'Claude Code'.")
     command: str = Field(min_length=1, description="The executable looked up on PATH.")
     description: str = Field(default="", description="One line on what the CLI is.")
@@ -95,8 +107,8 @@ class AdapterInfo(BaseModel):
     )
     resume: bool = Field(
         default=False,
-        description="prepare() honours Pane.resume: the CLI continues its most recent conversation in the pane's "
-        "directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
+        description="prepare() honours PaneToPrepare.resume: the CLI continues its most recent conversation in the "
+        "pane's directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
     )
     tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
     limitations: tuple[str, ...] = Field(
@@ -276,7 +288,7 @@ def allow_every_skill(_name: str) -> Decision:
     return "allow"
 
 
-class Pane(BaseModel):
+class PaneToPrepare(BaseModel):
     """What an adapter knows about the pane it prepares."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True, defer_build=True)
@@ -461,7 +473,7 @@ class Adapter(ABC):
         return Detection(installed=True, path=Path(found), version=match.group(0))
 
     @abstractmethod
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         """The launch spec and runtime files that run this CLI in ``pane`` behind the gateway."""
 
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:

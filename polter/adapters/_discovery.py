@@ -1,16 +1,21 @@
 """Finding adapter plugins: the bundled ``plugins/`` folder, the ``polter.adapters`` entry points, and the
 user's plugin folder (``<config dir>/plugins``), later sources overriding earlier ones by adapter name.
 
-A plugin is a ``.py`` file or a package folder whose module defines ``adapter`` (an :class:`Adapter`
-instance or subclass) or ``adapters`` (a sequence of them, for a family of similar CLIs). An entry point
-names an adapter the same way (``name = "pkg.module:adapter"``).
-A plugin that fails to import or breaks the contract becomes an :class:`AdapterLoadError` naming its
-path and the reason; the others still load.
+A plugin is a ``.py`` file or a package folder whose module declares the plugin API version it was
+written for (``API_VERSION = 1``) and defines ``adapter`` (an :class:`Adapter` instance or subclass) or
+``adapters`` (a sequence of them, for a family of similar CLIs). An entry point names an adapter the same
+way (``name = "pkg.module:adapter"``), its module declaring ``API_VERSION`` too.
+A plugin written for another version of the API is not run at all: a file's version is read from its
+source before it is imported (an entry point's module from the module, before its adapter is touched).
+A plugin that fails to import, was written for another version or breaks the contract becomes an
+:class:`AdapterLoadError` naming its path and the reason; the others still load.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib
 import importlib.util
 import re
 import sys
@@ -20,15 +25,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-from polter.adapters._contract import Adapter
+from polter.adapters._contract import API_VERSION, Adapter
 from polter.errors import AdapterError, AdapterLoadError
 from polter.paths import bundled_dir, config_dir
 
 __all__ = [
+    "API_VERSION",
     "ENTRY_POINT_GROUP",
     "AdapterRegistry",
     "LoadedAdapter",
-    "adiscover",
+    "declared_api_version",
     "discover",
     "find_adapter",
     "load_plugin",
@@ -128,13 +134,14 @@ def _import_file(path: Path, source: Source) -> ModuleType:
 def _as_adapter(obj: object, where: str) -> Adapter:
     """Check the contract: an Adapter instance (or a subclass we can instantiate) with valid info."""
     if isinstance(obj, type) and issubclass(obj, Adapter):
-        if getattr(obj, "__abstractmethods__", None):
-            missing = ", ".join(sorted(obj.__abstractmethods__))
-            raise AdapterLoadError(f"{obj.__name__} does not implement {missing}", path=where)
+        cls = obj
+        if getattr(cls, "__abstractmethods__", None):
+            missing = ", ".join(sorted(cls.__abstractmethods__))
+            raise AdapterLoadError(f"{cls.__name__} does not implement {missing}", path=where)
         try:
-            obj = obj()
+            obj = cls()
         except Exception as exc:
-            raise AdapterLoadError(f"{obj.__name__}() failed: {exc}", path=where) from exc
+            raise AdapterLoadError(f"{cls.__name__}() failed: {exc}", path=where) from exc
     if not isinstance(obj, Adapter):
         raise AdapterLoadError(
             f"an adapter must be a polter.adapters.Adapter (instance or subclass), not {type(obj).__name__}",
@@ -145,8 +152,52 @@ def _as_adapter(obj: object, where: str) -> Adapter:
     return obj
 
 
+def declared_api_version(path: Path) -> int | None:
+    """The plugin API version a plugin file (or package) declares, read from its source without running it:
+    a top-level ``API_VERSION = <integer>``. ``None`` when it declares none.
+
+    Raises:
+        AdapterLoadError: the source cannot be read or parsed.
+    """
+    source_file = path / "__init__.py" if path.is_dir() else path
+    try:
+        tree = ast.parse(source_file.read_bytes(), filename=str(source_file))
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise AdapterLoadError(f"import failed: {type(exc).__name__}: {exc}", path=path) from exc
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "API_VERSION":
+            if isinstance(value, ast.Constant) and type(value.value) is int:
+                return value.value
+            raise AdapterLoadError("API_VERSION must be an integer, e.g. API_VERSION = 1", path=path)
+    return None
+
+
+def _check_api_version(declared: object, where: str | Path) -> None:
+    """Refuse a plugin written for another version of the plugin API (or that says none)."""
+    if declared is None:
+        raise AdapterLoadError(
+            f"declares no plugin API version: a plugin for this Polter starts with `API_VERSION = {API_VERSION}` "
+            "(docs/adapters.md, The plugin API)",
+            path=where,
+        )
+    if declared != API_VERSION:
+        raise AdapterLoadError(
+            f"written for plugin API version {declared}, but this Polter's is {API_VERSION}: not loaded "
+            "(docs/adapters.md, The plugin API, says what changed)",
+            path=where,
+        )
+
+
 def load_plugin(path: Path, source: Source = "user") -> list[Adapter]:
-    """Import one plugin file or package and return its adapters, or raise AdapterLoadError saying why."""
+    """Import one plugin file or package and return its adapters, or raise AdapterLoadError saying why
+    (a plugin written for another version of the plugin API is not imported at all)."""
+    _check_api_version(declared_api_version(path), path)
     try:
         module = _import_file(path, source)
     except BaseException as exc:  # a plugin's import may raise anything, even SystemExit
@@ -182,6 +233,7 @@ def _load_entry_points(registry: AdapterRegistry, name: str | None = None) -> No
             continue
         where = f"entry point {entry.name} = {entry.value}"
         try:
+            _check_api_version(getattr(importlib.import_module(entry.module), "API_VERSION", None), where)
             obj = entry.load()
             registry.add(_as_adapter(obj, where), "entry-point", where)
         except AdapterLoadError as exc:
@@ -200,13 +252,6 @@ def discover(*, bundled: Path | None = None, user: Path | None = None, entry_poi
     return registry
 
 
-async def adiscover(**kwargs: object) -> AdapterRegistry:
-    """``discover`` off the event loop (plugins import code and may touch the disk)."""
-    import asyncio
-
-    return await asyncio.to_thread(discover, **kwargs)  # type: ignore[arg-type]
-
-
 def find_adapter(name: str) -> Adapter:
     """One adapter by name, importing as little as possible (``polter hook`` runs on every tool call).
 
@@ -214,7 +259,12 @@ def find_adapter(name: str) -> Adapter:
     name and the bundled plugin named after it; only then loads everything.
     """
     stem = name.replace("-", "_")
-    for folder, source in ((user_plugins_dir(), "user"), (None, "entry-point"), (bundled_dir("plugins"), "bundled")):
+    places: tuple[tuple[Path | None, Source], ...] = (
+        (user_plugins_dir(), "user"),
+        (None, "entry-point"),
+        (bundled_dir("plugins"), "bundled"),
+    )
+    for folder, source in places:
         if folder is None:
             registry = AdapterRegistry()
             _load_entry_points(registry, name)
@@ -224,7 +274,7 @@ def find_adapter(name: str) -> Adapter:
         for candidate in (folder / f"{stem}.py", folder / stem):
             if candidate.is_file() or (candidate / "__init__.py").is_file():
                 try:
-                    adapters = load_plugin(candidate, source)  # type: ignore[arg-type]
+                    adapters = load_plugin(candidate, source)
                 except AdapterLoadError:
                     continue
                 for adapter in adapters:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from polter.adapters._contract import API_VERSION
 from polter.errors import ConfigError
+from polter.protocol import ADAPTER_NAME
 
 __all__ = ["scaffold_adapter"]
 
@@ -31,8 +33,8 @@ from polter.adapters import (
     HookRequest,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
     ScreenView,
     Skill,
@@ -43,6 +45,9 @@ from polter.adapters import (
     split_by_decision,
     split_tool_name,
 )
+
+API_VERSION = {api_version}
+"""The version of the plugin API (polter.adapters) this plugin is written for."""
 
 
 class {cls}(Adapter):
@@ -64,7 +69,7 @@ class {cls}(Adapter):
             found += scan_skills(directory / ".{name}" / "skills", "project")
         return found
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         _shown, hidden = split_by_decision(self.skills(pane.cwd, pane.user_home), pane)
         # TODO: your CLI's MCP config format. The CLI expands ${{POLTER_TOKEN}} from its environment:
         # never write the token itself into a file.
@@ -120,7 +125,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import AgentState, HookAnswer, Pane, load_plugin, write_pane_files
+from polter.adapters import AgentState, HookAnswer, PaneToPrepare
+from polter.adapters.host import load_plugin, write_pane_files
 
 PLUGIN = Path(__file__).resolve().parent
 TOKEN = "pane-token-that-must-not-reach-a-file"
@@ -133,12 +139,12 @@ def adapter():
 
 
 @pytest.fixture
-def pane(tmp_path: Path) -> Pane:
+def pane(tmp_path: Path) -> PaneToPrepare:
     home = tmp_path / "home"
     skill = home / ".{name}" / "skills" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\\nname: deploy\\ndescription: ships it\\n---\\n")
-    return Pane(
+    return PaneToPrepare(
         pane_id="p1",
         gateway_url="http://127.0.0.1:9",
         servers=("time", "github"),
@@ -155,7 +161,9 @@ def test_the_adapter_describes_itself(adapter) -> None:
     assert adapter.info.limitations
 
 
-def test_prepare_points_the_cli_at_every_gateway_endpoint_without_writing_the_token(adapter, pane: Pane) -> None:
+def test_prepare_points_the_cli_at_every_gateway_endpoint_without_writing_the_token(
+    adapter, pane: PaneToPrepare
+) -> None:
     prepared = adapter.prepare(pane)
     written = write_pane_files(pane.runtime_dir, prepared.files)
     text = "".join(path.read_text() for path in written if path.is_file())
@@ -165,7 +173,7 @@ def test_prepare_points_the_cli_at_every_gateway_endpoint_without_writing_the_to
     assert prepared.launch.env["POLTER_TOKEN"] == TOKEN
 
 
-def test_a_denied_skill_is_hidden(adapter, pane: Pane) -> None:
+def test_a_denied_skill_is_hidden(adapter, pane: PaneToPrepare) -> None:
     assert "deploy" in adapter.prepare(pane).hidden_skills
 
 
@@ -195,7 +203,7 @@ def test_state_is_read_from_the_screen(adapter) -> None:
 
 def scaffold_adapter(name: str, directory: Path, *, force: bool = False) -> list[Path]:
     """Write ``directory/<module>/__init__.py`` (the adapter) and its test; return the files written."""
-    if not re.fullmatch(r"[a-z][a-z0-9-]*", name):
+    if not re.fullmatch(ADAPTER_NAME, name):
         raise ConfigError("must start with a letter and use lowercase letters, digits and '-'", field="NAME")
     module = name.replace("-", "_")
     folder = directory / module
@@ -208,6 +216,7 @@ def scaffold_adapter(name: str, directory: Path, *, force: bool = False) -> list
         "cls": "".join(word.capitalize() for word in words),
         "env_prefix": module.upper(),
         "folder": str(folder),
+        "api_version": str(API_VERSION),
     }
     folder.mkdir(parents=True, exist_ok=True)
     files = {folder / "__init__.py": _ADAPTER.format(**values), folder / f"test_{module}.py": _TEST.format(**values)}

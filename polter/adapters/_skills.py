@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from polter.adapters._contract import Pane, PaneFile, Skill, SkillScope
+from polter.adapters._contract import PaneFile, PaneToPrepare, Skill, SkillScope
 
 __all__ = ["link_allowed_skills", "project_dirs", "read_skill", "scan_skills", "split_by_decision"]
 
@@ -72,7 +72,7 @@ def project_dirs(cwd: Path, home: Path | None = None) -> list[Path]:
     return [cwd]
 
 
-def split_by_decision(skills: Iterable[Skill], pane: Pane) -> tuple[list[Skill], list[Skill]]:
+def split_by_decision(skills: Iterable[Skill], pane: PaneToPrepare) -> tuple[list[Skill], list[Skill]]:
     """(shown, hidden): a skill is hidden only when the role denies it; ``ask`` stays visible (the hook asks)."""
     shown: list[Skill] = []
     hidden: list[Skill] = []
@@ -81,7 +81,7 @@ def split_by_decision(skills: Iterable[Skill], pane: Pane) -> tuple[list[Skill],
     return shown, hidden
 
 
-def link_allowed_skills(skills: Iterable[Skill], pane: Pane, into: str) -> Iterator[tuple[str, PaneFile]]:
+def link_allowed_skills(skills: Iterable[Skill], pane: PaneToPrepare, into: str) -> Iterator[tuple[str, PaneFile]]:
     """Runtime-dir symlinks ``into/<name>`` → each allowed skill's folder (for CLIs whose skill home Polter moves)."""
     seen: set[str] = set()
     for skill in skills:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-from polter.adapters._contract import Pane
+from polter.adapters._contract import PaneToPrepare
 from polter.adapters._veto import HOOK_CLIENT
 from polter.protocol import AgentState, StateReport
 
@@ -34,13 +34,13 @@ EXCERPT_LIMIT: Final = 200
 """Characters of the CLI's words kept in a report (one line for a notification)."""
 
 
-def state_hook_argv(pane: Pane, adapter: str) -> tuple[str, ...]:
+def state_hook_argv(pane: PaneToPrepare, adapter: str) -> tuple[str, ...]:
     """The command a CLI without HTTP hooks runs to report its state: the stdlib forwarder in its ``--state`` mode
     (``python -I -S``, so it starts in milliseconds), which never vetoes."""
     return (sys.executable, "-I", "-S", str(HOOK_CLIENT), "--state", adapter)
 
 
-def state_hook_url(pane: Pane, adapter: str) -> str:
+def state_hook_url(pane: PaneToPrepare, adapter: str) -> str:
     """The gateway URL an HTTP hook (or a plugin) posts the CLI's state payload to."""
     return f"{pane.gateway_url}/hook/{quote(adapter, safe='')}/state"
 

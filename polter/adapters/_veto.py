@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from polter.adapters._contract import Pane
+from polter.adapters._contract import PaneToPrepare
 from polter.protocol import BuiltinsPolicy, HookRequest
 
 __all__ = [
@@ -39,7 +39,7 @@ HOOK_CLIENT = Path(__file__).resolve().parent.parent / "hook_client.py"
 """The stdlib-only forwarder the CLIs run as their command hook."""
 
 
-def veto_hook_argv(pane: Pane, adapter: str) -> tuple[str, ...]:
+def veto_hook_argv(pane: PaneToPrepare, adapter: str) -> tuple[str, ...]:
     """The command hook for ``pane``: the forwarder (``python -I -S``: no site, no user paths, so it starts in
     milliseconds and a project's ``json.py`` cannot hijack it), with the pane's directory and runtime dir."""
     base = (
@@ -48,7 +48,7 @@ def veto_hook_argv(pane: Pane, adapter: str) -> tuple[str, ...]:
     return (*base, str(pane.cwd), str(pane.runtime_dir))
 
 
-def veto_hook_url(pane: Pane, adapter: str) -> str:
+def veto_hook_url(pane: PaneToPrepare, adapter: str) -> str:
     """The gateway URL an HTTP hook posts the CLI's payload to (no process at all)."""
     query = f"project={quote(str(pane.cwd), safe='/')}&runtime={quote(str(pane.runtime_dir), safe='/')}"
     return f"{pane.gateway_url}/hook/{adapter}/payload?{query}"
@@ -153,7 +153,7 @@ def denied_patterns(policy: BuiltinsPolicy | None) -> list[tuple[str, str | None
     return [_split(pattern) for pattern in (policy.deny if policy is not None else ())]
 
 
-def claude_style_denies(pane: Pane, policy: BuiltinsPolicy | None) -> list[str]:
+def claude_style_denies(pane: PaneToPrepare, policy: BuiltinsPolicy | None) -> list[str]:
     """The role's denies (and the protected targets) as Claude Code ``permissions.deny`` rules, which Qwen Code
     also reads: ``Bash(git push*)``, ``Edit(//abs/**)``, ``Read(~/.ssh/**)``, ``WebFetch(domain:x)``.
 

@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "adapters",
         help="list the AI CLI adapters and the CLI versions installed",
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _registry() -> Any:
-    from polter.adapters import discover
+    from polter.adapters.host import discover
 
     return discover()
 
@@ -134,8 +134,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from polter.adapters import user_plugins_dir
-    from polter.adapters._scaffold import scaffold_adapter
+    from polter.adapters.host import scaffold_adapter, user_plugins_dir
 
     directory = args.dir or user_plugins_dir()
     written = scaffold_adapter(args.name, directory, force=args.force)

@@ -5,14 +5,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
 
-ANSWERS = {"allow": "allow_once", "allow-once": "allow_once", "allow-pane": "allow_pane", "deny": "deny"}
+if TYPE_CHECKING:
+    from polter.gateway.models import AskAnswer
+
+ANSWERS: dict[str, AskAnswer] = {
+    "allow": "allow_once",
+    "allow-once": "allow_once",
+    "allow-pane": "allow_pane",
+    "deny": "deny",
+}
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "asks",
         help="list and answer pending asks",
@@ -55,7 +63,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _answer(args: argparse.Namespace) -> int:
-    ask = with_admin(args, lambda c: c.answer(args.ask_id, ANSWERS[args.answer]))  # type: ignore[arg-type]
+    ask = with_admin(args, lambda c: c.answer(args.ask_id, ANSWERS[args.answer]))
     if args.json:
         print_json(ask)
     else:

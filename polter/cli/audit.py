@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, add_state_dir, print_table
+
+if TYPE_CHECKING:
+    from polter.gateway.models import AuditRow
 
 FOLLOW_INTERVAL = 0.25
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "audit",
         help="show the audit log (every listing, call, hook and ask)",
@@ -53,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print(rows, as_json: bool, *, header: bool) -> None:  # type: ignore[no-untyped-def]
+def _print(rows: list[AuditRow], as_json: bool, *, header: bool) -> None:
     if as_json:
         for row in rows:
             print(row.model_dump_json(), flush=True)

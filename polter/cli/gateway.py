@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "gateway",
         help="run the MCP gateway (per-pane tokens, roles enforced, asks, audit)",
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fast_loop_factory():  # type: ignore[no-untyped-def]
+def _fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop when installed (a dependency on Linux/macOS): a faster event loop for every request."""
     import os
 

@@ -13,7 +13,7 @@ import argparse
 __all__ = ["main", "register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "hook",
         help="the veto hook an AI CLI runs before a tool call (reads its payload on stdin)",

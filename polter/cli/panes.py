@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
 
+if TYPE_CHECKING:
+    from polter.gateway.client import GatewayClient
+    from polter.gateway.models import PaneInfo
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "panes",
         help="register, list, steer and remove the gateway's panes",
@@ -69,7 +75,7 @@ def _register(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(args: argparse.Namespace, action) -> int:  # type: ignore[no-untyped-def]
+def _show(args: argparse.Namespace, action: Callable[[GatewayClient], Awaitable[PaneInfo]]) -> int:
     info = with_admin(args, action)
     if args.json:
         print_json(info)
@@ -89,7 +95,7 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_panes(panes) -> None:  # type: ignore[no-untyped-def]
+def _print_panes(panes: list[PaneInfo]) -> None:
     print_table(
         ["ID", "TITLE", "ROLE", "PHASE", "SESSIONS", "ASKS", "LAST INPUT"],
         [

@@ -10,11 +10,25 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from polter.errors import RoleError
+    from polter.roles.builtin_verdicts import BuiltinRequest
+    from polter.roles.engine import Request
     from polter.roles.library import RoleLibrary
+
+
+class _RoleRow(TypedDict):
+    """One role of ``polter roles list`` (its ``--json`` shape)."""
+
+    name: str
+    layer: str
+    path: str
+    overrides: list[str]
+    extends: str | None
+    description: str
+    invalid_file_last_good_in_force: bool
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,7 +99,7 @@ def run_list(args: argparse.Namespace) -> int:
     from polter.roles.library import RoleLibrary
 
     library = RoleLibrary.load()
-    rows = []
+    rows: list[_RoleRow] = []
     for name in library.names():
         role, source = library.get(name), library.source(name)
         assert role is not None and source is not None
@@ -186,6 +200,7 @@ def _library_and_role(spec: str) -> tuple[RoleLibrary, str]:
 
 def run_explain(args: argparse.Namespace) -> int:
     from polter.errors import RoleError
+    from polter.roles.builtin_verdicts import BuiltinRequest
     from polter.roles.engine import ServerRequest, SkillRequest, ToolCallRequest
 
     library, name = _library_and_role(args.role)
@@ -199,7 +214,7 @@ def run_explain(args: argparse.Namespace) -> int:
         if "/" not in args.target:
             raise RoleError(f"{args.target!r}: name the tool as SERVER/TOOL (or pass --kind server or --kind skill)")
         server, tool = args.target.split("/", 1)
-        request: ToolCallRequest | ServerRequest | SkillRequest = ToolCallRequest(
+        request: Request = ToolCallRequest(
             server,
             tool,
             read_only=args.read_only,
@@ -221,7 +236,7 @@ def run_explain(args: argparse.Namespace) -> int:
     print(f"{args.target} under the role {name} ({source})")
     if name in library.kept:
         print("note: the role's file is invalid; this is its last good version, still in force")
-    if isinstance(request, ToolCallRequest) or args.kind in ("shell", "read", "write", "web"):
+    if isinstance(request, ToolCallRequest | BuiltinRequest):
         phase = request.phase or ("research" if role.has_phases else "action")
         print(f"phase:    {phase}" + ("" if role.has_phases else " (the role has no phases)"))
         if isinstance(request, ToolCallRequest):
@@ -236,14 +251,14 @@ def run_explain(args: argparse.Namespace) -> int:
         print("runs:     " + "; ".join(str(command) for command in line.commands) or "(nothing)")
         if line.problem:
             print(f"note:     {line.problem}: the strictest shell rule applies")
-    if args.kind in ("shell", "read", "write"):
+    if isinstance(request, BuiltinRequest) and args.kind in ("shell", "read", "write"):
         print("protected (no role can open; * = writing only):")
-        for target in request.protected:  # type: ignore[union-attr]
+        for target in request.protected:
             print(f"  {target.path}{' *' if target.writes_only else ''}  {target.what}")
     return 0
 
 
-def _builtin_request(args: argparse.Namespace, library: RoleLibrary):  # type: ignore[no-untyped-def]
+def _builtin_request(args: argparse.Namespace, library: RoleLibrary) -> BuiltinRequest:
     """A call of the CLI's own tool of ``--kind``, judged as the gateway would (paths resolved on disk)."""
     from polter.gateway.builtin_calls import protected_targets, real_resolver
     from polter.roles.builtin_verdicts import BuiltinRequest

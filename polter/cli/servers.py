@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_state_dir, print_json, print_table
 
+if TYPE_CHECKING:
+    from polter.gateway.models import UpstreamInfo
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("servers", help="list, check and import the MCP servers the gateway manages")
     commands = parser.add_subparsers(dest="servers_command", metavar="COMMAND", required=True)
 
@@ -64,7 +68,7 @@ def _path(args: argparse.Namespace) -> Path:
     return args.servers or default_servers_path()
 
 
-def _live(args: argparse.Namespace) -> dict[str, object]:
+def _live(args: argparse.Namespace) -> dict[str, UpstreamInfo]:
     """The running gateway's view of its upstreams (state, tools, restarts, error), if one runs."""
     from polter.cli._admin import with_admin
     from polter.errors import PolterError
@@ -89,7 +93,7 @@ def _list(args: argparse.Namespace) -> int:
                     "transport": server.transport,
                     **server.model_dump(),
                     "running": live[name].model_dump() if name in live else None,
-                }  # type: ignore[attr-defined]
+                }
                 for name, server in servers.items()
             }
         )
@@ -101,12 +105,12 @@ def _list(args: argparse.Namespace) -> int:
             info = live.get(name)
             state = (
                 (
-                    f"{info.state}, {info.tools} tools, {info.restarts} restarts"  # type: ignore[attr-defined]
+                    f"{info.state}, {info.tools} tools, {info.restarts} restarts"
                     + (f": {info.error}" if info.error else "")
                 )
                 if info
                 else "-"
-            )  # type: ignore[attr-defined]
+            )
             rows.append([name, server.transport, "yes" if server.enabled else "no", server.describe(), state])
         print_table(["NAME", "TRANSPORT", "ENABLED", "COMMAND / URL", "GATEWAY"], rows)
     for problem in problems:

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tools = subparsers.add_parser(
         "tools",
         help="list what this pane can see and call, with reasons",

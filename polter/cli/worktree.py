@@ -12,9 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, print_json, print_table
 from polter.errors import PolterError, WorktreeRefused
@@ -30,13 +29,12 @@ if TYPE_CHECKING:
         WorktreeStatus,
     )
 
-T = TypeVar("T")
 
 _COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
 _BOLD, _RESET = "\x1b[1m", "\x1b[0m"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "worktree",
         help="list, review, merge and remove the panes' git worktrees",
@@ -92,10 +90,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         )
 
 
-def _run(step: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(step)
-
-
 async def _find(name: str, session: str | None = None) -> Worktree:
     return (await _find_pane(name, session))[0]
 
@@ -133,7 +127,7 @@ def _list(args: argparse.Namespace) -> int:
         found = iter(statuses)
         return [(entry, next(found) if entry.state != "lost" else None) for entry in entries], await running_panes()
 
-    rows, running = _run(gather())
+    rows, running = asyncio.run(gather())
     print_notes(running.notes)
     if args.json:
         print_json(
@@ -187,7 +181,7 @@ def _diff(args: argparse.Namespace) -> int:
         diffs = [] if args.stat else [await worktree.file_diff(file) for file in data.files]
         return data, diffs
 
-    data, diffs = _run(gather())
+    data, diffs = asyncio.run(gather())
     if args.json:
         print_json({"review": data.model_dump(mode="json"), "diffs": [diff.model_dump(mode="json") for diff in diffs]})
         return 0
@@ -232,7 +226,7 @@ def _review(args: argparse.Namespace) -> int:
     from polter.ui.review_app import ReviewApp
     from polter.ui.worktree_actions import OpenPane
 
-    worktree, pane = _run(_find_pane(args.pane, args.session))
+    worktree, pane = asyncio.run(_find_pane(args.pane, args.session))
     open_pane = None
     if pane is not None:
 
@@ -251,7 +245,7 @@ def _tell_host(pane: RunningPane) -> None:
     from polter.errors import SessionError
 
     try:
-        _run(pane.call("refresh_worktree"))
+        asyncio.run(pane.call("refresh_worktree"))
     except SessionError:
         pass  # the pane or its session is gone meanwhile
 
@@ -260,8 +254,8 @@ def _tell_host(pane: RunningPane) -> None:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    worktree, pane = _run(_find_pane(args.pane, args.session))
-    check = _run(worktree.check_merge())
+    worktree, pane = asyncio.run(_find_pane(args.pane, args.session))
+    check = asyncio.run(worktree.check_merge())
     if check.pane_uncommitted:
         message = args.commit
         if message is None and _interactive():
@@ -270,9 +264,9 @@ def _merge(args: argparse.Namespace) -> int:
             if not message:
                 return 1
         if message:
-            commit = _run(worktree.commit_all(message))
+            commit = asyncio.run(worktree.commit_all(message))
             print(f"committed {commit[:12]} on {worktree.branch}")
-            check = _run(worktree.check_merge())
+            check = asyncio.run(worktree.check_merge())
     if not check.ok:
         hint = ("pass --commit MESSAGE to commit the pane's files first",) if check.pane_uncommitted else ()
         raise WorktreeRefused(
@@ -288,7 +282,7 @@ def _merge(args: argparse.Namespace) -> int:
     if not args.yes and not _ask_yes(question):
         print("not merged")
         return 1
-    result = _run(worktree.merge(no_ff=args.no_ff))
+    result = asyncio.run(worktree.merge(no_ff=args.no_ff))
     print(f"merged {worktree.branch} into {result.base}: now at {result.commit[:12]}")
     if pane is not None:
         _tell_host(pane)
@@ -299,8 +293,8 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    worktree, pane = _run(_find_pane(args.pane, args.session))
-    check = _run(worktree.check_remove())
+    worktree, pane = asyncio.run(_find_pane(args.pane, args.session))
+    check = asyncio.run(worktree.check_remove())
     if check.blockers:
         raise WorktreeRefused(f"not removing {worktree.path} (nothing was changed):", reasons=check.blockers)
     if pane is not None and not _may_close(pane, args.close_pane):
@@ -328,9 +322,9 @@ def _remove(args: argparse.Namespace) -> int:
         print("not removed")
         return 1
     if pane is not None:
-        _run(pane.call("close"))
+        asyncio.run(pane.call("close"))
         print(f"closed {pane.label}")
-    result = _run(worktree.remove(discard=discard, keep_branch=args.keep_branch))
+    result = asyncio.run(worktree.remove(discard=discard, keep_branch=args.keep_branch))
     done = [f"removed {worktree.path}"] if result.removed_folder else []
     if result.branch_tip:
         tip = result.branch_tip[:12]
@@ -364,8 +358,8 @@ def _restore(args: argparse.Namespace) -> int:
             f"Run this repository's setup command `{setup.display}` (from {setup.source}) in new worktrees?"
         )
 
-    worktree, pane = _run(_find_pane(args.pane, args.session))
-    opened = _run(recreate(worktree, confirm))
+    worktree, pane = asyncio.run(_find_pane(args.pane, args.session))
+    opened = asyncio.run(recreate(worktree, confirm))
     print(f"{opened.how} {opened.worktree.path} on {opened.worktree.branch}")
     for note in opened.notes:
         print(f"note: {note}")

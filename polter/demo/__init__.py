@@ -13,7 +13,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 
-from polter.adapters import AdapterRegistry
+from polter.adapters.host import AdapterRegistry
 from polter.gateway.servers import ServerConfig
 from polter.session.config import PaneSetup
 from polter.session.launch import Launch, choose_shell, plan_panes, terraria_server

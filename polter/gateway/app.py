@@ -32,7 +32,7 @@ from polter.gateway.security import GatewayAuth, loopback_security
 from polter.gateway.state_reports import state_route
 from polter.roles.library import RoleLibrary
 
-__all__ = ["create_gateway", "default_roles_dirs", "load_roles"]
+__all__ = ["create_gateway", "default_roles_dirs"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +42,6 @@ def default_roles_dirs() -> list[Path]:
     from polter.roles.library import default_layers
 
     return [layer.path for layer in default_layers()]
-
-
-def load_roles(dirs: list[Path] | None) -> RoleLibrary:
-    return RoleLibrary.load(dirs)
 
 
 class _McpRouter:
@@ -70,7 +66,7 @@ def create_gateway(
 ) -> Starlette:
     """Build the gateway app. ``app.state.gateway`` is the :class:`Gateway`; ``app.state.admin_token``
     the control API's token (generated when not given)."""
-    gateway = Gateway(config, roles if roles is not None else load_roles(config.roles_dirs))
+    gateway = Gateway(config, roles if roles is not None else RoleLibrary.load(config.roles_dirs))
     admin_token = admin_token or new_token()
     security = loopback_security()
     endpoints = EndpointSet(gateway, security)
@@ -106,7 +102,7 @@ def create_gateway(
         middleware=[
             Middleware(
                 GatewayAuth,
-                panes=gateway.panes,  # type: ignore[arg-type]
+                panes=gateway.panes,
                 admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
                 security=security,
             )

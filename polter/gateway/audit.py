@@ -218,10 +218,11 @@ def read_rows(
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         connection.execute("PRAGMA busy_timeout=5000")
-        where, params = ["id > ?"], [after_id]
+        where = ["id > ?"]
+        params: list[str | int] = [after_id]
         if pane is not None:
             where.append("pane = ?")
-            params.append(pane)  # type: ignore[arg-type]
+            params.append(pane)
         order = "DESC" if newest else "ASC"
         present = {row[1] for row in connection.execute("PRAGMA table_info(audit)")}
         selected = ", ".join(column if column in present else f"NULL AS {column}" for column in _COLUMNS)

@@ -24,7 +24,7 @@ from polter.roles.engine import CompiledRole, Verdict
 
 if TYPE_CHECKING:
     from polter.gateway.core import Authorization, Gateway
-    from polter.gateway.panes import Pane
+    from polter.gateway.panes import RegisteredPane
 
 __all__ = [
     "GIT_TARGETS",
@@ -161,7 +161,9 @@ def target_of(call: BuiltinCall, resolve: Resolver) -> str:
     return call.argument
 
 
-async def decide_builtin_call(gateway: Gateway, pane: Pane, adapter: str, request: HookRequest) -> Authorization:
+async def decide_builtin_call(
+    gateway: Gateway, pane: RegisteredPane, adapter: str, request: HookRequest
+) -> Authorization:
     """The role's decision on one of the CLI's own tools, an ask resolved, a grant applied, the audit row written."""
     from polter.gateway.core import Authorization
 

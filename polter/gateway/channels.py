@@ -21,7 +21,6 @@ from mcp.server.subscriptions import (
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
-    ServerEvent,
     ToolsListChanged,
 )
 
@@ -32,7 +31,7 @@ __all__ = ["ChangeKind", "PaneChannels"]
 logger = logging.getLogger(__name__)
 
 ChangeKind = Literal["tools", "prompts", "resources"]
-_EVENTS: dict[str, type[ServerEvent]] = {
+_EVENTS: dict[ChangeKind, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
     "tools": ToolsListChanged,
     "prompts": PromptsListChanged,
     "resources": ResourcesListChanged,

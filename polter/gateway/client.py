@@ -186,7 +186,8 @@ class GatewayClient:
                     elif line.startswith("data:"):
                         data.append(line[5:].strip())
                     elif not line and event_type:
-                        yield GatewayEvent(type=event_type, data=json.loads("\n".join(data)) if data else {})  # type: ignore[arg-type]
+                        payload = json.loads("\n".join(data)) if data else {}
+                        yield GatewayEvent.model_validate({"type": event_type, "data": payload})
                         event_type, data = "", []
         except httpx2.TransportError as exc:
             raise GatewayUnavailable(f"lost the gateway at {self.url}: {exc}") from exc
@@ -242,7 +243,7 @@ async def pane_client(
         event_hooks={"response": [refuse]},
     )
     try:
-        async with Client(streamable_http_client(f"{base}/mcp/{server}", http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(streamable_http_client(f"{base}/mcp/{server}", http_client=http), mode=mode) as client:
             yield client
     except Exception as exc:
         cause = _first_cause(exc, (AuthError, ControlError, httpx2.ConnectError))

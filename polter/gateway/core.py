@@ -45,7 +45,7 @@ from polter.gateway.models import (
     SkillCapability,
     ToolCapability,
 )
-from polter.gateway.panes import Pane, PaneRegistry
+from polter.gateway.panes import PaneRegistry, RegisteredPane
 from polter.gateway.policy import Policy, annotations_of
 from polter.gateway.upstreams import ListKind, UpstreamPool
 from polter.protocol import HookAnswer, HookRequest
@@ -155,14 +155,14 @@ class Gateway:
 
     # -- panes (control API) --------------------------------------------------------------------
 
-    def pane_info(self, pane: Pane) -> PaneInfo:
+    def pane_info(self, pane: RegisteredPane) -> PaneInfo:
         return pane.info(
             role_found=self.policy.role(pane) is not None,
             sessions=self.channels.count(pane.id),
             pending_asks=len(self.asks.pending(pane.id)),
         )
 
-    def pane(self, pane_id: str) -> Pane:
+    def pane(self, pane_id: str) -> RegisteredPane:
         pane = self.panes.get(pane_id)
         if pane is None:
             raise PaneNotFound(pane_id)
@@ -227,25 +227,25 @@ class Gateway:
         pane.skills = sorted(set(skills))
         return self._publish_pane(pane)
 
-    def _publish_pane(self, pane: Pane) -> PaneInfo:
+    def _publish_pane(self, pane: RegisteredPane) -> PaneInfo:
         info = self.pane_info(pane)
         self.events.publish("pane", info)
         return info
 
-    def _adopt_phase(self, pane: Pane) -> None:
+    def _adopt_phase(self, pane: RegisteredPane) -> None:
         role = self.policy.role(pane)
         if role is None or not role.has_phases:
             pane.phase = None
         elif pane.phase is None:
             pane.phase = "research"
 
-    def _change_phase(self, pane: Pane, phase: Phase) -> None:
+    def _change_phase(self, pane: RegisteredPane, phase: Phase) -> None:
         role = self.policy.role(pane)
         if role is None or not role.has_phases:
             raise PhaseError(f"the role {pane.role} has no phases")
         pane.phase = phase
 
-    def _surface_changed(self, pane: Pane, why: str) -> None:
+    def _surface_changed(self, pane: RegisteredPane, why: str) -> None:
         """Tell the pane's sessions (``list_changed``) and the model (a notice on its next tool result)."""
         pane.notice = (
             f"[polter] This pane's tools changed: {why}. The tool list you saw earlier is out of "
@@ -266,7 +266,7 @@ class Gateway:
 
     # -- capabilities (whoami) ------------------------------------------------------------------
 
-    async def capabilities(self, pane: Pane) -> Capabilities:
+    async def capabilities(self, pane: RegisteredPane) -> Capabilities:
         """The pane's own surface. Waits (briefly) for upstreams still starting, so their tools show."""
         await asyncio.gather(*(upstream.wait_running() for upstream in self.pool.upstreams.values()))
         role = self.policy.role(pane)
@@ -321,7 +321,7 @@ class Gateway:
             notes=notes,
         )
 
-    def _tool_capability(self, pane: Pane, server: str, tool: types.Tool, visible: bool) -> ToolCapability:
+    def _tool_capability(self, pane: RegisteredPane, server: str, tool: types.Tool, visible: bool) -> ToolCapability:
         verdict = self.policy.decide_tool(pane, server, tool.name, tool)
         read_only, destructive = annotations_of(tool)
         return ToolCapability(
@@ -334,7 +334,7 @@ class Gateway:
             destructive=destructive is not False and not read_only,
         )
 
-    def _floor_capability(self, pane: Pane) -> ServerCapability:
+    def _floor_capability(self, pane: RegisteredPane) -> ServerCapability:
         from polter.gateway.floor import floor_tools
 
         tools = [self._tool_capability(pane, FLOOR_SERVER, tool, True) for tool in floor_tools(self, pane)]
@@ -352,7 +352,7 @@ class Gateway:
 
     async def authorize(
         self,
-        pane: Pane,
+        pane: RegisteredPane,
         verdict: Verdict,
         *,
         kind: Literal["tool", "prompt", "resource", "skill", "escalate"],
@@ -383,7 +383,7 @@ class Gateway:
             rule=verdict.rule,
             reason=verdict.reason,
         )
-        if outcome.allowed and self.panes.get(pane.id) is pane:
+        if outcome.allowed and pane in self.panes:
             if outcome.answer == "allow_pane" and grant_key is not None:
                 pane.grants.add(grant_key)
             elif preapprove and grant_key is not None:
@@ -391,7 +391,7 @@ class Gateway:
             return Authorization(True, outcome.answer or "allow", verdict.rule, outcome.reason)
         return Authorization(False, outcome.answer or "deny", verdict.rule, f"{verdict.reason} Then {outcome.reason}.")
 
-    async def decide_tool_call(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> Verdict:
+    async def decide_tool_call(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> Verdict:
         """The decision on a call, where a keyword gate that stays shut waits briefly for the human's line.
 
         The app writes the human's Enter to the CLI and then passes the line to the gateway, so a fast
@@ -406,7 +406,12 @@ class Gateway:
         return verdict
 
     async def call_tool(
-        self, pane: Pane, server: str, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+        self,
+        pane: RegisteredPane,
+        server: str,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         started = time.perf_counter()
         upstream = self.pool.get(server)
@@ -456,14 +461,14 @@ class Gateway:
         await self._audit(pane, "call", server, name, auth, started, arguments)
         return self.with_notice(pane, result)
 
-    def with_notice(self, pane: Pane, result: types.CallToolResult) -> types.CallToolResult:
+    def with_notice(self, pane: RegisteredPane, result: types.CallToolResult) -> types.CallToolResult:
         """Prefix the pending one-line notice (tools changed) to this tool result, once."""
         notice, pane.notice = pane.notice, None
         if notice is None:
             return result
         return result.model_copy(update={"content": [types.TextContent(text=notice), *result.content]})
 
-    async def list_tools(self, pane: Pane, server: str) -> list[types.Tool]:
+    async def list_tools(self, pane: RegisteredPane, server: str) -> list[types.Tool]:
         started = time.perf_counter()
         upstream = self.pool.get(server)
         assert upstream is not None
@@ -472,7 +477,7 @@ class Gateway:
         self.audit_listing(pane, server, len(visible), started)
         return visible
 
-    def audit_listing(self, pane: Pane, server: str, listed: int, started: float) -> None:
+    def audit_listing(self, pane: RegisteredPane, server: str, listed: int, started: float) -> None:
         upstream = self.pool.get(server)
         total = len(upstream.tools) if upstream is not None else listed
         self.audit.submit(
@@ -487,7 +492,7 @@ class Gateway:
             )
         )
 
-    async def hook(self, pane: Pane, adapter: str, request: HookRequest) -> HookAnswer:
+    async def hook(self, pane: RegisteredPane, adapter: str, request: HookRequest) -> HookAnswer:
         """The CLI hook's veto: the same decision as the gateway call, asks resolved before answering."""
         if request.kind == "builtin":
             from polter.gateway.builtin_calls import decide_builtin_call
@@ -544,7 +549,7 @@ class Gateway:
 
     def _row(
         self,
-        pane: Pane | None,
+        pane: RegisteredPane | None,
         layer: Layer,
         server: str | None,
         name: str | None,
@@ -570,7 +575,7 @@ class Gateway:
 
     async def _audit(
         self,
-        pane: Pane | None,
+        pane: RegisteredPane | None,
         layer: Layer,
         server: str | None,
         name: str | None,
@@ -583,7 +588,7 @@ class Gateway:
 
     async def audit_decision(
         self,
-        pane: Pane,
+        pane: RegisteredPane,
         layer: Layer,
         server: str,
         name: str,
@@ -612,7 +617,7 @@ class Gateway:
             )
         )
 
-    async def notify(self, pane: Pane, kinds: tuple[ChangeKind, ...] = ("tools",)) -> None:
+    async def notify(self, pane: RegisteredPane, kinds: tuple[ChangeKind, ...] = ("tools",)) -> None:
         await self.channels.notify(pane_id=pane.id, kinds=kinds)
 
 

@@ -31,7 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from polter import __version__
 from polter.gateway.core import Gateway
 from polter.gateway.floor import call_floor_tool, floor_tools
-from polter.gateway.panes import Pane
+from polter.gateway.panes import RegisteredPane
 from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
 from polter.roles.engine import FLOOR_SERVER
 
@@ -45,7 +45,7 @@ PANE_SCOPE_KEY = "polter.pane"
 POLICY_DENIED = -32010
 """JSON-RPC error code for a prompt or resource the role refuses (tools get an ``isError`` result)."""
 
-current_pane: ContextVar[Pane | None] = ContextVar("polter_current_pane", default=None)
+current_pane: ContextVar[RegisteredPane | None] = ContextVar("polter_current_pane", default=None)
 """The pane whose token made the request being handled."""
 
 
@@ -60,14 +60,14 @@ class PaneMiddleware:
 
     def __init__(self, gateway: Gateway, endpoint: str, *, cache_listings: bool = False) -> None:
         self.gateway, self.endpoint = gateway, endpoint
-        self._listings: weakref.WeakKeyDictionary[Pane, tuple[tuple[Any, ...], dict[str, Any]]] | None = (
+        self._listings: weakref.WeakKeyDictionary[RegisteredPane, tuple[tuple[Any, ...], dict[str, Any]]] | None = (
             weakref.WeakKeyDictionary() if cache_listings else None
         )
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         request = ctx.request
-        pane = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
-        if pane is None or self.gateway.panes.get(pane.id) is not pane:
+        pane: RegisteredPane | None = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
+        if pane is None or pane not in self.gateway.panes:
             raise MCPError(types.INVALID_REQUEST, "this pane is not registered with the gateway (any more)")
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
@@ -79,7 +79,9 @@ class PaneMiddleware:
         finally:
             current_pane.reset(token)
 
-    async def _list_tools(self, pane: Pane, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def _list_tools(
+        self, pane: RegisteredPane, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         assert self._listings is not None
         cached = self._listings.get(pane)
         if cached is not None and cached[0] == self._key(pane, ctx):
@@ -91,13 +93,13 @@ class PaneMiddleware:
             self._listings[pane] = (self._key(pane, ctx), result)
         return result
 
-    def _key(self, pane: Pane, ctx: ServerRequestContext[Any, Any]) -> tuple[Any, ...]:
+    def _key(self, pane: RegisteredPane, ctx: ServerRequestContext[Any, Any]) -> tuple[Any, ...]:
         upstream = self.gateway.pool.get(self.endpoint)
         generation = upstream.generation if upstream is not None and upstream.state == "running" else None
         return (self.gateway.policy.role(pane), pane.role, pane.phase, generation, ctx.protocol_version)
 
 
-def _pane() -> Pane:
+def _pane() -> RegisteredPane:
     pane = current_pane.get()
     if pane is None:  # the middleware guarantees one; refuse rather than act for nobody
         raise MCPError(types.INVALID_REQUEST, "no pane identity on this request")

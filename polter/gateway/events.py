@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from polter.gateway.models import GatewayEvent
+from polter.gateway.models import GatewayEvent, GatewayEventType
 
 __all__ = ["EventHub"]
 
@@ -36,9 +36,9 @@ class EventHub:
     def on_last_controller_left(self, callback: Callable[[], None]) -> None:
         self._on_last_leave.append(callback)
 
-    def publish(self, type_: str, data: BaseModel | dict[str, Any]) -> None:
+    def publish(self, type_: GatewayEventType, data: BaseModel | dict[str, Any]) -> None:
         payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else data
-        event = GatewayEvent(type=type_, data=payload)  # type: ignore[arg-type]
+        event = GatewayEvent(type=type_, data=payload)
         for queue in list(self._queues):
             try:
                 queue.put_nowait(event)

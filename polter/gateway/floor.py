@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from polter.gateway.panes import Pane
+from polter.gateway.panes import RegisteredPane
 from polter.roles.engine import FLOOR_SERVER
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ ESCALATE = types.Tool(
 )
 
 
-def floor_tools(gateway: Gateway, pane: Pane) -> list[types.Tool]:
+def floor_tools(gateway: Gateway, pane: RegisteredPane) -> list[types.Tool]:
     role = gateway.policy.role(pane)
     return [WHOAMI, ESCALATE] if role is not None and role.has_phases else [WHOAMI]
 
@@ -62,7 +62,7 @@ def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None =
 
 
 async def call_floor_tool(
-    gateway: Gateway, pane: Pane, name: str, arguments: dict[str, Any] | None
+    gateway: Gateway, pane: RegisteredPane, name: str, arguments: dict[str, Any] | None
 ) -> types.CallToolResult:
     started = time.perf_counter()
     from polter.gateway.core import Authorization
@@ -82,7 +82,7 @@ async def call_floor_tool(
     return gateway.with_notice(pane, result)
 
 
-async def _escalate(gateway: Gateway, pane: Pane, reason: str) -> tuple[types.CallToolResult, Any]:
+async def _escalate(gateway: Gateway, pane: RegisteredPane, reason: str) -> tuple[types.CallToolResult, Any]:
     from polter.gateway.core import Authorization, refusal
 
     role = gateway.policy.role(pane)

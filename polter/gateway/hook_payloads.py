@@ -49,7 +49,7 @@ class HookAdapters:
             async with self._lock:
                 adapter = self._loaded.get(name)
                 if adapter is None:
-                    from polter.adapters import find_adapter
+                    from polter.adapters.host import find_adapter
 
                     adapter = await asyncio.to_thread(find_adapter, name)
                     self._loaded[name] = adapter
@@ -60,8 +60,8 @@ def encode_command_reply(reply: HookReply) -> bytes:
     stdout, stderr = (
         text + ("\n" if text and not text.endswith("\n") else "") for text in (reply.stdout, reply.stderr)
     )
-    stdout, stderr = stdout.encode(), stderr.encode()
-    return f"{reply.exit_code}\n{len(stdout)}\n".encode() + stdout + stderr
+    out, err = stdout.encode(), stderr.encode()
+    return f"{reply.exit_code}\n{len(out)}\n".encode() + out + err
 
 
 def _veto(reason: str) -> HookReply:

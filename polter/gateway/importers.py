@@ -27,8 +27,9 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
-from polter.gateway.servers import FLOOR_ENDPOINT, SERVER_NAME, HttpServer, ServerConfig, StdioServer
+from polter.gateway.servers import SERVER_NAME, HttpServer, ServerConfig, StdioServer
 from polter.paths import ENV_TOKEN
+from polter.protocol import FLOOR_SERVER
 
 __all__ = ["SOURCES", "FoundServer", "Skipped", "append_servers", "find_servers"]
 
@@ -165,7 +166,7 @@ def find_servers(
             if not isinstance(raw, dict):
                 skipped.append(Skipped(original, client, source, "not a table"))
                 continue
-            if name == FLOOR_ENDPOINT or _mentions_polter(raw):
+            if name == FLOOR_SERVER or _mentions_polter(raw):
                 skipped.append(Skipped(original, client, source, "this is Polter's own gateway"))
                 continue
             try:

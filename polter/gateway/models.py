@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polter.protocol import BuiltinsPolicy, Decision, StateReport
+from polter.protocol import BuiltinsPolicy, Decision, Phase, StateReport
 
 __all__ = [
     "AskAnswer",
@@ -22,6 +22,7 @@ __all__ = [
     "AuditRow",
     "Capabilities",
     "GatewayEvent",
+    "GatewayEventType",
     "GatewayState",
     "GatewayStatus",
     "InputLine",
@@ -43,8 +44,6 @@ __all__ = [
     "UpstreamInfo",
 ]
 
-Phase = Literal["research", "action"]
-"""A role with phases starts every human request in ``research`` and escalates to ``action``."""
 
 AskAnswer = Literal["allow_once", "allow_pane", "deny"]
 """How the human answered an ask: this call only, this tool for the rest of the pane's role, or no."""
@@ -265,12 +264,15 @@ class GatewayStatus(_Model):
     pending_asks: int
 
 
+GatewayEventType = Literal[
+    "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
+]
+
+
 class GatewayEvent(_Model):
     """One event on ``/control/events``. ``data`` is the JSON of the model named by ``type``."""
 
-    type: Literal[
-        "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
-    ]
+    type: GatewayEventType
     data: dict[str, Any] = Field(default_factory=dict)
 
 

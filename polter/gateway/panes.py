@@ -14,6 +14,7 @@ import itertools
 import secrets
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -22,7 +23,7 @@ from mcp.server.auth.provider import AccessToken
 
 from polter.gateway.models import PaneInfo, PaneRegistration, Phase
 
-__all__ = ["INPUT_LINES_KEPT", "Pane", "PaneConflict", "PaneRegistry", "hash_token", "new_token"]
+__all__ = ["INPUT_LINES_KEPT", "PaneConflict", "PaneRegistry", "RegisteredPane", "hash_token", "new_token"]
 
 INPUT_LINES_KEPT = 20
 """How many of the human's latest lines a pane remembers for keyword gates."""
@@ -42,7 +43,7 @@ class PaneConflict(ValueError):
 
 
 @dataclass(eq=False)
-class Pane:
+class RegisteredPane:
     """One pane's identity and policy state. Mutated only by the gateway's control layer."""
 
     id: str
@@ -114,17 +115,21 @@ class PaneRegistry:
     """Panes by id and by token hash."""
 
     def __init__(self) -> None:
-        self._by_id: dict[str, Pane] = {}
-        self._by_hash: dict[str, Pane] = {}
+        self._by_id: dict[str, RegisteredPane] = {}
+        self._by_hash: dict[str, RegisteredPane] = {}
         self._numbers = itertools.count(1)
 
     def __len__(self) -> int:
         return len(self._by_id)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[RegisteredPane]:
         return iter(list(self._by_id.values()))
 
-    def register(self, registration: PaneRegistration) -> tuple[Pane, str]:
+    def __contains__(self, pane: object) -> bool:
+        """Whether ``pane`` is registered: this very pane, not one registered again under its id."""
+        return isinstance(pane, RegisteredPane) and self._by_id.get(pane.id) is pane
+
+    def register(self, registration: PaneRegistration) -> tuple[RegisteredPane, str]:
         """Add a pane; returns it with its token (the only time the token is known in clear)."""
         token = registration.token or new_token()
         digest = hash_token(token)
@@ -133,7 +138,7 @@ class PaneRegistry:
         pane_id = registration.id or self._next_id()
         if pane_id in self._by_id:
             raise PaneConflict(f"pane id {pane_id!r} is already registered")
-        pane = Pane(
+        pane = RegisteredPane(
             id=pane_id,
             title=registration.title,
             role=registration.role,
@@ -151,15 +156,15 @@ class PaneRegistry:
             if candidate not in self._by_id:
                 return candidate
 
-    def by_token(self, token: str) -> Pane | None:
+    def by_token(self, token: str) -> RegisteredPane | None:
         """The pane holding this token. The dict lookup is on a SHA-256 digest, so timing reveals
         nothing useful about the token itself."""
         return self._by_hash.get(hash_token(token))
 
-    def get(self, pane_id: str) -> Pane | None:
+    def get(self, pane_id: str) -> RegisteredPane | None:
         return self._by_id.get(pane_id)
 
-    def remove(self, pane_id: str) -> Pane | None:
+    def remove(self, pane_id: str) -> RegisteredPane | None:
         pane = self._by_id.pop(pane_id, None)
         if pane is not None:
             self._by_hash.pop(pane.token_hash, None)

@@ -18,7 +18,7 @@ from typing import Any
 
 import mcp_types as types
 
-from polter.gateway.panes import Pane
+from polter.gateway.panes import RegisteredPane
 from polter.roles.engine import BuiltinRequest, CompiledRole, ServerRequest, SkillRequest, ToolCallRequest, Verdict
 from polter.roles.library import RoleLibrary
 
@@ -47,14 +47,14 @@ class Policy:
         self.input_window = input_window
         self._listings: dict[tuple[str, str], tuple[tuple[Any, ...], list[types.Tool]]] = {}
 
-    def role(self, pane: Pane) -> CompiledRole | None:
+    def role(self, pane: RegisteredPane) -> CompiledRole | None:
         try:
             return self.roles.get(pane.role)
         except Exception:  # a broken role source is "no role": calls deny, listings show everything
             logger.exception("looking up role %r failed", pane.role)
             return None
 
-    def tool_request(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> ToolCallRequest:
+    def tool_request(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> ToolCallRequest:
         read_only, destructive = annotations_of(tool)
         return ToolCallRequest(
             server=server,
@@ -67,7 +67,7 @@ class Policy:
 
     # -- execution: fails closed -----------------------------------------------------------------
 
-    def decide_tool(self, pane: Pane, server: str, name: str, tool: types.Tool | None) -> Verdict:
+    def decide_tool(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> Verdict:
         verdict = self._decide(pane, self.tool_request(pane, server, name, tool), f"{server}/{name}")
         if verdict.decision == "ask" and (server, name) in pane.grants:
             return Verdict(
@@ -78,18 +78,21 @@ class Policy:
             )
         return verdict
 
-    def decide_server(self, pane: Pane, server: str) -> Verdict:
+    def decide_server(self, pane: RegisteredPane, server: str) -> Verdict:
         return self._decide(pane, ServerRequest(server), f"the server {server}")
 
-    def decide_skill(self, pane: Pane, skill: str) -> Verdict:
+    def decide_skill(self, pane: RegisteredPane, skill: str) -> Verdict:
         return self._decide(pane, SkillRequest(skill), f"the skill {skill}")
 
-    def decide_builtin(self, pane: Pane, request: BuiltinRequest) -> Verdict:
+    def decide_builtin(self, pane: RegisteredPane, request: BuiltinRequest) -> Verdict:
         """One of the CLI's own tools (a shell command, a file read or write, a fetch...)."""
         return self._decide(pane, request, f"{request.call.cli_tool} ({request.call.argument})")
 
     def _decide(
-        self, pane: Pane, request: ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest, subject: str
+        self,
+        pane: RegisteredPane,
+        request: ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest,
+        subject: str,
     ) -> Verdict:
         role = self.role(pane)
         if role is None:
@@ -111,7 +114,9 @@ class Policy:
 
     # -- listing: fails open ---------------------------------------------------------------------
 
-    def visible_tools(self, pane: Pane, server: str, tools: Sequence[types.Tool], generation: int) -> list[types.Tool]:
+    def visible_tools(
+        self, pane: RegisteredPane, server: str, tools: Sequence[types.Tool], generation: int
+    ) -> list[types.Tool]:
         role = self.role(pane)
         if role is None:
             return list(tools)
@@ -127,7 +132,7 @@ class Policy:
         self._listings[(pane.id, server)] = (key, visible)
         return visible
 
-    def server_visible(self, pane: Pane, server: str) -> bool:
+    def server_visible(self, pane: RegisteredPane, server: str) -> bool:
         """Whether the server's prompts and resources are listed: hidden only on an outright deny."""
         role = self.role(pane)
         if role is None:

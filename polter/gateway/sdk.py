@@ -89,7 +89,7 @@ class GatewayServer(Server[Any]):
         self._instructions = instructions
         super().__init__(name, **options)
 
-    @property  # type: ignore[override]  # an attribute in Server; read on every initialize and discover
+    @property  # an attribute in Server; read on every initialize and discover
     def instructions(self) -> str | None:
         return self._instructions() if callable(self._instructions) else self._instructions
 

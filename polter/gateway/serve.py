@@ -21,6 +21,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from polter import __version__
+from polter.embedded_server import EmbeddedServer
 from polter.errors import ConfigError
 from polter.gateway.config import GatewayConfig
 from polter.gateway.models import GatewayState
@@ -79,9 +80,7 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         ws="none",
     )
-    server = uvicorn.Server(config)
-    # uvicorn's own handlers re-raise the signal after shutdown, killing the process before our cleanup.
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server = EmbeddedServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="polter-gateway")
     waiter = asyncio.create_task(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
+from polter.protocol import FLOOR_SERVER
 from polter.toml_positions import locate_line, toml_syntax_error  # one TOML position reader for all files
 
 __all__ = [
-    "FLOOR_ENDPOINT",
     "HttpServer",
     "SERVERS_FILE",
     "ServerConfig",
@@ -43,8 +43,6 @@ __all__ = [
 ]
 
 SERVERS_FILE = "servers.toml"
-FLOOR_ENDPOINT = "polter"
-"""The gateway's own endpoint (``whoami``, ``escalate``); no managed server may take its name."""
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -97,8 +95,8 @@ class _ServersFile(BaseModel):
     @field_validator("servers")
     @classmethod
     def _not_floor(cls, servers: dict[str, Any]) -> dict[str, Any]:
-        if FLOOR_ENDPOINT in servers:
-            raise ValueError(f"{FLOOR_ENDPOINT!r} is reserved for Polter's own endpoint")
+        if FLOOR_SERVER in servers:
+            raise ValueError(f"{FLOOR_SERVER!r} is reserved for Polter's own endpoint")
         return servers
 
 
@@ -161,12 +159,12 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
     try:
         document = _ServersFile.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        invalid = []
         for error in exc.errors():
             loc = [str(part) for part in error["loc"]]
             line = toml_line(text, tuple(loc[:2])) if len(loc) >= 2 else None
-            problems.append(ConfigError(error["msg"], path=path, line=line, field=".".join(loc)))
-        return {}, problems
+            invalid.append(ConfigError(error["msg"], path=path, line=line, field=".".join(loc)))
+        return {}, invalid
     servers: dict[str, ServerConfig] = {}
     problems: list[ConfigError] = []
     for name, raw in document.servers.items():

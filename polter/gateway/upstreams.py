@@ -129,18 +129,22 @@ class Upstream:
     def tool(self, name: str) -> types.Tool | None:
         return self._tool_index.get(name)
 
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
     async def wait_running(self, timeout: float = READY_WAIT) -> bool:
         """True once the upstream runs; waits only while it is starting for the first time."""
-        if self.state == "running":
+        if self.running:
             return True
         if self.state != "starting":
             self._served_stale = True
             return False
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._running.wait(), timeout)
-        if self.state != "running":
+        if not self.running:  # (a property: the state changes while this waits)
             self._served_stale = True
-        return self.state == "running"
+        return self.running
 
     async def request(self, request: Any, result_type: type[Any], progress: ProgressFnT | None = None) -> Any:
         """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`.

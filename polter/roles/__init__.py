@@ -4,7 +4,7 @@ This package imports no transport, screen or PTY code: it is pure and testable a
 
 - :mod:`polter.roles.models`: what a role file says (pydantic, unknown keys refused);
 - :mod:`polter.roles.patterns`: pattern syntax and compiled matchers;
-- :mod:`polter.roles.engine`: ``compile_role`` and ``decide`` → :class:`Verdict`;
+- :mod:`polter.roles.engine`: ``compile_role``, and a compiled role's ``decide`` → :class:`Verdict`;
 - :mod:`polter.roles.loader`: one role file → :class:`Role`, problems with file, line and field;
 - :mod:`polter.roles.library`: :class:`RoleLibrary`, the layered folders, ``reload`` and ``watch``.
 
@@ -21,7 +21,6 @@ from polter.roles.engine import (
     ToolCallRequest,
     Verdict,
     compile_role,
-    decide,
 )
 from polter.roles.library import DEFAULT_ROLE, ReloadReport, RoleLibrary, RoleSource
 from polter.roles.models import Decision, KindPolicy, PhasePolicy, Role, ServerPolicy, SkillPolicy, ToolPolicy
@@ -47,5 +46,4 @@ __all__ = [
     "ToolPolicy",
     "Verdict",
     "compile_role",
-    "decide",
 ]

@@ -108,9 +108,9 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
         return _Judged("deny", "protected", why, access)
     hits, sure = rules.matcher.matches(access, request.project, request.home)
     candidates = [(rules.labels[pattern.text][0], pattern.text) for pattern, _rank in hits]
-    decision, pattern = max(candidates, key=lambda item: _RANK[item[0]], default=(None, None))
+    strictest = max(candidates, key=lambda item: _RANK[item[0]], default=None)
     default, default_label, implicit = rules.default
-    if pattern is None or (not sure and _RANK[default] > _RANK[decision]):  # type: ignore[index]
+    if strictest is None or (not sure and _RANK[default] > _RANK[strictest[0]]):
         decision, rule = default, default_label
         if implicit:
             why = (
@@ -122,15 +122,16 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
                 f"the role {rules.role} {_VERBS[default]} {named}: it matches none of the role's builtins "
                 f'exceptions, and builtins.default is "{default}"'
             )
-        if pattern is not None:
-            why += f' (it could also match "{pattern}": part of it is known only when it runs)'
+        if strictest is not None:
+            why += f' (it could also match "{strictest[1]}": part of it is known only when it runs)'
     else:
+        decision, pattern = strictest
         rule = rules.labels[pattern][1]
-        why = f'the role {rules.role} {_VERBS[decision]} {named}: it matches "{pattern}" in builtins.{decision}'  # type: ignore[index]
+        why = f'the role {rules.role} {_VERBS[decision]} {named}: it matches "{pattern}" in builtins.{decision}'
         if not sure:
             why += " (part of it is known only when it runs, so the strictest rule that could match applies)"
     if decision == "deny":
-        return _Judged("deny", rule, why + ".", access)  # type: ignore[arg-type]
+        return _Judged("deny", rule, why + ".", access)
     for matcher, label, keywords, regex in rules.gates:
         gate_hits, _ = matcher.matches(access, request.project, request.home)
         if gate_hits:
@@ -155,7 +156,7 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
                 f"(or ask the human) to move to the action phase, then try again.",
                 access,
             )
-    return _Judged(decision, rule, why + ".", access)  # type: ignore[arg-type]
+    return _Judged(decision, rule, why + ".", access)
 
 
 def _named(access: Access) -> str:

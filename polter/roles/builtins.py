@@ -353,6 +353,7 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
 
     def path(path_text: str, write: bool, shown: str | None = None) -> None:
         kind = "write" if write else "read"
+        forms: tuple[str, ...]
         if HOLE in path_text:
             known = path_text.split(HOLE, 1)[0]
             forms = (resolve(known)[0] + HOLE,) if known and not known.endswith("/") and known != "~" else (HOLE,)
@@ -499,8 +500,8 @@ class BuiltinMatcher:
         """The rules that match (or, for a dynamic subject, could match) ``access``, and whether one of them
         surely matches (so the default cannot apply)."""
         if access.kind not in BUILTIN_KINDS:
-            hits = [(pattern, rank) for regex, pattern, rank in self._tools if regex.fullmatch(access.kind)]
-            return hits, bool(hits)
+            tool_hits = [(pattern, rank) for regex, pattern, rank in self._tools if regex.fullmatch(access.kind)]
+            return tool_hits, bool(tool_hits)
         rules = self._for(access.kind, project, home)
         hits: list[tuple[BuiltinPattern, int]] = []
         sure = False

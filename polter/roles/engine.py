@@ -27,10 +27,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from polter.errors import RoleError
-from polter.protocol import Decision
+from polter.protocol import FLOOR_SERVER, Decision, Phase
 from polter.roles.builtin_verdicts import BuiltinRequest, BuiltinRules, decide_builtin
 from polter.roles.builtins import BuiltinMatcher, is_builtin_pattern, parse_builtin_pattern
 from polter.roles.models import DECISIONS, Role
@@ -48,16 +48,10 @@ __all__ = [
     "ToolCallRequest",
     "Verdict",
     "compile_role",
-    "decide",
     "short_path",
 ]
 
-FLOOR_SERVER = "polter"
-"""Polter's own MCP server. Its tools (whoami, escalate, ...) are always allowed, whatever the role says,
-except that a role's ``phases.escalate = "ask"`` makes the agent's own escalation ask the human."""
 ESCALATE_TOOL = "escalate"
-
-Phase = Literal["research", "action"]
 
 _STRICTNESS = {decision: rank for rank, decision in enumerate(DECISIONS)}
 _CACHE_LIMIT = 100_000
@@ -530,9 +524,9 @@ def _floor_warnings(kinds: Sequence[_KindRules], source: Path | None) -> list[Ro
     servers, tools, _skills, _builtins = kinds
     for rules in (servers, tools):
         for rule in rules.exceptions.values():
-            if rule.decision == "allow" or rule.origin != source:
-                continue
-            server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server  # type: ignore[arg-type]
+            if rule.decision == "allow" or rule.origin != source or rule.pattern is None:
+                continue  # (an exception always has a pattern; a default has none)
+            server = rule.pattern if rules.kind == "servers" else parse_tool_pattern(rule.pattern).server
             if server != "*" and NameMatcher([(server, 0, server)]).best(FLOOR_SERVER) is not None:
                 warnings.append(
                     RoleError(
@@ -559,10 +553,11 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
     if problems:
         raise RoleError(problems[0].message, path=source, field=problems[0].field)
     parent_kinds = parent._kinds if parent is not None else (None, None, None, None)
-    kinds = tuple(
+    servers, tools, skills, builtins = (
         _kind_rules(kind, role, source, parent_kind)
         for kind, parent_kind in zip(("servers", "tools", "skills", "builtins"), parent_kinds, strict=True)
     )
+    kinds = (servers, tools, skills, builtins)
     gates = dict(parent._gates) if parent is not None else {}
     for pattern, keywords in role.gates.items():
         gates[pattern] = (tuple(keywords), source)
@@ -579,13 +574,8 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         role,
         source=source,
         description=description,
-        kinds=kinds,  # type: ignore[arg-type]
+        kinds=kinds,
         gates=gates,
         research=research,
         warnings=_floor_warnings(kinds, source),
     )
-
-
-def decide(role: CompiledRole, request: Request) -> Verdict:
-    """The decision of ``role`` on ``request``; see the module docstring for the order."""
-    return role.decide(request)

@@ -18,12 +18,9 @@ from polter.errors import RoleError
 from polter.paths import bundled_dir, config_dir, project_roles_dir
 from polter.roles.engine import CompiledRole, compile_role, short_path
 from polter.roles.loader import RoleFile, read_role_file, role_files
-from polter.roles.models import ROLE_NAME
+from polter.roles.models import DEFAULT_ROLE, ROLE_NAME
 
 __all__ = ["DEFAULT_ROLE", "Layer", "ReloadReport", "RoleLibrary", "RoleSource", "default_layers"]
-
-DEFAULT_ROLE = "coder"
-"""The role a pane gets when nobody chose one (a plain shell pane included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,8 +230,9 @@ class RoleLibrary:
                     kept[name] = role_file.problems
                 continue
             previous = self._roles.get(name)
-            same = previous is not None and previous.fingerprint == compiled.fingerprint
-            roles[name] = previous if same else compiled  # an unchanged role keeps its warm cache
+            if previous is not None and previous.fingerprint == compiled.fingerprint:
+                compiled = previous  # an unchanged role keeps its warm cache
+            roles[name] = compiled
             sources[name] = RoleSource(layer.label, role_file.path, tuple(f.path for _, f in definitions[:-1]))
             warnings.extend(role_file.error(w.message, w.field) for w in compiled.warnings)
 

@@ -18,13 +18,14 @@ from typing import Annotated, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from polter.protocol import Decision
+from polter.protocol import DEFAULT_ROLE, ROLE_NAME_PATTERN, Decision
 from polter.roles.builtins import DEFAULT_RESEARCH_BUILTINS, check_builtin_pattern, is_builtin_pattern
 from polter.roles.patterns import check_server_pattern, check_skill_pattern, check_tool_pattern
 
 __all__ = [
     "BuiltinPolicy",
     "DECISIONS",
+    "DEFAULT_ROLE",
     "ROLE_NAME",
     "Decision",
     "KindPolicy",
@@ -39,7 +40,7 @@ __all__ = [
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 """In increasing strictness; a decision can only ever move right (tighten)."""
 
-ROLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ROLE_NAME = re.compile(ROLE_NAME_PATTERN)
 """A role's name: its file's stem (``coder`` for ``coder.toml``)."""
 
 

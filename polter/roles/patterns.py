@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 __all__ = [
     "SELECTORS",
@@ -113,11 +113,17 @@ def parse_tool_pattern(pattern: str) -> ToolPattern:
     if error := check_tool_pattern(pattern):
         raise ValueError(error)
     if pattern.startswith("@"):
-        return ToolPattern(pattern, "*", None, pattern[1:])  # type: ignore[arg-type]
+        return ToolPattern(pattern, "*", None, _selector(pattern[1:]))
     server, tool = pattern.split("/", 1)
     if tool.startswith("@"):
-        return ToolPattern(pattern, server, None, tool[1:])  # type: ignore[arg-type]
+        return ToolPattern(pattern, server, None, _selector(tool[1:]))
     return ToolPattern(pattern, server, tool, None)
+
+
+def _selector(name: str) -> Selector:
+    """The selector called ``name`` (checked by :func:`check_tool_pattern` before)."""
+    [selector] = [selector for selector in SELECTORS if selector == name]
+    return selector
 
 
 def annotation_matches(selector: Selector, read_only: bool | None, destructive: bool | None) -> bool:
@@ -188,9 +194,16 @@ class _Alternation:
 
     def match(self, subject: str) -> tuple[int, str] | None:
         found = self._regex.fullmatch(subject)
-        return None if found is None else self._texts[found.lastindex - 1]  # type: ignore[operator]
+        if found is None:
+            return None
+        assert found.lastindex is not None  # each alternative is one group, and the globs' regexes have none
+        return self._texts[found.lastindex - 1]
 
 
+@overload
+def _stricter(best: tuple[int, str] | None, other: tuple[int, str]) -> tuple[int, str]: ...
+@overload
+def _stricter(best: tuple[int, str] | None, other: tuple[int, str] | None) -> tuple[int, str] | None: ...
 def _stricter(best: tuple[int, str] | None, other: tuple[int, str] | None) -> tuple[int, str] | None:
     if other is None:
         return best
@@ -213,7 +226,7 @@ class NameMatcher:
             if "*" in glob:
                 globs.append((rank, _glob_regex(glob, ".*"), text))
             else:
-                self._exact[glob] = _stricter(self._exact.get(glob), (rank, text))  # type: ignore[assignment]
+                self._exact[glob] = _stricter(self._exact.get(glob), (rank, text))
         self._globs = _Alternation(globs) if globs else None
         self._top = max([rank for rank, _, _ in globs] + [rank for rank, _ in self._exact.values()], default=0)
 
@@ -255,15 +268,17 @@ class ToolMatcher:
             ranks.append(rank)
             if pattern.selector is not None:
                 selectors.setdefault(pattern.selector, []).append((pattern.server, rank, pattern.text))
-            elif "*" in pattern.server:
-                tool: str = pattern.tool  # type: ignore[assignment]
+                continue
+            tool = pattern.tool
+            assert tool is not None  # a pattern has a tool glob or a selector
+            if "*" in pattern.server:
                 regex = f"{_glob_regex(pattern.server, '[^/]*')}/{_glob_regex(tool, '.*')}"
                 generic.setdefault(_bucket(tool), []).append((rank, regex, pattern.text))
-            elif "*" in pattern.tool:  # type: ignore[operator]
-                by_server.setdefault(pattern.server, []).append((rank, _glob_regex(pattern.tool, ".*"), pattern.text))  # type: ignore[arg-type]
+            elif "*" in tool:
+                by_server.setdefault(pattern.server, []).append((rank, _glob_regex(tool, ".*"), pattern.text))
             else:
-                key = (pattern.server, pattern.tool)
-                self._exact[key] = _stricter(self._exact.get(key), (rank, pattern.text))  # type: ignore[assignment,arg-type]
+                key = (pattern.server, tool)
+                self._exact[key] = _stricter(self._exact.get(key), (rank, pattern.text))
         self._by_server = {server: _Alternation(entries) for server, entries in by_server.items()}
         self._generic_any = _Alternation(generic.pop(None)) if None in generic else None
         self._generic = {first: _Alternation(entries) for first, entries in generic.items()}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -292,10 +293,10 @@ class _Walker:
             return
         elif name in SHELLS:
             script = _shell_script(rest)
-            if script is _SCRIPT_FILE:
+            if script is _Script.FILE:
                 self.commands.append(SimpleCommand(words))  # the script's content is not the line's to judge
             else:
-                self.inline_script(words, stdin if script is _READS_STDIN else script, depth)  # type: ignore[arg-type]
+                self.inline_script(words, stdin if script is _Script.READS_STDIN else script, depth)
             return
         elif name == "git":
             words = ("git", *_git_without_global_options(rest))
@@ -340,8 +341,11 @@ class _Walker:
         return HOLE if kind != "brace_expression" else self.text(node)
 
 
-_READS_STDIN = object()
-_SCRIPT_FILE = object()
+class _Script(Enum):
+    """What a shell runs when it is not given a ``-c`` script."""
+
+    READS_STDIN = "stdin"
+    FILE = "a script file"
 
 
 def _unescape(text: str) -> str:
@@ -400,8 +404,8 @@ def _find_exec(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     return found
 
 
-def _shell_script(words: tuple[str, ...]) -> str | object:
-    """What a shell runs: the ``-c`` script, :data:`_SCRIPT_FILE` (its content is not the line's), or stdin."""
+def _shell_script(words: tuple[str, ...]) -> str | _Script:
+    """What a shell runs: the ``-c`` script, a script file (its content is not the line's), or stdin."""
     index = 0
     while index < len(words):
         word = words[index]
@@ -417,8 +421,8 @@ def _shell_script(words: tuple[str, ...]) -> str | object:
             break
         index += 1
     if index < len(words) and words[index] != "-" and words[index] != "-s":
-        return _SCRIPT_FILE
-    return _READS_STDIN
+        return _Script.FILE
+    return _Script.READS_STDIN
 
 
 def _git_without_global_options(words: tuple[str, ...]) -> tuple[str, ...]:

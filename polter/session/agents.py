@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from polter.adapters import Adapter, Liveness, RuntimeDir
+from polter.adapters import Adapter, Liveness
+from polter.adapters.host import RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
 from polter.protocol import BuiltinsPolicy
 from polter.session.config import PaneSetup
@@ -100,5 +102,5 @@ class AgentPane:
         return None
 
 
-def denied_skills(decisions: dict[str, str]) -> frozenset[str]:
+def denied_skills(decisions: Mapping[str, str]) -> frozenset[str]:
     return frozenset(name for name, decision in decisions.items() if decision == "deny")

@@ -6,7 +6,7 @@ reply's error."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -14,19 +14,17 @@ from polter.errors import SessionError
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup
+from polter.session.host_members import HostMembers
 from polter.session.launch import plan_panes
 from polter.session.panes import SessionPane
 from polter.session.windows import Window
 from polter.terminal.frames import encode_history
 from polter.terminal.launch import LaunchSpec
 
-if TYPE_CHECKING:
-    from polter.session.host import SessionHost
-
 __all__ = ["SessionCalls"]
 
 
-class SessionCalls:
+class SessionCalls(HostMembers):
     """The protocol's methods, mixed into :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
 
     METHODS = (
@@ -35,13 +33,13 @@ class SessionCalls:
     )  # fmt: skip
     """Method names; each is served by ``_<name>`` (``layout`` by ``_set_layout``)."""
 
-    async def _history(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel | None:
+    async def _history(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
         screen = self.pane(params["pane"]).terminal.screen
         if screen is None:
             return None
         return encode_history(screen, int(params["first"]), int(params["count"]), self._styles, window.styles)
 
-    async def _open(self: SessionHost, window: Window, params: dict[str, Any]) -> str:
+    async def _open(self, window: Window, params: dict[str, Any]) -> str:
         """A new pane: like pane ``like`` (its CLI and role, a shell for a plain pane; a worktree of its own
         beside a worktree pane), or ``adapter`` × ``role`` (in a worktree of its own with ``worktree``);
         in ``cwd``, else where the focused pane's program is."""
@@ -73,7 +71,7 @@ class SessionCalls:
         self._save()
         return pane.id
 
-    async def _close(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _close(self, window: Window, params: dict[str, Any]) -> None:
         pane = self.pane(params["pane"])
         await pane.terminal.close()
         pane.terminal.dispose()
@@ -87,7 +85,7 @@ class SessionCalls:
         if not self.panes:
             self._spawn(self.end("its last pane was closed"), "ending the session")
 
-    async def _restart(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _restart(self, window: Window, params: dict[str, Any]) -> None:
         """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
         applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
         pane = self.pane(params["pane"])
@@ -98,7 +96,7 @@ class SessionCalls:
             spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
         pane.terminal.restart(spec)
 
-    async def _set_role(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel | None:
+    async def _set_role(self, window: Window, params: dict[str, Any]) -> BaseModel | None:
         pane = self.pane(params["pane"])
         if pane.agent is None:
             raise SessionError(f"pane {pane.id} runs no agent")
@@ -106,33 +104,33 @@ class SessionCalls:
         self._save()
         return pane.state()
 
-    async def _set_phase(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _set_phase(self, window: Window, params: dict[str, Any]) -> None:
         pane = self.pane(params["pane"])
         if pane.agent is not None:
             await self.workspace.set_phase(pane.agent, params["phase"])
 
-    async def _reload_roles(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+    async def _reload_roles(self, window: Window, params: dict[str, Any]) -> BaseModel:
         return await self.workspace.reload_roles()
 
-    async def _capabilities(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+    async def _capabilities(self, window: Window, params: dict[str, Any]) -> BaseModel:
         pane = self.pane(params["pane"])
         if pane.agent is None:
             raise SessionError(f"pane {pane.id} runs no agent")
         return await self.workspace.capabilities(pane.agent)
 
-    async def _audit(self: SessionHost, window: Window, params: dict[str, Any]) -> list[Any]:
+    async def _audit(self, window: Window, params: dict[str, Any]) -> list[Any]:
         """The audit rows the workspace keeps (after row ``after``), oldest first."""
         after = int(params.get("after") or 0)
         return [row.model_dump(mode="json") for row in self.workspace.audit_rows if (row.id or 0) > after]
 
-    async def _answer(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _answer(self, window: Window, params: dict[str, Any]) -> None:
         self.workspace.answer(str(params["ask"]), params["answer"])
 
-    async def _answer_question(self: SessionHost, window: Window, params: dict[str, Any]) -> bool:
+    async def _answer_question(self, window: Window, params: dict[str, Any]) -> bool:
         """Decide a question of the host's (:mod:`polter.session.questions`); False when it was over already."""
         return self.questions.answer(str(params["id"]), bool(params["answer"]))
 
-    async def _set_layout(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _set_layout(self, window: Window, params: dict[str, Any]) -> None:
         layout = params["layout"]
         if layout not in ("grid", "columns", "rows"):
             raise SessionError(f"no layout {layout!r}: grid, columns or rows")
@@ -142,13 +140,13 @@ class SessionCalls:
                 other.send(wire.LayoutEvent(layout=layout))
         self._save()
 
-    async def _view(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _view(self, window: Window, params: dict[str, Any]) -> None:
         """Which pane the window focuses and zooms: the next window to attach starts there."""
         self.active, self.zoomed = params.get("active"), params.get("zoomed")
 
-    async def _info(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+    async def _info(self, window: Window, params: dict[str, Any]) -> BaseModel:
         return self.info()
 
-    async def _kill(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _kill(self, window: Window, params: dict[str, Any]) -> None:
         reason = str(params.get("reason") or "ended with `polter kill`")
         self._spawn(self.end(reason), "ending the session")

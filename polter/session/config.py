@@ -41,6 +41,8 @@ from pydantic_core import PydanticCustomError
 from polter.errors import ConfigError
 from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
+from polter.protocol import ADAPTER_NAME, DEFAULT_ROLE, ROLE_NAME_PATTERN
+from polter.session.protocol import LayoutMode, TerminalNotification
 from polter.toml_positions import locate_line, toml_syntax_error  # one TOML reader for every file
 
 __all__ = [
@@ -61,14 +63,14 @@ __all__ = [
 
 CONFIG_FILE = "polter.toml"
 SESSION_FILE = "session.json"
-DEFAULT_ROLES = ("coder", "reviewer", "researcher", "ops")
+DEFAULT_ROLES = (DEFAULT_ROLE, "reviewer", "researcher", "ops")
 """The roles of panes 1-4 when nobody chose one (bundled roles); later panes get the first."""
 
-LayoutName = Literal["grid", "columns", "rows"]
 NotifyEvent = Literal["waiting", "done"]
-TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
-_ADAPTER_NAME = r"^[a-z][a-z0-9-]*$"
-_ROLE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"
+
+
+def _every_event() -> list[NotifyEvent]:
+    return ["waiting", "done"]
 
 
 class PaneSetup(BaseModel):
@@ -78,10 +80,12 @@ class PaneSetup(BaseModel):
 
     adapter: str | None = Field(
         default=None,
-        pattern=_ADAPTER_NAME,
+        pattern=ADAPTER_NAME,
         description="The adapter (CLI) to run; default: the first agent CLI installed.",
     )
-    role: str | None = Field(default=None, pattern=_ROLE_NAME, description="The pane's role; default by position.")
+    role: str | None = Field(
+        default=None, pattern=ROLE_NAME_PATTERN, description="The pane's role; default by position."
+    )
     cwd: Path | None = Field(default=None, description="Working directory (``~`` expanded; relative to the start).")
     title: str | None = Field(
         default=None, min_length=1, max_length=60, description="The pane's name in asks and audit."
@@ -124,7 +128,7 @@ class NotifySettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: list[str] | None = None
-    events: list[NotifyEvent] = Field(default_factory=lambda: ["waiting", "done"])
+    events: list[NotifyEvent] = Field(default_factory=_every_event)
     desktop: bool = True
     terminal: TerminalNotification = "auto"
     quiet: float = Field(default=1.0, ge=0)
@@ -135,7 +139,7 @@ class AppConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    layout: LayoutName = Field(default="grid", description="How panes are arranged.")
+    layout: LayoutMode = Field(default="grid", description="How panes are arranged.")
     prefix: str = Field(default="ctrl+b", min_length=1, description="The prefix key (a Textual key name).")
     palette_key: str | None = Field(
         default=None,
@@ -151,7 +155,7 @@ class AppConfig(BaseModel):
         "number, title, role, the event and a one-line excerpt as arguments and in POLTER_* variables.",
     )
     notify_events: list[NotifyEvent] = Field(
-        default_factory=lambda: ["waiting", "done"], description="Which changes notify: waiting, done."
+        default_factory=_every_event, description="Which changes notify: waiting, done."
     )
     notify_desktop: bool = Field(
         default=True, strict=True, description="A desktop notification when no window is attached."
@@ -271,7 +275,7 @@ class SavedSession(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     version: Literal[1] = 1
-    layout: LayoutName = "grid"
+    layout: LayoutMode = "grid"
     panes: list[PaneSetup] = Field(default_factory=list)
 
 

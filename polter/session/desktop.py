@@ -24,7 +24,7 @@ def has_session_bus(environ: dict[str, str] | None = None) -> bool:
     if env.get("DBUS_SESSION_BUS_ADDRESS"):
         return True
     runtime = env.get("XDG_RUNTIME_DIR")
-    return bool(runtime) and Path(runtime, "bus").is_socket()
+    return runtime is not None and runtime != "" and Path(runtime, "bus").is_socket()
 
 
 class DesktopNotifications:

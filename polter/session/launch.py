@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from polter.adapters import Adapter, AdapterRegistry, TestMode, discover
+from polter.adapters import Adapter, TestMode
+from polter.adapters.host import AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
 from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
+from polter.protocol import DEFAULT_ROLE
 from polter.session.agents import PanePlan
 from polter.session.config import (
     DEFAULT_ROLES,
@@ -121,7 +123,7 @@ def plan_panes(
     default: tuple[Adapter, str, str] | None = None
     plans = []
     for index, setup in enumerate(setups):
-        role = setup.role or (DEFAULT_ROLES[index] if index < len(DEFAULT_ROLES) else DEFAULT_ROLES[0])
+        role = setup.role or (DEFAULT_ROLES[index] if index < len(DEFAULT_ROLES) else DEFAULT_ROLE)
         cwd = (Path.cwd() / setup.cwd).resolve() if setup.cwd is not None else None
         resolved = setup.model_copy(update={"role": role, "cwd": cwd})
         if setup.adapter is None:

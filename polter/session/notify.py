@@ -25,17 +25,15 @@ import os
 import shlex
 import time
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from polter.errors import SessionError
 from polter.session import protocol as wire
 from polter.session.attention import Transition, Transitions
 from polter.session.desktop import DesktopNotifications
+from polter.session.host_members import HostMembers
 from polter.session.panes import SessionPane
 from polter.session.windows import Window
-
-if TYPE_CHECKING:
-    from polter.session.host import SessionHost
 
 __all__ = ["NOTIFY_COMMAND_TIMEOUT", "SessionAttention", "notify_command_env", "run_notify_command"]
 
@@ -45,16 +43,16 @@ NOTIFY_COMMAND_TIMEOUT: Final = 60.0
 """Seconds a ``notify_command`` may run before it is killed (a hung webhook must not pile up processes)."""
 
 
-class SessionAttention:
+class SessionAttention(HostMembers):
     """The attention methods of :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
 
-    def _init_attention(self: SessionHost) -> None:
+    def _init_attention(self) -> None:
         self.transitions = Transitions(quiet=self.launch.notify.quiet)
         self.desktop = DesktopNotifications()
 
     # -- reading the agents --------------------------------------------------------------------------
 
-    def _attend(self: SessionHost, pane: SessionPane) -> None:
+    def _attend(self, pane: SessionPane) -> None:
         """Read the pane's agent again: its header follows the reading, and a settled change notifies."""
         changed = pane.update_agent_state(self._asks_of(pane))
         typed = pane.terminal.last_input > 0
@@ -72,12 +70,12 @@ class SessionAttention:
         if transition is not None:
             self._tell(pane, transition)
 
-    def _attend_pane(self: SessionHost, pane_id: str) -> None:
+    def _attend_pane(self, pane_id: str) -> None:
         pane = self._find(pane_id)
         if pane is not None and pane.agent is not None:
             self._attend(pane)
 
-    def _asks_of(self: SessionHost, pane: SessionPane) -> list[str]:
+    def _asks_of(self, pane: SessionPane) -> list[str]:
         """The pane's pending asks, oldest first, one line each."""
         return [
             f"asks to use {ask.server}/{ask.name}" if ask.server else f"asks to use {ask.kind} {ask.name}"
@@ -85,7 +83,7 @@ class SessionAttention:
             if ask.pane == pane.id
         ]
 
-    def _reported(self: SessionHost, agent: Any, report: Any) -> None:
+    def _reported(self, agent: Any, report: Any) -> None:
         """The pane's CLI said through its hooks what its agent does: believe it now."""
         for pane in self.panes:
             if pane.agent is agent:
@@ -94,14 +92,14 @@ class SessionAttention:
 
     # -- who looks where -------------------------------------------------------------------------------
 
-    async def _looking(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _looking(self, window: Window, params: dict[str, Any]) -> None:
         """The window's focused pane (``pane``), whether its terminal has the focus (``focused``) and whether that
         terminal raises desktop notifications itself (``notifies``)."""
         window.looking_at = params.get("pane") or None
         window.app_focused = bool(params.get("focused", True))
         window.terminal_notifies = bool(params.get("notifies", False))
 
-    async def _mute(self: SessionHost, window: Window, params: dict[str, Any]) -> wire.PaneState:
+    async def _mute(self, window: Window, params: dict[str, Any]) -> wire.PaneState:
         """Mute or unmute a pane's notifications (``muted``); the session saves it for ``--restore``."""
         pane = self.pane(str(params["pane"]))
         if pane.agent is None:
@@ -112,12 +110,12 @@ class SessionAttention:
         self._save()
         return state
 
-    def _looked_at(self: SessionHost, pane: SessionPane) -> bool:
+    def _looked_at(self, pane: SessionPane) -> bool:
         return any(window.attached and window.app_focused and window.looking_at == pane.id for window in self.windows)
 
     # -- telling ----------------------------------------------------------------------------------------
 
-    def _tell(self: SessionHost, pane: SessionPane, transition: Transition) -> None:
+    def _tell(self, pane: SessionPane, transition: Transition) -> None:
         settings = self.launch.notify
         agent = pane.agent
         if agent is None or pane not in self.panes:

@@ -11,7 +11,7 @@ from polter.protocol import AgentState, StateReport
 from polter.session.agent_state import screen_activity
 from polter.session.agents import AgentPane
 from polter.session.attention import Reading, current_reading
-from polter.session.protocol import AgentView, PaneState
+from polter.session.protocol import AgentView, PaneState, StatusKind
 from polter.session.typed_line import TypedLine
 from polter.session.worktree_panes import PaneWorktree
 from polter.terminal.hosted import HostedTerminal, TypingClock
@@ -128,6 +128,7 @@ class SessionPane:
 
     def state(self) -> PaneState:
         terminal = self.terminal
+        kind: StatusKind
         if terminal.spawn_error is not None:
             kind = "failed"
         elif terminal.returncode is not None:

@@ -56,6 +56,9 @@ LINE_LIMIT: Final = 64 * 1024 * 1024
 """The longest message either side reads (a block of scrollback rows is the largest)."""
 
 LayoutMode = Literal["grid", "columns", "rows"]
+TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
+"""How a window tells its terminal that a pane needs the human (``notify_terminal`` in ``polter.toml``)."""
+StatusKind = Literal["starting", "running", "exited", "failed"]
 
 
 class _Message(BaseModel):
@@ -134,7 +137,7 @@ class PaneState(_Message):
     id: str
     title: str = Field(description="the program's title, else the launch's, else the command name")
     status: str = Field(description="starting, running, exited 0, killed by SIGKILL, failed to start")
-    status_kind: Literal["starting", "running", "exited", "failed"]
+    status_kind: StatusKind
     spawn_error: str | None = None
     agent: AgentView | None = None
     worktree: WorktreeView | None = Field(default=None, description="the pane runs in a git worktree of its own")
@@ -178,7 +181,7 @@ class SessionState(_Message):
     servers: list[str] = Field(default_factory=list)
     adapters: list[AdapterChoice] = Field(default_factory=list)
     agents: bool = Field(default=False, description="the session manages agent panes (it has a gateway)")
-    notify_terminal: Literal["auto", "osc9", "osc777", "osc99", "bell", "off"] = Field(
+    notify_terminal: TerminalNotification = Field(
         default="auto", description="how windows tell their terminal that a pane needs the human (notify_terminal)"
     )
 

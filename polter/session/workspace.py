@@ -26,7 +26,7 @@ import secrets
 import shutil
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,8 @@ from typing import Final
 import tomli_w
 from pydantic import SecretStr
 
-from polter.adapters import Pane, PreparedPane, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import PaneToPrepare, PreparedPane, TestMode
+from polter.adapters.host import RuntimeDir, write_pane_files
 from polter.errors import ConfigError, ControlError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
@@ -52,7 +53,7 @@ from polter.gateway.models import (
 )
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
-from polter.protocol import BuiltinsPolicy, StateReport
+from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
@@ -338,7 +339,7 @@ class Workspace:
     async def open(self, plan: PanePlan, pane_id: str | None = None) -> tuple[AgentPane, LaunchSpec]:
         """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
         pane_id = pane_id or self._new_id()
-        role = plan.setup.role or "coder"
+        role = plan.setup.role or DEFAULT_ROLE
         agent = AgentPane(
             id=pane_id,
             plan=plan,
@@ -405,13 +406,13 @@ class Workspace:
         self,
         agent: AgentPane,
         cwd: Path,
-        decisions: dict[str, str],
+        decisions: dict[str, Decision],
         builtins: BuiltinsPolicy | None,
         *,
         resume: bool,
-    ) -> Pane:
+    ) -> PaneToPrepare:
         """What the pane's adapter is told about the pane."""
-        return Pane(
+        return PaneToPrepare(
             pane_id=agent.id,
             gateway_url=self._url or "",
             servers=tuple(self.server_names),
@@ -433,7 +434,7 @@ class Workspace:
         return launched.files != now.files or launched.launch != now.launch
 
     @staticmethod
-    def _write(agent: AgentPane, pane: Pane) -> PreparedPane:
+    def _write(agent: AgentPane, pane: PaneToPrepare) -> PreparedPane:
         """The adapter's files into the runtime dir. Files of an earlier launch that this one does not
         write go (a skill link the new role denies); what the CLI itself keeps there stays."""
         prepared = agent.adapter.prepare(pane)
@@ -569,10 +570,10 @@ class Workspace:
         if ask is not None and future is not None:
             self._broadcast(AskClosed(ask))
 
-    def _spawn(self, coroutine: object, what: str) -> None:
+    def _spawn(self, coroutine: Awaitable[object], what: str) -> None:
         async def run() -> None:
             try:
-                await coroutine  # type: ignore[misc]
+                await coroutine
             except GatewayError as exc:
                 logger.warning("%s failed: %s", what, exc)
 

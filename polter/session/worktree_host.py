@@ -11,13 +11,14 @@ calls below; reviewing, merging and removing run where the human is, with :mod:`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from polter.errors import ConfigError, SessionError, WorktreeError
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
+from polter.session.host_members import HostMembers
 from polter.session.panes import SessionPane
 from polter.session.windows import Window
 from polter.session.worktree_panes import (
@@ -29,13 +30,10 @@ from polter.session.worktree_panes import (
 )
 from polter.worktrees import ConfirmSetup, OpenedWorktree, SetupCommand, recreate
 
-if TYPE_CHECKING:
-    from polter.session.host import SessionHost
-
 __all__ = ["WorktreeCalls"]
 
 
-class WorktreeCalls:
+class WorktreeCalls(HostMembers):
     """Mixed into :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
 
     WORKTREE_METHODS = ("worktrees", "refresh_worktree", "recreate_worktree")
@@ -43,7 +41,7 @@ class WorktreeCalls:
 
     # -- opening ---------------------------------------------------------------------------------------
 
-    async def _open_worktree(self: SessionHost, plan: PanePlan) -> tuple[PanePlan, OpenedWorktree]:
+    async def _open_worktree(self, plan: PanePlan) -> tuple[PanePlan, OpenedWorktree]:
         """The pane's worktree, and its plan with the setup to launch and save (cwd in the worktree, its
         branch). The branch is claimed for the pane until :meth:`_release_worktree`. Raises
         ``WorktreeError`` (a directory in no repository, a bad ``.polter/worktrees.toml``...)."""
@@ -65,10 +63,10 @@ class WorktreeCalls:
         )
         return PanePlan(launch, plan.adapter, plan.reason, plan.why), opened
 
-    def _release_worktree(self: SessionHost, opened: OpenedWorktree) -> None:
+    def _release_worktree(self, opened: OpenedWorktree) -> None:
         self._claimed.discard(opened.worktree.branch)
 
-    def _track_worktree(self: SessionHost, pane: SessionPane, opened: OpenedWorktree) -> None:
+    def _track_worktree(self, pane: SessionPane, opened: OpenedWorktree) -> None:
         """Keep the pane's worktree with the pane (before it is added: its first state shows it)."""
         pane.worktree = PaneWorktree(
             opened.worktree,
@@ -77,7 +75,7 @@ class WorktreeCalls:
             on_gone=lambda: self._worktree_gone(pane),
         )
 
-    def _confirm_setup(self: SessionHost, answer: SetupAnswer) -> ConfirmSetup:
+    def _confirm_setup(self, answer: SetupAnswer) -> ConfirmSetup:
         """Ask a window whether the project's setup command may run (no window, no answer: it does not)."""
 
         async def confirm(setup: SetupCommand) -> bool:
@@ -86,7 +84,7 @@ class WorktreeCalls:
 
         return confirm
 
-    def _worktree_source(self: SessionHost, like: SessionPane | None, cwd: Path | None) -> Path | None:
+    def _worktree_source(self, like: SessionPane | None, cwd: Path | None) -> Path | None:
         """Where a new worktree pane opened beside ``like`` comes from: a directory inside ``like``'s own
         worktree means the same place in the checkout that worktree was made from (a new pane's worktree
         starts from the project's branch, not from another agent's)."""
@@ -102,14 +100,14 @@ class WorktreeCalls:
 
     # -- while the pane lives --------------------------------------------------------------------------
 
-    def _look_at_worktrees(self: SessionHost) -> None:
+    def _look_at_worktrees(self) -> None:
         """A folder deleted by hand (or brought back) since the last look: the header says so (and a notice)."""
         for pane in self.panes:
             if pane.worktree is not None and pane.worktree.look_at_folder():
                 self._pane_changed(pane)
                 pane.worktree.refresh()
 
-    def _worktree_gone(self: SessionHost, pane: SessionPane) -> None:
+    def _worktree_gone(self, pane: SessionPane) -> None:
         if pane not in self.panes or pane.worktree is None:
             return
         number, worktree = self.panes.index(pane) + 1, pane.worktree
@@ -123,7 +121,7 @@ class WorktreeCalls:
             )
         )
 
-    def _saved_worktree(self: SessionHost, pane: SessionPane, cwd: Path | None) -> dict[str, Any]:
+    def _saved_worktree(self, pane: SessionPane, cwd: Path | None) -> dict[str, Any]:
         """The worktree part of a pane's saved setup: ``--restore`` reopens it in the same worktree (and
         recreates its folder if it was deleted). A program that left the worktree is saved at its start."""
         worktree = pane.worktree
@@ -134,13 +132,13 @@ class WorktreeCalls:
 
     # -- the protocol's methods ------------------------------------------------------------------------
 
-    def _worktree_pane(self: SessionHost, params: dict[str, Any]) -> tuple[SessionPane, PaneWorktree]:
+    def _worktree_pane(self, params: dict[str, Any]) -> tuple[SessionPane, PaneWorktree]:
         pane = self.pane(params["pane"])
         if pane.worktree is None:
             raise SessionError(f"pane {pane.id} has no worktree of its own")
         return pane, pane.worktree
 
-    async def _worktrees(self: SessionHost, window: Window, params: dict[str, Any]) -> list[Any]:
+    async def _worktrees(self, window: Window, params: dict[str, Any]) -> list[Any]:
         """The panes that run in worktrees of their own, by their place in the session."""
         return [
             wire.PaneWorktreeInfo(
@@ -154,14 +152,14 @@ class WorktreeCalls:
             if pane.worktree is not None
         ]
 
-    async def _refresh_worktree(self: SessionHost, window: Window, params: dict[str, Any]) -> None:
+    async def _refresh_worktree(self, window: Window, params: dict[str, Any]) -> None:
         """Read a pane's figures again now (after a merge or a commit made outside the pane)."""
         pane, worktree = self._worktree_pane(params)
         if worktree.look_at_folder():
             self._pane_changed(pane)
         worktree.refresh()
 
-    async def _recreate_worktree(self: SessionHost, window: Window, params: dict[str, Any]) -> BaseModel:
+    async def _recreate_worktree(self, window: Window, params: dict[str, Any]) -> BaseModel:
         """Make a pane's worktree whose folder was deleted by hand again (on its branch, at its path; the
         setup command asked for as for a new one), then restart the pane's program in it (``restart``)."""
         pane, worktree = self._worktree_pane(params)

@@ -20,6 +20,7 @@ from typing import Any
 import pyte
 
 from polter import __version__
+from polter.terminal._cursor import CursorShape
 from polter.terminal._model import ScreenModel
 from polter.terminal._parser import MAX_SEQUENCE
 from polter.terminal._style import DEFAULT_STYLE, apply_sgr, blank_style
@@ -40,7 +41,7 @@ DA1_REPLY = b"\x1b[?62;22c"  # VT220 with ANSI colour
 DA2_REPLY = b"\x1b[>1;10;0c"  # a VT220-class terminal, firmware 10: deliberately not "xterm"
 XTVERSION_REPLY = f"\x1bP>|Polter({__version__})\x1b\\".encode()
 
-_CURSOR_SHAPES = {1: ("block", True), 2: ("block", False), 3: ("underline", True),
+_CURSOR_SHAPES: dict[int, tuple[CursorShape, bool]] = {1: ("block", True), 2: ("block", False), 3: ("underline", True),
                   4: ("underline", False), 5: ("bar", True), 6: ("bar", False)}  # fmt: skip
 _C0_NAMES = {
     "\x07": "bell",
@@ -123,7 +124,7 @@ class ControlSequences(ScreenModel):
         self._fast: dict[str, Callable[[], None]] = {}
         self._c0: dict[str, Callable[[], None]] = {char: getattr(self, name) for char, name in _C0_NAMES.items()}
         self._csi_table: dict[tuple[str, str, str], Callable[[list[int]], None]] = self._build_csi_table()
-        self._pyte = pyte.Stream(_PyteListener(self), strict=False)  # type: ignore[arg-type]
+        self._pyte = pyte.Stream(_PyteListener(self), strict=False)  # type: ignore[arg-type]  # typed as a Screen
         self._reset_modes()
 
     def _reset_modes(self) -> None:
@@ -132,7 +133,7 @@ class ControlSequences(ScreenModel):
         self._alternate = False
         self._application_keypad = False
         self._cursor_visible = True
-        self._cursor_shape = "block"
+        self._cursor_shape: CursorShape = "block"
         self._cursor_blinking = False
 
     # -- queries and replies -----------------------------------------------------------------
@@ -231,8 +232,8 @@ class ControlSequences(ScreenModel):
             ("", "", "C"): count(self.cursor_forward),
             ("", "", "a"): count(self.cursor_forward),
             ("", "", "D"): count(self.cursor_back),
-            ("", "", "E"): lambda p: (self.cursor_down(p[0] or 1), self.carriage_return()),
-            ("", "", "F"): lambda p: (self.cursor_up(p[0] or 1), self.carriage_return()),
+            ("", "", "E"): self._cursor_next_line,
+            ("", "", "F"): self._cursor_previous_line,
             ("", "", "G"): lambda p: self.cursor_to_column((p[0] or 1) - 1),
             ("", "", "`"): lambda p: self.cursor_to_column((p[0] or 1) - 1),
             ("", "", "d"): lambda p: self.cursor_to_line((p[0] or 1) - 1),
@@ -249,7 +250,7 @@ class ControlSequences(ScreenModel):
             ("", "", "P"): count(self.delete_characters),
             ("", "", "X"): count(self.erase_characters),
             ("", "", "S"): lambda p: self.scroll_up(min(p[0] or 1, self.lines)),
-            ("", "", "T"): lambda p: len(p) == 1 and self.scroll_down(min(p[0] or 1, self.lines)),
+            ("", "", "T"): self._scroll_down,
             ("", "", "b"): count(self.repeat_last),
             ("", "", "g"): self._clear_tab_stops,
             ("", "", "r"): lambda p: self.set_margins(
@@ -267,9 +268,9 @@ class ControlSequences(ScreenModel):
             ("", " ", "q"): self._cursor_style,
             ("", "", "n"): self._device_status,
             ("?", "", "n"): self._device_status_private,
-            ("", "", "c"): lambda p: p[0] == 0 and self._send(DA1_REPLY),
-            (">", "", "c"): lambda p: p[0] == 0 and self._send(DA2_REPLY),
-            (">", "", "q"): lambda p: p[0] == 0 and self._send(XTVERSION_REPLY),
+            ("", "", "c"): lambda p: self._answer_query(p, DA1_REPLY),
+            (">", "", "c"): lambda p: self._answer_query(p, DA2_REPLY),
+            (">", "", "q"): lambda p: self._answer_query(p, XTVERSION_REPLY),
             ("", "", "t"): self._window_op,
             # Kitty keyboard protocol (CSI ? u query, CSI > u push, CSI < u pop, CSI = u set) and
             # xterm's modifyOtherKeys (CSI > 4;2 m): not supported, so no reply (the program's DA1
@@ -277,6 +278,22 @@ class ControlSequences(ScreenModel):
         }
 
     # -- CSI handlers --------------------------------------------------------------------------
+    def _cursor_next_line(self, p: list[int]) -> None:
+        self.cursor_down(p[0] or 1)
+        self.carriage_return()
+
+    def _cursor_previous_line(self, p: list[int]) -> None:
+        self.cursor_up(p[0] or 1)
+        self.carriage_return()
+
+    def _scroll_down(self, p: list[int]) -> None:
+        if len(p) == 1:  # with more parameters, CSI T is xterm's highlight mouse tracking: ignored
+            self.scroll_down(min(p[0] or 1, self.lines))
+
+    def _answer_query(self, p: list[int], reply: bytes) -> None:
+        if p[0] == 0:
+            self._send(reply)
+
     def _cup(self, p: list[int]) -> None:
         self.cursor_position((p[0] or 1) - 1, ((p[1] if len(p) > 1 else 0) or 1) - 1)
 
@@ -431,8 +448,8 @@ class ControlSequences(ScreenModel):
             self._send(f"\x1b]{command};{_x11_rgb(colour)}{terminator}".encode())
         elif command == "4":
             self._palette_query(argument, terminator)
-        elif (text := _notification(command, argument)) is not None:
-            self.notifications.append(text)
+        elif (notice := _notification(command, argument)) is not None:
+            self.notifications.append(notice)
         # OSC 8 (hyperlinks), 52 (clipboard: never honoured), 133 (prompt marks), 7501 and the
         # rest are consumed without effect.
 

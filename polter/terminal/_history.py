@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import chain, groupby
+from typing import cast
 
 from polter.terminal._style import DEFAULT_STYLE, Style
 
@@ -76,15 +77,18 @@ class History:
         done = 0
         while self._loose and done < budget:
             index = -self._loose
-            styles = stored[index]
-            if not isinstance(styles, Style) and not (len(styles) > 1 and type(styles[1]) is int):
+            entry = stored[index]
+            if not isinstance(entry, Style) and not (len(entry) > 1 and type(entry[1]) is int):
+                styles = cast(tuple[Style, ...], entry)  # a style per cell (not yet runs: no counts in it)
                 text = self._texts[index]
                 if isinstance(text, str):
                     end = _content_end(text, styles)
                     self._texts[index], styles = text[:end], styles[:end]
-                runs = tuple(chain.from_iterable((style, len(list(cells))) for style, cells in groupby(styles)))
+                runs: tuple[Style | int, ...] = tuple(
+                    chain.from_iterable((style, len(list(cells))) for style, cells in groupby(styles))
+                )
                 if len(runs) <= 2:
-                    stored[index] = runs[0] if runs else DEFAULT_STYLE  # one style left (or a blank row)
+                    stored[index] = cast(Style, runs[0]) if runs else DEFAULT_STYLE  # one style left (or a blank row)
                 else:
                     stored[index] = runs if len(runs) < len(styles) else styles
             self._loose -= 1
@@ -128,9 +132,9 @@ def fit_row(
     elif len(styles) > 1 and type(styles[1]) is int:  # runs: (style, count, style, count, ...)
         cell_styles = []
         for index in range(0, len(styles), 2):
-            cell_styles += [styles[index]] * styles[index + 1]  # type: ignore[list-item, operator]
+            cell_styles += [cast(Style, styles[index])] * cast(int, styles[index + 1])
     else:
-        cell_styles = list(styles)  # type: ignore[arg-type]
+        cell_styles = cast("list[Style]", list(styles))
     if len(cells) > columns:
         if cells[columns] == "":
             cells[columns - 1] = " "  # a wide character cut in half

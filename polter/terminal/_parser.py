@@ -18,20 +18,19 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_KINDS", "Tokenizer"]
+__all__ = ["MAX_SEQUENCE", "SENTINEL", "Tokenizer"]
 
 #: A CSI body or string payload longer than this many characters is ignored (still consumed).
 MAX_SEQUENCE = 4096
-#: ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS: strings ended by BEL or ST (ESC \).
-STRING_KINDS = "]P_^X"
 
 _TOKEN = re.compile(
     "("
     "\x1b(?:"
     r"\[[0-?]*[ -/]*[@-~]"  # CSI, complete
     r"|\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
-    # Strings. One can reach the end of the text only when an ESC held back for the next read
-    # ends it (an unterminated string at the end goes to the string state instead).
+    # Strings (ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS), ended by BEL or ST. One can reach
+    # the end of the text only when an ESC held back for the next read ends it (an unterminated string
+    # at the end goes to the string state instead).
     r"|[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
     r"|[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
     r"|[ -/]*"  # ESC followed by something that is not a sequence: dropped
@@ -72,7 +71,7 @@ class Tokenizer:
     def split_text(self, text: str) -> list[str]:
         head: list[str] = []
         if self._skip is not None:
-            text = self._continue_skip(text)
+            text = self._continue_skip(self._skip, text)
         if self._string_kind and text:
             token, text = self._continue_string(text)
             if token is None:
@@ -122,11 +121,12 @@ class Tokenizer:
             return text[:last_esc]
         return text
 
-    def _continue_skip(self, text: str) -> str:
-        match = self._skip.match(text)  # type: ignore[union-attr]
+    def _continue_skip(self, skip: re.Pattern[str], text: str) -> str:
+        match = skip.match(text)
+        assert match is not None  # every _SKIP_ pattern matches the empty string
         end = match.end()
         if end == len(text) and match.group(1) is None:
-            if end and self._skip is _SKIP_CSI_PARAMS and any(" " <= ch <= "/" for ch in text):
+            if end and skip is _SKIP_CSI_PARAMS and any(" " <= ch <= "/" for ch in text):
                 self._skip = _SKIP_CSI_INTERMEDIATES
             return ""  # still inside
         self._skip = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polter.terminal._cursor import CursorShape
 from polter.terminal._style import DEFAULT_STYLE, Style
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class ScreenFrame(BaseModel):
         default_factory=dict, description="styles new to this window: number → (fg, bg, attribute bits)"
     )
     style_epoch: int = Field(default=0, description="changes when the host numbers its styles anew")
-    cursor: tuple[int, int, bool, str, bool] = Field(description="x, y, visible, shape, blinking")
+    cursor: tuple[int, int, bool, CursorShape, bool] = Field(description="x, y, visible, shape, blinking")
     history_size: int = Field(ge=0)
     history_pushed: int = Field(ge=0)
     history_epoch: int = Field(ge=0)

@@ -70,7 +70,7 @@ class MirrorScreen:
             self._rows = [self._blank() for _ in range(frame.lines)]
         for y, row in frame.rows:
             self._rows[y] = self._runs(row)
-        self._cursor = Cursor(*frame.cursor)  # type: ignore[arg-type]  # shape is one of Cursor's
+        self._cursor = Cursor(*frame.cursor)
         self.modes = frame.modes
         self.history_size, self.history_pushed = frame.history_size, frame.history_pushed
         key = (frame.history_epoch, frame.columns)

@@ -132,7 +132,9 @@ class PtyProcess:
                 cwd=spec.cwd,
                 env=env,
                 close_fds=True,
-                **_session_options(),
+                # without util-linux setsid (macOS), make the terminal controlling in the child
+                start_new_session=not _SETSID,
+                preexec_fn=None if _SETSID else _acquire_controlling_terminal,
             )
         except OSError as exc:
             os.close(master_fd)
@@ -383,13 +385,6 @@ def _ignore(number: int, frame: object) -> None:
 
 def _session_argv(argv: tuple[str, ...]) -> list[str]:
     return [_SETSID, "--ctty", *argv] if _SETSID else list(argv)
-
-
-def _session_options() -> dict[str, object]:
-    """Without util-linux ``setsid`` (macOS), fall back to making the terminal controlling in the child."""
-    if _SETSID:
-        return {}
-    return {"start_new_session": True, "preexec_fn": _acquire_controlling_terminal}
 
 
 def _acquire_controlling_terminal() -> None:  # pragma: no cover - runs in the child, non-Linux only

@@ -191,7 +191,7 @@ class TerminalScreen(ControlSequences):
             min(self._x, self.columns - 1),
             self._y,
             self._cursor_visible,
-            self._cursor_shape,  # type: ignore[arg-type]
+            self._cursor_shape,
             self._cursor_blinking,
         )
 

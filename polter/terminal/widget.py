@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Final
 
+from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
@@ -212,7 +213,8 @@ class TerminalView(Widget, can_focus=True):
     def _rich_style(self, style: Style, base: RichStyle) -> RichStyle:
         cached = self._styles.get(style)
         if cached is None:
-            fg, bg = style.fg, style.bg
+            fg: str | Color | None = style.fg
+            bg: str | Color | None = style.bg
             if style.reverse:  # swap here, default colours included (pyte leaves it to the renderer)
                 fg, bg = bg or base.bgcolor, fg or base.color
             if style.conceal:
@@ -289,8 +291,10 @@ class TerminalView(Widget, can_focus=True):
         if screen is None or (screen.mouse_tracking and self.running and not event.shift):
             return  # the program has the mouse
         offset = event.get_content_offset(self)
-        row = offset.y - self.history_offset if offset is not None else None
-        if row is None or not -screen.history_size <= row < screen.lines:
+        if offset is None:
+            return
+        row = offset.y - self.history_offset
+        if not -screen.history_size <= row < screen.lines:
             return
         selection = word_or_line(screen.text(row), line_number(screen, row), offset.x, event.chain)
         if selection is not None:

@@ -184,10 +184,12 @@ class AskScreen(ModalScreen[AskAnswer | None]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        if self._accept():
-            self.dismiss(event.button.id)  # type: ignore[arg-type]
-        else:
+        if not self._accept():
             self.query_one("#deny", Button).focus()  # a click too soon must not leave Enter on "allow"
+            return
+        match event.button.id:
+            case "allow_once" | "allow_pane" | "deny" as answer:
+                self.dismiss(answer)
 
 
 def _subject(ask: AskInfo) -> str:

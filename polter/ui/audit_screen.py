@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
+from polter.protocol import FLOOR_SERVER
 from polter.ui.remote import RemoteSession
 
 __all__ = ["DECISIONS", "AuditScreen"]
@@ -74,7 +75,7 @@ class AuditScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         space = self.session
         panes = [(f"{pane.id} · {pane.agent.title}", pane.id) for pane in space.panes if pane.agent is not None]
-        servers = [(name, name) for name in dict.fromkeys(["polter", *space.server_names])]
+        servers = [(name, name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
         with Horizontal(id="audit-filters"):
             yield Label("Audit")
             yield Select(panes, prompt="every pane", id="filter-pane")

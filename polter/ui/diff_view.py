@@ -20,8 +20,21 @@ from textual.strip import Strip
 __all__ = ["DiffLine", "DiffView", "parse_diff"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-_FILE_HEADERS = ("diff ", "index ", "--- ", "+++ ", "new file", "deleted file", "old mode", "new mode", "similarity")
-_FILE_HEADERS += ("rename ", "copy ", "Binary files", "dissimilarity")
+_FILE_HEADERS = (
+    "diff ",
+    "index ",
+    "--- ",
+    "+++ ",
+    "new file",
+    "deleted file",
+    "old mode",
+    "new mode",
+    "similarity",
+    "rename ",
+    "copy ",
+    "Binary files",
+    "dissimilarity",
+)
 GUTTER = 12
 """Two five-digit line numbers and their spaces."""
 

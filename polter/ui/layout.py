@@ -8,9 +8,10 @@ from typing import Literal, NamedTuple
 
 from textual.geometry import Region
 
-__all__ = ["Direction", "LAYOUT_MODES", "LayoutMode", "GridShape", "grid_shape", "neighbour"]
+from polter.session.protocol import LayoutMode
 
-LayoutMode = Literal["grid", "columns", "rows"]
+__all__ = ["Direction", "LAYOUT_MODES", "GridShape", "grid_shape", "neighbour"]
+
 LAYOUT_MODES: tuple[LayoutMode, ...] = ("grid", "columns", "rows")
 Direction = Literal["left", "right", "up", "down"]
 
@@ -44,7 +45,7 @@ def neighbour(regions: Sequence[Region], current: int, direction: Direction) -> 
     current pane most along the other axis, then to the one whose centre is closest.
     """
     here = regions[current]
-    best: tuple[int, int, int] | None = None
+    best: tuple[int, int, float] | None = None
     best_index: int | None = None
     for index, region in enumerate(regions):
         if index == current:

@@ -82,5 +82,8 @@ class LeaveScreen(ModalScreen[LeaveChoice | None]):
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        choice = event.button.id
-        self.dismiss(choice if choice in ("detach", "end") else None)  # type: ignore[arg-type]
+        match event.button.id:
+            case "detach" | "end" as choice:
+                self.dismiss(choice)
+            case _:
+                self.dismiss(None)

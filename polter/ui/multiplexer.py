@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Unpack
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -13,15 +13,16 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from polter.errors import PolterError
+from polter.session.protocol import LayoutMode
 from polter.terminal.keys import encode_key
 from polter.terminal.widget import TerminalView
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.layout import LAYOUT_MODES, Direction, LayoutMode
+from polter.ui.layout import LAYOUT_MODES, Direction
 from polter.ui.leave_screen import LeaveScreen
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
-from polter.ui.remote import RemoteSession
+from polter.ui.remote import OpenPane, RemoteSession
 
 __all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name"]
 
@@ -83,7 +84,7 @@ class MultiplexerScreen(Screen[None]):
         self.session = session
         self.prefix = prefix
         self.grid = PaneGrid(layout_mode=layout_mode)
-        self._active: Pane | None = None
+        self._active: PaneWidget | None = None
         self._start_at = (active, zoomed)
         self._focus_when_added: str | None = None
         self._copied: dict[Widget, Selection] = {}
@@ -109,7 +110,7 @@ class MultiplexerScreen(Screen[None]):
     # -- which pane ----------------------------------------------------------------------------
 
     @property
-    def active_pane(self) -> Pane | None:
+    def active_pane(self) -> PaneWidget | None:
         """The pane with the keyboard focus (or the last one that had it)."""
         if self._active is not None and self._active.is_attached:
             return self._active
@@ -119,7 +120,7 @@ class MultiplexerScreen(Screen[None]):
     @on(events.DescendantFocus)
     def _track_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
-            if isinstance(node, Pane):
+            if isinstance(node, PaneWidget):
                 if node is not self._active:
                     self._active = node
                     self._remember_view()
@@ -160,12 +161,12 @@ class MultiplexerScreen(Screen[None]):
         """Whether this window's terminal raises desktop notifications itself (a screen that tells it says so)."""
         return False
 
-    def waiting_panes(self) -> list[Pane]:
+    def waiting_panes(self) -> list[PaneWidget]:
         """The panes whose agent waits for the human, the one waiting longest first."""
         waiting = [pane for pane in self.grid.panes if pane.waiting_since is not None]
         return sorted(waiting, key=lambda pane: pane.waiting_since or 0)
 
-    def focus_pane(self, pane: Pane) -> None:
+    def focus_pane(self, pane: PaneWidget) -> None:
         if self.grid.zoomed is not None and self.grid.zoomed is not pane:
             self.grid.zoomed = None
         pane.terminal.focus()
@@ -281,7 +282,7 @@ class MultiplexerScreen(Screen[None]):
         elif not self.arrived_at_waiting(target):
             self.notify(f"Only pane {target.number} waits for you.")
 
-    def arrived_at_waiting(self, pane: Pane) -> bool:
+    def arrived_at_waiting(self, pane: PaneWidget) -> bool:
         """The human went to ``pane``, which waits for them: show what it waits for, if this screen can (True
         when it did)."""
         return False
@@ -305,8 +306,8 @@ class MultiplexerScreen(Screen[None]):
         pane = self.active_pane
         await self.open_pane(like=pane.remote.id if pane is not None else None)
 
-    async def open_pane(self, **how: str | bool | None) -> None:
-        """Ask the session for a new pane (see :meth:`RemoteSession.open`); it is focused once it shows."""
+    async def open_pane(self, **how: Unpack[OpenPane]) -> None:
+        """Ask the session for a new pane (see :class:`OpenPane`); it is focused once it shows."""
         try:
             self._focus_when_added = await self.session.open(**how)
         except PolterError as exc:
@@ -322,7 +323,7 @@ class MultiplexerScreen(Screen[None]):
             self.close_pane(pane)
 
     @work(exclusive=True, group="pane-command")
-    async def close_pane(self, pane: Pane) -> None:
+    async def close_pane(self, pane: PaneWidget) -> None:
         """Close ``pane``, asking first if its program still runs; the session ends after its last pane."""
         if not await self._may_end(pane, "Close", "closing"):
             return
@@ -337,21 +338,22 @@ class MultiplexerScreen(Screen[None]):
         if self.leaving:
             self.app.exit(message=f"polter: session {self.session.name} ended (its last pane was closed)")
 
-    async def _may_end(self, pane: Pane, verb: str, doing: str) -> bool:
+    async def _may_end(self, pane: PaneWidget, verb: str, doing: str) -> bool:
         """Whether ``pane``'s program may be ended to ``verb`` the pane: yes if it is not running,
         else the user's answer to a confirmation."""
         if not pane.running:
             return True
         question = f"{verb} pane {pane.number} ({pane.title})?"
         detail = f"Its program is still running; {doing} ends it and everything it started."
-        return bool(await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb)))
+        confirmed = await self.app.push_screen_wait(ConfirmScreen(question, detail, yes=verb))
+        return bool(confirmed)
 
     def action_restart_pane(self) -> None:
         if (pane := self.active_pane) is not None:
             self.restart_pane(pane)
 
     @work(exclusive=True, group="pane-command")
-    async def restart_pane(self, pane: Pane) -> None:
+    async def restart_pane(self, pane: PaneWidget) -> None:
         """Start ``pane``'s program again, asking first if it still runs. An agent pane's CLI is prepared
         afresh; a restart that applies its role continues its conversation where the CLI can resume one."""
         if not await self._may_end(pane, "Restart", "restarting"):

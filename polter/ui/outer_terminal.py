@@ -41,10 +41,11 @@ from typing import Any, Final, Literal
 
 from textual.app import App
 
+from polter.session.protocol import TerminalNotification
+
 __all__ = ["Delivery", "Method", "TerminalNotifier", "choose_delivery", "notification_sequence", "write_raw"]
 
 Method = Literal["osc9", "osc777", "osc99", "bell", "off"]
-Setting = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
 
 TEXT_LIMIT: Final = 240
 """Characters of a notification's text (terminals cut or drop longer ones)."""
@@ -95,7 +96,7 @@ def tmux_passthrough(env: Mapping[str, str]) -> bool:
 
 
 def choose_delivery(
-    setting: Setting = "auto",
+    setting: TerminalNotification = "auto",
     environ: Mapping[str, str] | None = None,
     *,
     passthrough: Callable[[Mapping[str, str]], bool] = tmux_passthrough,

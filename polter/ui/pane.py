@@ -19,7 +19,7 @@ from polter.terminal.widget import TerminalView
 from polter.ui.pane_header import BadgeVariant, PaneHeader
 from polter.ui.remote import RemotePane
 
-__all__ = ["Pane"]
+__all__ = ["PaneWidget"]
 
 
 def _state_tooltip(agent: AgentView) -> str:
@@ -40,11 +40,11 @@ _STATE_BADGES: dict[AgentState, tuple[str, BadgeVariant]] = {
 }
 
 
-class Pane(Vertical):
+class PaneWidget(Vertical):
     """One pane of the session, with its header. ``number`` is its 1-based place on screen."""
 
     DEFAULT_CSS = """
-    Pane {
+    PaneWidget {
         width: 1fr;
         height: 1fr;
         &.-waiting > PaneHeader {
@@ -67,7 +67,7 @@ class Pane(Vertical):
         self.remote = remote
         self.pending_asks = 0
         """Asks of this pane waiting in this window's queue."""
-        self.set_reactive(Pane.number, number)
+        self.set_reactive(PaneWidget.number, number)
         self.header = PaneHeader()
         self.header.set_reactive(PaneHeader.number, number)
         self.header.set_reactive(PaneHeader.title, remote.state.title)
@@ -191,5 +191,5 @@ class Pane(Vertical):
             tooltip = f"{worktree.path} was deleted: Recreate worktree of pane {self.number} (command palette)"
         elif view.problem:
             tooltip = view.problem
-        variant = "warning" if view.missing or view.problem else "default"
+        variant: BadgeVariant = "warning" if view.missing or view.problem else "default"
         self.header.set_badge("worktree", view.summary(), variant, tooltip=tooltip)

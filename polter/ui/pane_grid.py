@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.containers import Container
 from textual.reactive import reactive
 
-from polter.ui.layout import Direction, LayoutMode, grid_shape, neighbour
-from polter.ui.pane import Pane
+from polter.session.protocol import LayoutMode
+from polter.ui.layout import Direction, grid_shape, neighbour
+from polter.ui.pane import PaneWidget
 from polter.ui.remote import RemotePane
 
 __all__ = ["PaneGrid"]
@@ -21,12 +22,12 @@ class PaneGrid(Container):
         grid-gutter: 0 1;
         width: 1fr;
         height: 1fr;
-        & > Pane.-hidden { display: none; }
+        & > PaneWidget.-hidden { display: none; }
     }
     """
 
     layout_mode: reactive[LayoutMode] = reactive("grid")
-    zoomed: reactive[Pane | None] = reactive(None)
+    zoomed: reactive[PaneWidget | None] = reactive(None)
 
     def __init__(self, *, layout_mode: LayoutMode = "grid") -> None:
         super().__init__()
@@ -36,17 +37,17 @@ class PaneGrid(Container):
         self._arrange()
 
     @property
-    def panes(self) -> list[Pane]:
-        return list(self.query_children(Pane))
+    def panes(self) -> list[PaneWidget]:
+        return list(self.query_children(PaneWidget))
 
-    def pane_of(self, pane_id: str) -> Pane | None:
+    def pane_of(self, pane_id: str) -> PaneWidget | None:
         return next((pane for pane in self.panes if pane.remote.id == pane_id), None)
 
-    async def add_pane(self, remote: RemotePane, index: int | None = None) -> Pane:
+    async def add_pane(self, remote: RemotePane, index: int | None = None) -> PaneWidget:
         """Show the session's pane ``remote`` at ``index`` (last by default), unzooming so it can be seen."""
         panes = self.panes
         index = len(panes) if index is None else min(index, len(panes))
-        pane = Pane(remote, number=index + 1)
+        pane = PaneWidget(remote, number=index + 1)
         self.zoomed = None
         if index < len(panes):
             await self.mount(pane, before=panes[index])
@@ -55,14 +56,14 @@ class PaneGrid(Container):
         self._arrange()
         return pane
 
-    async def remove_pane(self, pane: Pane) -> None:
+    async def remove_pane(self, pane: PaneWidget) -> None:
         """Take the pane away (its program has ended in the session)."""
         if self.zoomed is pane:
             self.zoomed = None
         await pane.remove()
         self._arrange()
 
-    def toggle_zoom(self, pane: Pane) -> None:
+    def toggle_zoom(self, pane: PaneWidget) -> None:
         self.zoomed = None if self.zoomed is pane else pane
 
     def watch_zoomed(self) -> None:
@@ -73,7 +74,7 @@ class PaneGrid(Container):
         if self.is_mounted:
             self._arrange()
 
-    def neighbour(self, pane: Pane, direction: Direction) -> Pane | None:
+    def neighbour(self, pane: PaneWidget, direction: Direction) -> PaneWidget | None:
         """The visible pane next to ``pane`` on screen in ``direction``."""
         visible = [candidate for candidate in self.panes if candidate.display]
         if pane not in visible:

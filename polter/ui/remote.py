@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 from pydantic import BaseModel
 from textual.message import Message
@@ -35,12 +35,24 @@ from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
 from polter.terminal.sources import FrameSink
 
-__all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal"]
+__all__ = ["AUDIT_KEPT", "OpenPane", "RemotePane", "RemoteSession", "RemoteTerminal"]
 
 logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows a window keeps for its audit screen (the gateway's SQLite log keeps everything)."""
+
+
+class OpenPane(TypedDict, total=False):
+    """How to open a pane (the session's ``open`` call): like pane ``like`` (its CLI and role, a shell
+    beside a plain program), or ``adapter`` × ``role``; in ``cwd``, else where the focused pane's program
+    is; in a worktree of its own with ``worktree``."""
+
+    like: str | None
+    adapter: str | None
+    role: str | None
+    cwd: str | None
+    worktree: bool
 
 
 class RemoteTerminal:
@@ -259,7 +271,7 @@ class RemoteSession:
         self.info: wire.SessionInfo | None = None
         self.ready = False
         self.agents = False
-        self.notify_terminal: str = "auto"
+        self.notify_terminal: wire.TerminalNotification = "auto"
         """How this window tells its terminal that a pane needs the human (``notify_terminal``)."""
         self.ended = False
         """The session ended, or this window lost it."""
@@ -431,18 +443,9 @@ class RemoteSession:
 
     # -- actions ---------------------------------------------------------------------------------
 
-    async def open(
-        self,
-        *,
-        like: str | None = None,
-        adapter: str | None = None,
-        role: str | None = None,
-        cwd: str | None = None,
-        worktree: bool = False,
-    ) -> str:
-        """Open a pane (like pane ``like``, or ``adapter`` × ``role``, in a worktree of its own with
-        ``worktree``); its id (it arrives as PaneAdded)."""
-        return str(await self.client.call("open", like=like, adapter=adapter, role=role, cwd=cwd, worktree=worktree))
+    async def open(self, **how: Unpack[OpenPane]) -> str:
+        """Open a pane (see :class:`OpenPane`); its id (it arrives as PaneAdded)."""
+        return str(await self.client.call("open", **how))
 
     def answer_question(self, question_id: str, answer: bool) -> None:
         """Answer a question of the host's (the first answer from any window decides it)."""

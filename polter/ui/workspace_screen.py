@@ -14,13 +14,14 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.widgets import Static
 
 from polter.errors import PolterError
-from polter.gateway.models import AskInfo, Phase, RolesStatus, ServersReload
+from polter.gateway.models import AskAnswer, AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
@@ -28,7 +29,7 @@ from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands,
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui.outer_terminal import TerminalNotifier, choose_delivery
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.remote import RemoteSession
 from polter.ui.worktree_panes import WorktreePaneActions
 
@@ -58,8 +59,9 @@ class WorkspaceScreen(MultiplexerScreen):
         WorktreeCommands,
     }
 
-    def __init__(self, session: RemoteSession, **options: object) -> None:
-        super().__init__(session, **options)  # type: ignore[arg-type]
+    def __init__(self, session: RemoteSession, **options: Any) -> None:
+        """``options``: :class:`MultiplexerScreen`'s (the layout, the prefix key, the focused and zoomed panes)."""
+        super().__init__(session, **options)
         self.asks = AskQueue()
         self.ask_screen: AskScreen | None = None
         self._later: set[str] = set()
@@ -88,7 +90,7 @@ class WorkspaceScreen(MultiplexerScreen):
 
     # -- panes -----------------------------------------------------------------------------------
 
-    def pane_of(self, pane_id: str) -> Pane | None:
+    def pane_of(self, pane_id: str) -> PaneWidget | None:
         return self.grid.pane_of(pane_id)
 
     async def open_new(self, adapter_name: str, role: str) -> None:
@@ -99,7 +101,7 @@ class WorkspaceScreen(MultiplexerScreen):
     # -- what the palette runs ---------------------------------------------------------------------
 
     @work(group="gateway-command")
-    async def switch_role(self, pane: Pane, role: str) -> None:
+    async def switch_role(self, pane: PaneWidget, role: str) -> None:
         agent = pane.agent
         if agent is None:
             return
@@ -121,7 +123,7 @@ class WorkspaceScreen(MultiplexerScreen):
             self.notify(f"Pane {pane.number} is now under {role}; its CLI was told (list_changed).")
 
     @work(group="gateway-command")
-    async def set_phase(self, pane: Pane, phase: Phase) -> None:
+    async def set_phase(self, pane: PaneWidget, phase: Phase) -> None:
         if pane.agent is None:
             return
         try:
@@ -173,7 +175,7 @@ class WorkspaceScreen(MultiplexerScreen):
             return
         self.reload_roles()
 
-    def show_capabilities(self, pane: Pane) -> None:
+    def show_capabilities(self, pane: PaneWidget) -> None:
         from polter.ui.capabilities_screen import CapabilitiesScreen
 
         if pane.agent is not None:
@@ -184,7 +186,7 @@ class WorkspaceScreen(MultiplexerScreen):
 
         self.app.push_screen(AuditScreen(self.session))
 
-    def arrived_at_waiting(self, pane: Pane) -> bool:
+    def arrived_at_waiting(self, pane: PaneWidget) -> bool:
         """Prefix then n went to ``pane``: its asks that were put off (escape) show again."""
         put_off = {item.ask.id for item in self.asks if item.ask.pane == pane.remote.id} & self._later
         if not put_off:
@@ -267,7 +269,7 @@ class WorkspaceScreen(MultiplexerScreen):
     def notifier(self) -> TerminalNotifier:
         """How this window tells its terminal (decided once, from ``notify_terminal`` and the environment)."""
         if self.terminal_notifier is None:
-            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))  # type: ignore[arg-type]
+            self.terminal_notifier = TerminalNotifier(choose_delivery(self.session.notify_terminal))
         return self.terminal_notifier
 
     @property
@@ -283,7 +285,7 @@ class WorkspaceScreen(MultiplexerScreen):
         self.notify(notice.message or "prefix then n goes there", title=notice.headline(), severity="warning")
 
     @work(group="gateway-command")
-    async def set_muted(self, pane: Pane, muted: bool) -> None:
+    async def set_muted(self, pane: PaneWidget, muted: bool) -> None:
         """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""
         try:
             await self.session.set_muted(pane.remote, muted)
@@ -344,12 +346,12 @@ class WorkspaceScreen(MultiplexerScreen):
         self.ask_screen = AskScreen(item.ask, pane_label=label, region=region, position=self.asks.position(item.ask.id))
         self.app.push_screen(self.ask_screen, lambda answer: self._answered(item, answer))
 
-    def _answered(self, item: PendingAsk, answer: str | None) -> None:
+    def _answered(self, item: PendingAsk, answer: AskAnswer | None) -> None:
         self.ask_screen = None
         if answer is None:
             self._later.add(item.ask.id)
         elif item.open:
-            item.future.set_result(answer)  # type: ignore[arg-type]
+            item.future.set_result(answer)
         self._show_next_ask()
 
 

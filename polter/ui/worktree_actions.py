@@ -125,6 +125,7 @@ def setup_consent(app: App[Any]) -> ConfirmSetup:
             "worktree of this repository; Polter asks again if the command changes."
         )
         question = "Run this repository's setup command in its new worktrees?"
-        return bool(await app.push_screen_wait(ConfirmScreen(question, detail, yes="Run it", no="Not now")))
+        confirmed = await app.push_screen_wait(ConfirmScreen(question, detail, yes="Run it", no="Not now"))
+        return bool(confirmed)
 
     return confirm

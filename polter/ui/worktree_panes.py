@@ -20,7 +20,7 @@ from polter.errors import PolterError
 from polter.ui.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
-    from polter.ui.pane import Pane
+    from polter.ui.pane import PaneWidget
     from polter.ui.workspace_screen import WorkspaceScreen
     from polter.ui.worktree_actions import OpenPane
     from polter.worktrees import Worktree
@@ -35,14 +35,14 @@ class WorktreePaneActions:
     def __init__(self, screen: WorkspaceScreen) -> None:
         self.screen = screen
 
-    def _worktree(self, pane: Pane) -> Worktree | None:
+    def _worktree(self, pane: PaneWidget) -> Worktree | None:
         view = pane.remote.worktree
         if view is None:
             self.screen.notify(f"Pane {pane.number} has no worktree of its own.", severity="error")
             return None
         return view.worktree
 
-    def _open_pane(self, pane: Pane) -> OpenPane:
+    def _open_pane(self, pane: PaneWidget) -> OpenPane:
         from polter.ui.worktree_actions import OpenPane
 
         async def close() -> None:
@@ -50,7 +50,7 @@ class WorktreePaneActions:
 
         return OpenPane(name=f"pane {pane.number} ({pane.title})", close=close, last=len(self.screen.grid.panes) == 1)
 
-    async def _refresh(self, pane: Pane) -> None:
+    async def _refresh(self, pane: PaneWidget) -> None:
         if pane.remote in self.screen.session.panes:
             try:
                 await self.screen.session.refresh_worktree(pane.remote)
@@ -69,7 +69,7 @@ class WorktreePaneActions:
             exclusive=True,
         )
 
-    def review(self, pane: Pane) -> None:
+    def review(self, pane: PaneWidget) -> None:
         from polter.ui.worktree_screen import WorktreeReviewScreen
 
         worktree = self._worktree(pane)
@@ -82,10 +82,10 @@ class WorktreePaneActions:
 
         self.screen.app.push_screen(screen, closed)
 
-    def merge(self, pane: Pane) -> None:
+    def merge(self, pane: PaneWidget) -> None:
         self.screen.run_worker(self._merge(pane), group="worktree", exclusive=True)
 
-    async def _merge(self, pane: Pane) -> None:
+    async def _merge(self, pane: PaneWidget) -> None:
         from polter.ui.worktree_actions import merge_worktree
 
         worktree = self._worktree(pane)
@@ -101,10 +101,10 @@ class WorktreePaneActions:
         finally:
             await self._refresh(pane)  # (a commit of its files may have been made even when the merge was not)
 
-    def remove(self, pane: Pane) -> None:
+    def remove(self, pane: PaneWidget) -> None:
         self.screen.run_worker(self._remove(pane), group="worktree", exclusive=True)
 
-    async def _remove(self, pane: Pane) -> None:
+    async def _remove(self, pane: PaneWidget) -> None:
         from polter.ui.worktree_actions import remove_worktree
 
         worktree = self._worktree(pane)
@@ -118,10 +118,10 @@ class WorktreePaneActions:
         if outcome:
             self.screen.notify(outcome, title="Worktree removed", timeout=15)
 
-    def recreate(self, pane: Pane) -> None:
+    def recreate(self, pane: PaneWidget) -> None:
         self.screen.run_worker(self._recreate(pane), group="worktree", exclusive=True)
 
-    async def _recreate(self, pane: Pane) -> None:
+    async def _recreate(self, pane: PaneWidget) -> None:
         view = pane.remote.worktree
         if view is None:
             return

@@ -20,7 +20,7 @@ from pathlib import Path
 from polter.errors import GitError, WorktreeError
 from polter.paths import worktrees_dir
 from polter.worktrees._git import git
-from polter.worktrees._models import ConfirmSetup, OpenedWorktree, SetupOutcome, Worktree
+from polter.worktrees._models import ConfirmSetup, HowOpened, OpenedWorktree, SetupOutcome, Worktree
 from polter.worktrees._naming import branch_for, branch_problem, folder_for, repository_folder
 from polter.worktrees._prepare import copy_included, prepare_setup, read_setup
 from polter.worktrees._repo import (
@@ -74,10 +74,10 @@ async def open_worktree(
             if branch is not None:
                 raise WorktreeError(f"branch {branch!r} is already the worktree of another pane")
             continue
-        if (record := ours.get(candidate)) is not None:
-            if record.path.is_dir() or await branch_exists(repository.common_dir, candidate):
-                return await _reopen(record, relative, confirm_setup)
-            delete_record(record)  # its folder and its branch were deleted: nothing left to come back to
+        if (ours_before := ours.get(candidate)) is not None:
+            if ours_before.path.is_dir() or await branch_exists(repository.common_dir, candidate):
+                return await _reopen(ours_before, relative, confirm_setup)
+            delete_record(ours_before)  # its folder and its branch were deleted: nothing left to come back to
         if candidate in checked_out:
             if branch is not None:
                 raise WorktreeError(
@@ -174,7 +174,9 @@ def _free_folder(parent: Path, name: str) -> Path:
     raise WorktreeError(f"no free folder for {name} in {parent}")
 
 
-async def _prepared(worktree: Worktree, relative: Path, how: str, confirm_setup: ConfirmSetup | None) -> OpenedWorktree:
+async def _prepared(
+    worktree: Worktree, relative: Path, how: HowOpened, confirm_setup: ConfirmSetup | None
+) -> OpenedWorktree:
     """Copy the included files it lacks, run the setup command in a new folder, find the start dir."""
     copied = await copy_included(worktree.checkout, worktree.path) if worktree.checkout.is_dir() else []
     setup: SetupOutcome | None = None

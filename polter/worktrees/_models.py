@@ -21,6 +21,7 @@ __all__ = [
     "ConfirmSetup",
     "FileChange",
     "FileDiff",
+    "HowOpened",
     "MergeCheck",
     "MergeResult",
     "OpenedWorktree",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+HowOpened = Literal["created", "reused", "recreated"]
 
 
 class Worktree(BaseModel):
@@ -66,8 +69,9 @@ class Worktree(BaseModel):
 
         return await review(self)
 
-    async def file_diff(self, path: str) -> FileDiff:
-        """One file's diff against the base: the committed part and the uncommitted part."""
+    async def file_diff(self, path: str | ChangedFile) -> FileDiff:
+        """One file's diff against the base: the committed part and the uncommitted part (a
+        :class:`ChangedFile` from :meth:`review` keeps a renamed file's two paths together)."""
         from polter.worktrees._review import file_diff
 
         return await file_diff(self, path)
@@ -123,7 +127,7 @@ class OpenedWorktree(BaseModel):
 
     worktree: Worktree
     start_dir: Path = Field(description="The pane's directory inside the worktree (the same relative path).")
-    how: Literal["created", "reused", "recreated"]
+    how: HowOpened
     copied: tuple[str, ...] = Field(default=(), description="Files copied by .worktreeinclude (relative paths).")
     setup: SetupOutcome | None = Field(default=None, description="The project's setup command, if it has one.")
     notes: tuple[str, ...] = Field(default=(), description="Things the user should know, one sentence each.")

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from polter.adapters import AdapterRegistry, Pane, discover
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import AdapterRegistry, discover
 
 TOKEN = "pane-token-that-must-never-reach-a-file"
 
@@ -60,8 +61,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_pane(tmp_path: Path, home: Path, project: Path) -> Callable[..., Pane]:
-    def make(**overrides: Any) -> Pane:
+def make_pane(tmp_path: Path, home: Path, project: Path) -> Callable[..., PaneToPrepare]:
+    def make(**overrides: Any) -> PaneToPrepare:
         values: dict[str, Any] = {
             "pane_id": "p1",
             "gateway_url": "http://127.0.0.1:4321",
@@ -73,7 +74,7 @@ def make_pane(tmp_path: Path, home: Path, project: Path) -> Callable[..., Pane]:
             "hook_command": ("/opt/polter/bin/python", "-m", "polter.cli.hook"),
         }
         values.update(overrides)
-        return Pane(**values)
+        return PaneToPrepare(**values)
 
     return make
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import user_plugins_dir
+from polter.adapters.host import API_VERSION, user_plugins_dir
 
 
 def polter(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -44,11 +44,33 @@ def test_the_list_shows_each_adapter_with_the_version_installed(tmp_path: Path) 
 
 def test_a_broken_user_plugin_is_reported_and_the_rest_listed() -> None:
     user_plugins_dir().mkdir(parents=True)
-    (user_plugins_dir() / "broken.py").write_text("import does_not_exist\n")
+    (user_plugins_dir() / "broken.py").write_text("API_VERSION = 1\nimport does_not_exist\n")
     result = polter("adapters")
     assert result.returncode == 1
     assert f"polter: plugin not loaded: {user_plugins_dir() / 'broken.py'}: import failed: ModuleNotFoundError" in result.stderr
     assert "claude-code" in result.stdout
+
+
+def test_a_plugin_for_another_api_version_is_reported_with_both_versions(tmp_path: Path) -> None:
+    """A real plugin, scaffolded for this version, then marked as written for the next one: `polter adapters`
+    names the file and both versions, lists the others, and never runs the plugin (it would leave a marker)."""
+    assert polter("adapters", "new", "acme").returncode == 0
+    plugin = user_plugins_dir() / "acme" / "__init__.py"
+    marker = tmp_path / "imported"
+    source = plugin.read_text()
+    assert f"\nAPI_VERSION = {API_VERSION}\n" in source
+    plugin.write_text(
+        source.replace(f"\nAPI_VERSION = {API_VERSION}\n", f"\nAPI_VERSION = {API_VERSION + 1}\n")
+        + f"\nPath({str(marker)!r}).touch()\n"
+    )
+    result = polter("adapters")
+    assert result.returncode == 1
+    assert (
+        f"polter: plugin not loaded: {plugin.parent}: written for plugin API version {API_VERSION + 1}, but this "
+        f"Polter's is {API_VERSION}: not loaded" in result.stderr
+    ), result.stderr
+    assert "acme" not in result.stdout and "claude-code" in result.stdout
+    assert not marker.exists()
 
 
 def test_show_lists_the_skills_with_their_source(tmp_path: Path) -> None:

@@ -13,18 +13,16 @@ from pydantic import ValidationError
 from polter.adapters import (
     Adapter,
     AdapterInfo,
-    AdapterRegistry,
     Detection,
     HookAnswer,
     LaunchSpec,
     Liveness,
-    Pane,
     PaneFile,
+    PaneToPrepare,
     PreparedPane,
-    RuntimeDir,
     TestMode,
-    write_pane_files,
 )
+from polter.adapters.host import AdapterRegistry, RuntimeDir, write_pane_files
 
 from .conftest import TOKEN, files_containing
 
@@ -33,26 +31,26 @@ class Minimal(Adapter):
     info = AdapterInfo(name="minimal", display_name="Minimal", command="minimal-cli-not-installed",
                        mcp_liveness=Liveness.COLD, skills_liveness=Liveness.COLD)
 
-    def prepare(self, pane: Pane) -> PreparedPane:
+    def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         return PreparedPane(launch=LaunchSpec(argv=(self.executable(),), env=pane.polter_env()))
 
 
-def test_every_pane_gets_the_floor_server_once(make_pane: Callable[..., Pane]) -> None:
+def test_every_pane_gets_the_floor_server_once(make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane(servers=("time", "polter", "time"), gateway_url="http://127.0.0.1:9/")
     assert pane.endpoints == {"time": "http://127.0.0.1:9/mcp/time", "polter": "http://127.0.0.1:9/mcp/polter"}
 
 
-def test_the_token_travels_in_the_environment_only(make_pane: Callable[..., Pane]) -> None:
+def test_the_token_travels_in_the_environment_only(make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane()
     assert pane.polter_env() == {"POLTER_GATEWAY_URL": "http://127.0.0.1:4321", "POLTER_TOKEN": TOKEN}
     assert TOKEN not in repr(pane)
 
 
-def test_the_hook_command_defaults_to_this_python(make_pane: Callable[..., Pane]) -> None:
+def test_the_hook_command_defaults_to_this_python(make_pane: Callable[..., PaneToPrepare]) -> None:
     assert make_pane(hook_command=()).hook_argv("codex") == (sys.executable, "-m", "polter.cli.hook", "codex")
 
 
-def test_a_broken_skill_policy_shows_the_skill(make_pane: Callable[..., Pane]) -> None:
+def test_a_broken_skill_policy_shows_the_skill(make_pane: Callable[..., PaneToPrepare]) -> None:
     def broken(_name: str) -> str:
         raise RuntimeError("policy unavailable")
 
@@ -129,7 +127,7 @@ def test_pane_files_are_private_and_removed_with_the_pane(tmp_path: Path) -> Non
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "shell"])
 @pytest.mark.parametrize("test_mode", [False, True])
 def test_no_bundled_adapter_writes_the_token_anywhere(name: str, test_mode: bool, bundled: AdapterRegistry,
-                                                      make_pane: Callable[..., Pane], home: Path, project: Path) -> None:
+                                                      make_pane: Callable[..., PaneToPrepare], home: Path, project: Path) -> None:
     """The token reaches the CLI only as $POLTER_TOKEN: not in a runtime file, an argument, another variable,
     the user's home or the project; every file goes into the private runtime dir, which the pane's end removes."""
     (home / ".codex").mkdir()

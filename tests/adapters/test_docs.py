@@ -12,7 +12,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AgentState, HookAnswer, Pane, discover, load_plugin, user_plugins_dir, write_pane_files
+from polter.adapters import AgentState, HookAnswer, PaneToPrepare
+from polter.adapters.host import discover, load_plugin, user_plugins_dir, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 
@@ -74,7 +75,7 @@ class Screen:
         return self.lines
 
 
-def test_the_tutorial_adapter_keeps_the_contract(tmp_path: Path, make_pane: Callable[..., Pane], home: Path, project: Path) -> None:
+def test_the_tutorial_adapter_keeps_the_contract(tmp_path: Path, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path) -> None:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "acme.py").write_text(tutorial_adapter_source())

@@ -15,17 +15,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from polter.adapters import (
-    EditedConfig,
-    PaneFile,
-    PreparedPane,
-    RuntimeDir,
-    StateHome,
-    link_homes,
-    remove_runtime_dir,
-    rescue_homes,
-    write_pane_files,
-)
+from polter.adapters import EditedConfig, PaneFile, PreparedPane, StateHome
+from polter.adapters.host import RuntimeDir, link_homes, remove_runtime_dir, rescue_homes, write_pane_files
 from polter.adapters._homes import MANIFEST
 from polter.terminal.launch import LaunchSpec
 

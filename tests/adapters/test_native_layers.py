@@ -1,6 +1,6 @@
 """The CLIs' own permission layers, set from the role the way the app does it: the pane's capabilities from the
 real gateway (``GatewayClient.capabilities``, what ``whoami`` shows) and their ``builtins`` passed as
-``Pane(builtins=...)``. That one argument is all an adapter needs: under the bundled ``researcher`` (writes
+``PaneToPrepare(builtins=...)``. That one argument is all an adapter needs: under the bundled ``researcher`` (writes
 nothing) every CLI's own layer refuses writes and keeps Polter's state out of reach; under ``coder`` none refuses a
 write in the project; without it (``builtins=None``) there is no such layer at all.
 """
@@ -17,7 +17,8 @@ import pytest
 import pytest_asyncio
 from support.gateway import Harness, start_gateway
 
-from polter.adapters import AdapterRegistry, Pane, PreparedPane
+from polter.adapters import PaneToPrepare, PreparedPane
+from polter.adapters.host import AdapterRegistry
 from polter.paths import bundled_dir
 from polter.protocol import BuiltinsPolicy
 
@@ -32,14 +33,14 @@ async def gateway(tmp_path: Path) -> AsyncIterator[Harness]:
 
 
 async def builtins_of(gateway: Harness, role: str) -> BuiltinsPolicy:
-    """What the app passes as ``Pane(builtins=...)``: the capabilities of a pane registered under ``role``."""
+    """What the app passes as ``PaneToPrepare(builtins=...)``: the capabilities of a pane registered under ``role``."""
     created = await gateway.pane(role)
     capabilities = await gateway.admin.capabilities(created.pane.id)
     assert capabilities.role == role and capabilities.builtins is not None, capabilities
     return capabilities.builtins
 
 
-def layers(bundled: AdapterRegistry, pane: Pane) -> dict[str, Any]:
+def layers(bundled: AdapterRegistry, pane: PaneToPrepare) -> dict[str, Any]:
     """Each CLI's own permission layer, as its adapter writes it for ``pane``."""
 
     def prepared(name: str) -> PreparedPane:
@@ -67,7 +68,7 @@ def layers(bundled: AdapterRegistry, pane: Pane) -> dict[str, Any]:
 
 
 async def test_the_roles_builtins_from_the_gateway_set_every_clis_own_layer(
-    gateway: Harness, bundled: AdapterRegistry, make_pane: Callable[..., Pane]
+    gateway: Harness, bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
 ) -> None:
     researcher = layers(bundled, make_pane(builtins=await builtins_of(gateway, "researcher")))
     for rule in WRITE_TOOLS["claude-code"]:
@@ -88,7 +89,7 @@ async def test_the_roles_builtins_from_the_gateway_set_every_clis_own_layer(
 
 
 def test_without_the_roles_builtins_there_is_no_such_layer(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane]
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
 ) -> None:
     assert layers(bundled, make_pane(builtins=None)) == {
         "claude-code": [],

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.adapters import Adapter, HookAnswer, PaneToPrepare, TestMode
+from polter.adapters.host import AdapterRegistry, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 
@@ -18,14 +19,14 @@ def claude(bundled: AdapterRegistry) -> Adapter:
     return bundled.get("claude-code")
 
 
-def written(pane: Pane, adapter: Adapter) -> tuple[list[str], dict[str, dict], str]:
+def written(pane: PaneToPrepare, adapter: Adapter) -> tuple[list[str], dict[str, dict], str]:
     prepared = adapter.prepare(pane)
     paths = write_pane_files(pane.runtime_dir, prepared.files)
     texts = {str(path.relative_to(pane.runtime_dir)): path.read_text() for path in paths}
     return list(prepared.launch.argv), {name: json.loads(text) for name, text in texts.items()}, "".join(texts.values())
 
 
-def test_every_gateway_endpoint_is_the_only_mcp_config(claude: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_every_gateway_endpoint_is_the_only_mcp_config(claude: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane()
     argv, files, text = written(pane, claude)
     servers = files["claude/mcp.json"]["mcpServers"]
@@ -39,7 +40,7 @@ def test_every_gateway_endpoint_is_the_only_mcp_config(claude: Adapter, make_pan
     assert TOKEN not in text
 
 
-def test_the_veto_hook_blocks_when_it_fails(claude: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_the_veto_hook_blocks_when_it_fails(claude: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     _argv, files, _text = written(make_pane(), claude)
     settings = files["claude/settings.json"]
     [entry] = settings["hooks"]["PreToolUse"]
@@ -58,7 +59,7 @@ def test_the_veto_hook_blocks_when_it_fails(claude: Adapter, make_pane: Callable
 
 
 def test_denied_skills_are_switched_off_wherever_they_come_from(
-    claude: Adapter, make_pane: Callable[..., Pane], home: Path, project: Path
+    claude: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     write_skill(home / ".claude" / "skills", "deploy")
     write_skill(project / "src" / ".claude" / "skills", "nested-ok")
@@ -76,7 +77,7 @@ def test_denied_skills_are_switched_off_wherever_they_come_from(
     assert settings["permissions"]["deny"] == ["Skill(deploy)", "Skill(simplify)", "Skill(wipe-db)"]
 
 
-def test_an_asked_skill_stays_visible(claude: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_an_asked_skill_stays_visible(claude: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path) -> None:
     write_skill(home / ".claude" / "skills", "deploy")
     assert claude.prepare(make_pane(skill_decision=lambda name: "ask")).hidden_skills == ()
 
@@ -91,7 +92,7 @@ def test_plugin_skills_are_listed_with_their_plugin(claude: Adapter, home: Path,
     assert (skill.name, skill.origin) == ("helper:lint", "plugin helper@market")
 
 
-def test_test_mode_skips_onboarding_and_trust(claude: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+def test_test_mode_skips_onboarding_and_trust(claude: Adapter, make_pane: Callable[..., PaneToPrepare], project: Path) -> None:
     pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:5555", model="claude-fake"))
     prepared = claude.prepare(pane)
     env = prepared.launch.env

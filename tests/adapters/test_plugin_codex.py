@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.adapters import Adapter, HookAnswer, PaneToPrepare, TestMode
+from polter.adapters.host import AdapterRegistry, write_pane_files
 from polter.protocol import BuiltinsPolicy
 
 from .conftest import TOKEN, deny_skills, write_skill
@@ -21,7 +22,7 @@ def codex(bundled: AdapterRegistry) -> Adapter:
     return bundled.get("codex")
 
 
-def config_of(pane: Pane, adapter: Adapter) -> dict:
+def config_of(pane: PaneToPrepare, adapter: Adapter) -> dict:
     prepared = adapter.prepare(pane)
     write_pane_files(pane.runtime_dir, prepared.files)
     text = (pane.runtime_dir / "codex" / "config.toml").read_text()
@@ -29,7 +30,7 @@ def config_of(pane: Pane, adapter: Adapter) -> dict:
     return tomllib.loads(text)
 
 
-def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path) -> None:
     (home / ".codex").mkdir()
     (home / ".codex" / "config.toml").write_text(
         'model = "gpt-9"\n[mcp_servers.github]\ncommand = "gh-mcp"\n[hooks]\nStop = []\n'
@@ -50,7 +51,7 @@ def test_the_gateway_endpoints_are_the_only_servers(codex: Adapter, make_pane: C
     assert prepared.launch.argv[1:] == ("--dangerously-bypass-hook-trust",)
 
 
-def test_the_veto_hook_runs_before_every_tool(codex: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_the_veto_hook_runs_before_every_tool(codex: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane()
     config = config_of(pane, codex)
     [entry] = config["hooks"]["PreToolUse"]
@@ -60,14 +61,14 @@ def test_the_veto_hook_runs_before_every_tool(codex: Adapter, make_pane: Callabl
     assert "sandbox_mode" not in config, "no role given: Codex's own sandbox settings stay the user's"
 
 
-def test_the_sandbox_follows_the_role(codex: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_the_sandbox_follows_the_role(codex: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     reader = config_of(make_pane(builtins=BuiltinsPolicy(default="ask", deny=["write", "web"])), codex)
     assert (reader["sandbox_mode"], reader["web_search"]) == ("read-only", "disabled")
     writer = config_of(make_pane(builtins=BuiltinsPolicy(default="allow", ask=["write(@outside)"])), codex)
     assert writer["sandbox_mode"] == "workspace-write" and "web_search" not in writer
 
 
-def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callable[..., Pane], home: Path,
+def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Login, conversations, history and databases are the user's ~/.codex, linked whether they exist or not."""
     (home / ".codex" / "sessions").mkdir(parents=True)
@@ -89,7 +90,7 @@ def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callab
 
 
 def test_denied_skills_are_switched_off_and_allowed_user_skills_carried(
-    codex: Adapter, make_pane: Callable[..., Pane], home: Path, project: Path
+    codex: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     write_skill(home / ".codex" / "skills", "mine")
     write_skill(home / ".codex" / "skills", "secret")
@@ -108,7 +109,7 @@ def test_denied_skills_are_switched_off_and_allowed_user_skills_carried(
     assert config["skills"]["config"] == [{"name": name, "enabled": False} for name in ("imagegen", "repo-skill", "secret")]
 
 
-def test_a_projects_own_servers_are_switched_off(codex: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+def test_a_projects_own_servers_are_switched_off(codex: Adapter, make_pane: Callable[..., PaneToPrepare], project: Path) -> None:
     (project / ".codex").mkdir()
     (project / ".codex" / "config.toml").write_text('[mcp_servers.db]\ncommand = "x"\n[mcp_servers."my.api"]\nurl = "y"\n'
                                                      '[mcp_servers.time]\nurl = "z"\n')
@@ -117,14 +118,14 @@ def test_a_projects_own_servers_are_switched_off(codex: Adapter, make_pane: Call
     assert any("'time'" in warning for warning in prepared.warnings)
 
 
-def test_an_unreadable_user_config_is_a_warning(codex: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_an_unreadable_user_config_is_a_warning(codex: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path) -> None:
     (home / ".codex").mkdir()
     (home / ".codex" / "config.toml").write_text("model = \n")
     prepared = codex.prepare(make_pane())
     assert "not carried over" in prepared.warnings[0]
 
 
-def test_test_mode_uses_the_fake_model_and_trusts_the_project(codex: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+def test_test_mode_uses_the_fake_model_and_trusts_the_project(codex: Adapter, make_pane: Callable[..., PaneToPrepare], project: Path) -> None:
     pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:7777"))
     config = config_of(pane, codex)
     assert config["model_provider"] == "polter-test"

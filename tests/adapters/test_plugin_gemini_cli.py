@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import Adapter, AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.adapters import Adapter, HookAnswer, PaneToPrepare, TestMode
+from polter.adapters.host import AdapterRegistry, write_pane_files
 from polter.protocol import BuiltinsPolicy
 
 from .conftest import TOKEN, deny_skills, write_skill
@@ -21,7 +22,7 @@ def gemini(bundled: AdapterRegistry) -> Adapter:
     return bundled.get("gemini-cli")
 
 
-def settings_of(pane: Pane, adapter: Adapter, folder: str = "gemini-cli/.gemini") -> dict:
+def settings_of(pane: PaneToPrepare, adapter: Adapter, folder: str = "gemini-cli/.gemini") -> dict:
     prepared = adapter.prepare(pane)
     write_pane_files(pane.runtime_dir, prepared.files)
     text = (pane.runtime_dir / folder / "settings.json").read_text()
@@ -29,7 +30,7 @@ def settings_of(pane: Pane, adapter: Adapter, folder: str = "gemini-cli/.gemini"
     return json.loads(text)
 
 
-def test_only_the_gateway_servers_are_allowed(gemini: Adapter, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_only_the_gateway_servers_are_allowed(gemini: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path) -> None:
     (home / ".gemini").mkdir()
     (home / ".gemini" / "settings.json").write_text(json.dumps({
         "mcpServers": {"github": {"command": "gh"}}, "mcp": {"allowed": ["github"]},
@@ -50,7 +51,7 @@ def test_only_the_gateway_servers_are_allowed(gemini: Adapter, make_pane: Callab
                                         "everything", "--allowed-mcp-server-names", "polter")
 
 
-def test_the_before_tool_hook_vetoes_every_tool(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_the_before_tool_hook_vetoes_every_tool(gemini: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane()
     settings = settings_of(pane, gemini)
     [entry] = settings["hooks"]["BeforeTool"]
@@ -61,14 +62,14 @@ def test_the_before_tool_hook_vetoes_every_tool(gemini: Adapter, make_pane: Call
     assert "tools" not in settings
 
 
-def test_tools_the_role_denies_outright_are_excluded(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_tools_the_role_denies_outright_are_excluded(gemini: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     policy = BuiltinsPolicy(default="ask", deny=["write", "shell(git push*)", "web", "save_memory"])
     settings = settings_of(make_pane(builtins=policy), gemini)
     assert settings["tools"]["exclude"] == ["google_web_search", "replace", "save_memory", "web_fetch", "write_file"]
 
 
 def test_skills_are_disabled_and_allowed_user_skills_linked(
-    gemini: Adapter, make_pane: Callable[..., Pane], home: Path, project: Path
+    gemini: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     write_skill(home / ".gemini" / "skills", "mine")
     write_skill(home / ".agents" / "skills", "secret")
@@ -88,7 +89,7 @@ def test_skills_are_disabled_and_allowed_user_skills_linked(
 @pytest.mark.parametrize(("name", "pane_folder", "user_folder"),
                          [("gemini-cli", "gemini-cli/.gemini", ".gemini"), ("qwen-code", "qwen-code", ".qwen")])
 def test_the_clis_state_is_kept_in_the_users_home(name: str, pane_folder: str, user_folder: str,
-                                                  bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path,
+                                                  bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Logins, chats, history and trusted folders are the user's own folder's, linked whether they exist or not."""
     adapter = bundled.get(name)
@@ -109,14 +110,14 @@ def test_the_clis_state_is_kept_in_the_users_home(name: str, pane_folder: str, u
     assert adapter.prepare(make_pane()).homes[0].user_folder.is_relative_to(home / "elsewhere")
 
 
-def test_a_workspace_that_switches_hooks_off_is_reported(gemini: Adapter, make_pane: Callable[..., Pane], project: Path) -> None:
+def test_a_workspace_that_switches_hooks_off_is_reported(gemini: Adapter, make_pane: Callable[..., PaneToPrepare], project: Path) -> None:
     (project / ".gemini").mkdir()
     (project / ".gemini" / "settings.json").write_text(json.dumps({"hooksConfig": {"disabled": ["polter-veto"]}}))
     [warning] = gemini.prepare(make_pane()).warnings
     assert "switches hooks off" in warning
 
 
-def test_test_mode(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
+def test_test_mode(gemini: Adapter, make_pane: Callable[..., PaneToPrepare]) -> None:
     pane = make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:8888"))
     prepared = gemini.prepare(pane)
     assert prepared.launch.env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:8888"
@@ -126,7 +127,7 @@ def test_test_mode(gemini: Adapter, make_pane: Callable[..., Pane]) -> None:
 
 @pytest.mark.parametrize("test_mode", [None, TestMode(model_base_url="http://127.0.0.1:8888")])
 def test_ci_markers_are_dropped_so_the_interactive_ui_starts(
-    gemini: Adapter, make_pane: Callable[..., Pane], monkeypatch: pytest.MonkeyPatch, test_mode: TestMode | None
+    gemini: Adapter, make_pane: Callable[..., PaneToPrepare], monkeypatch: pytest.MonkeyPatch, test_mode: TestMode | None
 ) -> None:
     for name in ("CI", "CI_JOB_ID", "CONTINUOUS_INTEGRATION"):
         monkeypatch.setenv(name, "true")
@@ -156,7 +157,7 @@ def test_hook_translation(gemini: Adapter) -> None:
         "decision": "deny", "reason": "Polter: no"}
 
 
-def test_qwen_code_uses_its_own_home(bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path) -> None:
+def test_qwen_code_uses_its_own_home(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path) -> None:
     qwen = bundled.get("qwen-code")
     write_skill(home / ".qwen" / "skills", "q")
     pane = make_pane(skill_decision=deny_skills("q"))

@@ -7,12 +7,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AdapterRegistry, HookAnswer, Pane, TestMode, write_pane_files
+from polter.adapters import HookAnswer, PaneToPrepare, TestMode
+from polter.adapters.host import AdapterRegistry, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 
 
-def test_opencode_uses_only_the_gateway_servers(bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path) -> None:
+def test_opencode_uses_only_the_gateway_servers(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path) -> None:
     opencode = bundled.get("opencode")
     (home / ".config" / "opencode").mkdir(parents=True)
     (home / ".config" / "opencode" / "opencode.jsonc").write_text(
@@ -43,7 +44,7 @@ def test_opencode_hook_translation(bundled: AdapterRegistry) -> None:
     assert opencode.hook_answer(HookAnswer(decision="deny", reason="no")).exit_code == 2
 
 
-def test_the_shell_gets_the_token_and_the_gateway(bundled: AdapterRegistry, make_pane: Callable[..., Pane], monkeypatch) -> None:
+def test_the_shell_gets_the_token_and_the_gateway(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], monkeypatch) -> None:
     monkeypatch.setenv("SHELL", "/bin/bash")
     prepared = bundled.get("shell").prepare(make_pane())
     assert prepared.launch.argv == ("/bin/bash",)
@@ -53,7 +54,7 @@ def test_the_shell_gets_the_token_and_the_gateway(bundled: AdapterRegistry, make
     assert detection.installed == os.access("/bin/bash", os.X_OK)
 
 
-def test_opencode_test_mode_uses_a_bundled_provider_on_the_fake_model(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:
+def test_opencode_test_mode_uses_a_bundled_provider_on_the_fake_model(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]) -> None:
     prepared = bundled.get("opencode").prepare(make_pane(test_mode=TestMode(model_base_url="http://127.0.0.1:7")))
     config = json.loads(prepared.launch.env["OPENCODE_CONFIG_CONTENT"])
     provider = config["provider"]["polter-test"]

@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import AdapterRegistry, Pane
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import AdapterRegistry
 
 
 def test_which_adapters_resume_and_which_one_is_no_agent(bundled: AdapterRegistry) -> None:
@@ -16,7 +17,7 @@ def test_which_adapters_resume_and_which_one_is_no_agent(bundled: AdapterRegistr
 
 
 def test_claude_code_continues_only_where_it_has_a_conversation(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     claude = bundled.get("claude-code")
     assert "--continue" not in claude.prepare(make_pane(resume=True)).launch.argv  # nothing to continue yet
@@ -28,7 +29,7 @@ def test_claude_code_continues_only_where_it_has_a_conversation(
 
 
 def test_codex_resumes_its_last_session_in_the_directory(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     codex = bundled.get("codex")
     assert codex.prepare(make_pane(resume=True)).launch.argv[1] != "resume"
@@ -40,12 +41,12 @@ def test_codex_resumes_its_last_session_in_the_directory(
     assert codex.prepare(make_pane(resume=True)).launch.argv[1:4] == ("resume", "--last", "--dangerously-bypass-hook-trust")
 
 
-def test_opencode_continues(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:
+def test_opencode_continues(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]) -> None:
     assert bundled.get("opencode").prepare(make_pane(resume=True)).launch.argv[1:] == ("--continue",)
 
 
 def test_gemini_cli_resumes_its_latest_chat_in_the_directory(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     gemini = bundled.get("gemini-cli")
     assert "--resume" not in gemini.prepare(make_pane(resume=True)).launch.argv  # nothing to resume yet
@@ -61,7 +62,7 @@ def test_gemini_cli_resumes_its_latest_chat_in_the_directory(
 
 
 def test_qwen_code_continues_its_latest_chat_in_the_directory(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane], home: Path, project: Path
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, project: Path
 ) -> None:
     qwen = bundled.get("qwen-code")
     assert "--continue" not in qwen.prepare(make_pane(resume=True)).launch.argv

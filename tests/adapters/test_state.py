@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from support.screens import replay
 
-from polter.adapters import AdapterRegistry, AgentState
+from polter.adapters import AgentState
+from polter.adapters.host import AdapterRegistry
 
 IDLE, WORKING, WAITING = AgentState.IDLE, AgentState.WORKING, AgentState.WAITING
 

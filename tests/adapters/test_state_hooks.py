@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from polter.adapters import Adapter, AdapterRegistry, Pane, StateReport, one_line, write_pane_files
+from polter.adapters import Adapter, PaneToPrepare, StateReport, one_line
+from polter.adapters.host import AdapterRegistry, write_pane_files
 from polter.protocol import AgentState
 
 WORKING, WAITING, IDLE = AgentState.WORKING, AgentState.WAITING, AgentState.IDLE
 
 
-def files_of(adapter: Adapter, pane: Pane) -> dict[str, str]:
+def files_of(adapter: Adapter, pane: PaneToPrepare) -> dict[str, str]:
     prepared = adapter.prepare(pane)
     write_pane_files(pane.runtime_dir, prepared.files, prepared.homes)
     return {name: file.text or "" for name, file in prepared.files.items()}
@@ -30,7 +31,7 @@ def report(adapter: Adapter, **payload: Any) -> tuple[AgentState, str, str, bool
 
 
 def test_claude_code_posts_its_state_events_straight_to_the_gateway(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane]
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
 ) -> None:
     claude = bundled.get("claude-code")
     settings = json.loads(files_of(claude, make_pane())["claude/settings.json"])
@@ -77,7 +78,7 @@ def test_claude_code_payloads(bundled: AdapterRegistry) -> None:
 
 
 def test_codex_reports_through_the_forwarder_in_its_report_mode(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane]
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
 ) -> None:
     codex = bundled.get("codex")
     config = tomllib.loads(files_of(codex, make_pane())["codex/config.toml"])
@@ -95,7 +96,7 @@ def test_codex_reports_through_the_forwarder_in_its_report_mode(
 
 
 def test_gemini_cli_and_qwen_code_name_their_state_hooks(
-    bundled: AdapterRegistry, make_pane: Callable[..., Pane]
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
 ) -> None:
     gemini, qwen = bundled.get("gemini-cli"), bundled.get("qwen-code")
     settings = json.loads(files_of(gemini, make_pane())["gemini-cli/.gemini/settings.json"])
@@ -129,7 +130,7 @@ def test_gemini_cli_and_qwen_code_name_their_state_hooks(
     )
 
 
-def test_opencode_reports_from_its_plugin(bundled: AdapterRegistry, make_pane: Callable[..., Pane]) -> None:
+def test_opencode_reports_from_its_plugin(bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]) -> None:
     opencode = bundled.get("opencode")
     plugin = files_of(opencode, make_pane())["opencode/polter-veto.js"]
     assert 'const STATE_URL = "http://127.0.0.1:4321/hook/opencode/state";' in plugin

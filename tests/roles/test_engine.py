@@ -18,7 +18,6 @@ from polter.roles import (
     ToolCallRequest,
     ToolPolicy,
     compile_role,
-    decide,
 )
 
 
@@ -44,11 +43,11 @@ def test_deny_beats_ask_beats_allow_beats_default() -> None:
 def test_the_verdict_names_the_rule_with_its_file_and_gives_a_reason(tmp_path: Path) -> None:
     source = tmp_path / "coder.toml"
     compiled = compile_role(Role(name="coder", tools=ToolPolicy(default="allow", deny=["*/delete_*"])), source=source)
-    verdict = decide(compiled, call("github/delete_repo"))
+    verdict = compiled.decide(call("github/delete_repo"))
     assert verdict.decision == "deny"
     assert verdict.rule == f'tools.deny["*/delete_*"] ({source})'
     assert verdict.reason == 'The role coder denies github/delete_repo: it matches "*/delete_*" in tools.deny.'
-    default = decide(compiled, call("github/search"))
+    default = compiled.decide(call("github/search"))
     assert default.rule == f"tools.default ({source})"
     assert default.as_dict() == {"decision": "allow", "rule": default.rule, "reason": default.reason}
 

@@ -22,7 +22,7 @@ from support.session import hosted
 from support.waiting import wait_until
 from support.workspace_app import shell_plans
 
-from polter.adapters import discover
+from polter.adapters.host import discover
 from polter.paths import config_dir
 from polter.session.config import NotifySettings
 from polter.session.desktop import DesktopNotifications, has_session_bus

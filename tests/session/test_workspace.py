@@ -23,7 +23,8 @@ from support.gateway import fixture_server, time_server, write_roles
 from support.processes import process_running
 from support.waiting import wait_until
 
-from polter.adapters import Liveness, PaneFile, Skill, find_adapter
+from polter.adapters import Liveness, PaneFile, Skill
+from polter.adapters.host import find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN

@@ -19,7 +19,7 @@ from polter.session.panes import SessionPane
 from polter.session.registry import session_files
 from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.workspace_screen import WorkspaceScreen
 from support.waiting import wait_until
 
@@ -61,11 +61,11 @@ def screen(app: PolterApp) -> WorkspaceScreen:
     return app.multiplexer
 
 
-def panes(app: PolterApp) -> list[Pane]:
+def panes(app: PolterApp) -> list[PaneWidget]:
     return app.multiplexer.grid.panes
 
 
-def host_pane(host: SessionHost, pane: Pane) -> SessionPane:
+def host_pane(host: SessionHost, pane: PaneWidget) -> SessionPane:
     """The host's side of a window's pane (its process, its screen engine)."""
     return host.pane(pane.remote.id)
 

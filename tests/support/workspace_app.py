@@ -10,7 +10,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from polter.adapters import Adapter, AgentState, discover
+from polter.adapters import Adapter, AgentState
+from polter.adapters.host import discover
 from polter.gateway.servers import ServerConfig
 from polter.paths import config_dir
 from polter.session.agents import AgentPane, PanePlan
@@ -20,7 +21,7 @@ from polter.session.launch import Launch
 from polter.session.panes import SessionPane
 from polter.session.workspace import Workspace
 from polter.ui.app import PolterApp
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 from polter.ui.workspace_screen import WorkspaceScreen
 from support.gateway import ROLES, write_roles
 from support.panes import BASH, screen_text, wait_for_text
@@ -77,11 +78,11 @@ def workspace_of(app: PolterApp) -> Workspace:
     return host_of(app).workspace
 
 
-def session_pane(app: PolterApp, pane: Pane) -> SessionPane:
+def session_pane(app: PolterApp, pane: PaneWidget) -> SessionPane:
     return host_of(app).pane(pane.remote.id)
 
 
-def agent_of(app: PolterApp, pane: Pane) -> AgentPane:
+def agent_of(app: PolterApp, pane: PaneWidget) -> AgentPane:
     """The host's record of an agent pane (its token, its launched role)."""
     agent = session_pane(app, pane).agent
     assert agent is not None, f"pane {pane.number} runs no agent"
@@ -92,7 +93,7 @@ def screen(app: PolterApp) -> WorkspaceScreen:
     return app.multiplexer
 
 
-def panes(app: PolterApp) -> list[Pane]:
+def panes(app: PolterApp) -> list[PaneWidget]:
     return screen(app).grid.panes
 
 
@@ -100,7 +101,7 @@ async def wait_until_settled(app: PolterApp, *, timeout: float = 30) -> None:
     """Until every pane's agent is idle by a fresh reading in the host, its frame has gone out, and the
     window shows it: the state is read only every half second, so a shown "idle" can predate the prompt."""
 
-    def settled(pane: Pane) -> bool:
+    def settled(pane: PaneWidget) -> bool:
         hosted_pane = session_pane(app, pane)
         if hosted_pane.update_agent_state():
             host_of(app)._pane_changed(hosted_pane)
@@ -120,12 +121,12 @@ async def wait_until_settled(app: PolterApp, *, timeout: float = 30) -> None:
     )
 
 
-def badges(pane: Pane) -> dict[str, str]:
+def badges(pane: PaneWidget) -> dict[str, str]:
     """The header's badges by key (adapter, role, phase, state, asks, restart)."""
     return {str(label.id).removeprefix("badge-"): str(label.content) for label in pane.header.query(".badge")}
 
 
-async def run_in(pilot: Pilot[None], pane: Pane, command: str, expect: str, *, timeout: float = 30) -> str:
+async def run_in(pilot: Pilot[None], pane: PaneWidget, command: str, expect: str, *, timeout: float = 30) -> str:
     """Focus ``pane``, type ``command`` and Enter, and wait until ``expect`` shows on its screen after the
     command (not in what an earlier command printed: the echo of ``clear; ...`` comes before the clear)."""
     pane.terminal.focus()

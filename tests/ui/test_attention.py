@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from support.gateway import fixture_server
-from textual import events
 from support.waiting import wait_until
 from support.workspace_app import agent_of, badges, host_of, palette, panes, screen, shell_plans, workspace_app
+from textual import events
 
 from polter.gateway.client import pane_client
 from polter.session.config import NotifySettings, load_session
 from polter.ui.ask_screen import AskScreen
 from polter.ui.outer_terminal import Delivery, TerminalNotifier
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 
 NOTIFIED = """\
 import json, os, sys
@@ -53,12 +53,12 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
         screen(app).terminal_notifier = TerminalNotifier(Delivery("osc9"), write=lambda _app, data: sent.append(data))
         calls: list[asyncio.Task[Any]] = []
 
-        async def looking_at(pane: Pane) -> None:
+        async def looking_at(pane: PaneWidget) -> None:
             pane.terminal.focus()
             await wait_until(lambda: [w.looking_at for w in host.windows if w.attached] == [pane.remote.id],
                              message="the host to know where the human looks")  # fmt: skip
 
-        async def ask_from(pane: Pane, text: str) -> None:
+        async def ask_from(pane: PaneWidget, text: str) -> None:
             """The pane's agent calls a tool its role asks about; the modal is put off (escape): it stays pending."""
             token = agent_of(app, pane).token
 
@@ -72,7 +72,7 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
             await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal put off")
             await wait_until(lambda: pane.waiting_since is not None, message="the pane's wait to settle")
 
-        async def deny_asks_of(pane: Pane) -> None:
+        async def deny_asks_of(pane: PaneWidget) -> None:
             for ask in list(host.workspace.asks.values()):
                 if ask.pane == pane.remote.id:
                     await host.workspace.client.answer(ask.id, "deny")

@@ -14,11 +14,11 @@ from support.session import hosted, window
 from support.waiting import wait_until
 from textual.pilot import Pilot
 
-from polter.adapters import discover
+from polter.adapters.host import discover
 from polter.demo import demo_launch
 from polter.demo.agent import plan, wrapped
 from polter.ui.ask_screen import AskScreen
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ def test_the_scripted_agent_follows_rain_with_an_uninvited_hardmode() -> None:
     assert plan("hello") == []
 
 
-async def say(pilot: Pilot[None], pane: Pane, line: str) -> None:
+async def say(pilot: Pilot[None], pane: PaneWidget, line: str) -> None:
     pane.terminal.focus()
     await pilot.pause()
     await pilot.press(*line, "enter")

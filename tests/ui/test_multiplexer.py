@@ -30,7 +30,7 @@ from polter.ui.app import PolterApp
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.leave_screen import LeaveScreen
 from polter.ui.multiplexer import MultiplexerScreen
-from polter.ui.pane import Pane
+from polter.ui.pane import PaneWidget
 
 
 @asynccontextmanager
@@ -47,18 +47,18 @@ async def polter(
             yield app, pilot, host
 
 
-def panes(app: PolterApp) -> list[Pane]:
+def panes(app: PolterApp) -> list[PaneWidget]:
     return app.multiplexer.grid.panes
 
 
-def focused_pane(app: PolterApp) -> Pane:
+def focused_pane(app: PolterApp) -> PaneWidget:
     focused = app.focused
     assert isinstance(focused, TerminalView), f"focus is on {focused!r}"
-    assert isinstance(focused.parent, Pane)
+    assert isinstance(focused.parent, PaneWidget)
     return focused.parent
 
 
-def process(host: SessionHost, pane: Pane) -> PtyProcess | None:
+def process(host: SessionHost, pane: PaneWidget) -> PtyProcess | None:
     """The pane's program, as the session host runs it."""
     return host_pane(host, pane).terminal.process
 
@@ -193,7 +193,7 @@ async def test_a_header_loses_the_focused_look_with_the_focus() -> None:
     async with polter() as (app, pilot, host):
         one, two, three, _ = panes(app)
 
-        def look(pane: Pane) -> tuple[str, str]:
+        def look(pane: PaneWidget) -> tuple[str, str]:
             return str(pane.header.rich_style.bgcolor), str(pane.header.query_one("#pane-status").rich_style.color)
 
         await wait_until(lambda: app.focused is one.terminal)
@@ -292,7 +292,7 @@ async def test_new_pane_starts_a_shell_where_the_focused_pane_is(tmp_path: Path)
         await wait_until(lambda: _cwd(host, new) == tmp_path)
 
 
-def _cwd(host: SessionHost, pane: Pane) -> Path | None:
+def _cwd(host: SessionHost, pane: PaneWidget) -> Path | None:
     program = process(host, pane)
     if program is None:
         return None
@@ -474,7 +474,7 @@ async def test_dragging_over_a_panes_text_copies_it_unless_the_program_has_the_m
         await wait_for_text(one.terminal, "alpha beta gamma\n$")
         row = screen_text(one.terminal).splitlines().index("alpha beta gamma")
 
-        async def drag(pane: Pane, start: int, end: int, **keys: bool) -> None:
+        async def drag(pane: PaneWidget, start: int, end: int, **keys: bool) -> None:
             await pilot.mouse_down(pane.terminal, offset=(start, row), **keys)
             await pilot.hover(pane.terminal, offset=(end, row))
             await pilot.mouse_up(pane.terminal, offset=(end, row), **keys)

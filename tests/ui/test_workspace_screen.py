@@ -26,7 +26,8 @@ from support.workspace_app import (
     workspace_of,
 )
 
-from polter.adapters import Liveness, discover
+from polter.adapters import Liveness
+from polter.adapters.host import discover
 from polter.gateway.client import pane_client
 from polter.paths import bundled_dir, config_dir
 from polter.session.config import load_session

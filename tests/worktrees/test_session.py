@@ -23,7 +23,7 @@ from support.waiting import wait_until
 from support.workspace_app import badges, host_of, palette, panes, run_in, session_pane, shell_plans, workspace_app
 from textual.widgets import Label
 
-from polter.adapters import discover
+from polter.adapters.host import discover
 from polter.paths import config_dir
 from polter.session.agents import PanePlan
 from polter.session.config import load_session

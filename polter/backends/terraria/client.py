@@ -77,7 +77,12 @@ class TShockSettings(BaseModel):
         if token is None and not (username and password):
             raise ConfigError(f"set {ENV_TOKEN}, or both {ENV_USERNAME} and {ENV_PASSWORD}", field=ENV_TOKEN)
         try:
-            settings = cls(url=url, token=token, username=username, password=password)
+            settings = cls(
+                url=url,
+                token=None if token is None else SecretStr(token),
+                username=username,
+                password=None if password is None else SecretStr(password),
+            )
         except ValidationError as exc:
             raise ConfigError(exc.errors()[0]["msg"], field=ENV_URL) from None
         if token is not None:

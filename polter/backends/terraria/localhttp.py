@@ -9,19 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Generator
 from types import TracebackType
 
 import uvicorn
 from starlette.types import ASGIApp
 
+from polter.embedded_server import EmbeddedServer
+
 __all__ = ["LocalHttpServer"]
-
-
-class _EmbeddedServer(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield  # the host process owns SIGINT/SIGTERM
 
 
 class LocalHttpServer:
@@ -33,7 +28,7 @@ class LocalHttpServer:
         self._socket.bind(("127.0.0.1", port))
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, server_header=False)
-        self._server = uvicorn.Server(config) if handle_signals else _EmbeddedServer(config)
+        self._server = uvicorn.Server(config) if handle_signals else EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
 
     @property

@@ -14,13 +14,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Icon, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from polter.backends.terraria.client import TShockClient, TShockSettings
@@ -86,10 +86,19 @@ class TerrariaServer(MCPServer[Any]):
         self.backend = backend
 
     def add_tool(
-        self, fn: Any, name: str | None = None, title: str | None = None, description: str | None = None, **kwargs: Any
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> None:
         """As :meth:`MCPServer.add_tool`, with the docstring's indentation removed from the description."""
-        super().add_tool(fn, name, title, description or inspect.cleandoc(fn.__doc__ or ""), **kwargs)
+        description = description or inspect.cleandoc(fn.__doc__ or "")
+        super().add_tool(fn, name, title, description, annotations, icons, meta, structured_output)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         redact = self.backend.tshock.redact

@@ -20,7 +20,6 @@ DOTNET_MAX_TICKS = 3155378975999999999
 _DOTNET_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 DAY_LENGTH = 54000.0
-NIGHT_LENGTH = 32400.0
 
 
 def strip_colour_tags(text: str) -> str:

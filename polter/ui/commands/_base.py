@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from polter.ui.pane import Pane
+    from polter.ui.pane import PaneWidget
     from polter.ui.workspace_screen import WorkspaceScreen
 
 __all__ = ["Command", "CommandProvider"]
@@ -32,10 +32,10 @@ class CommandProvider(Provider):
     def workspace_screen(self) -> WorkspaceScreen | None:
         from polter.ui.workspace_screen import WorkspaceScreen
 
-        return cast(WorkspaceScreen, self.screen) if isinstance(self.screen, WorkspaceScreen) else None
+        return self.screen if isinstance(self.screen, WorkspaceScreen) else None
 
     @property
-    def focused_pane(self) -> Pane | None:
+    def focused_pane(self) -> PaneWidget | None:
         screen = self.workspace_screen
         return screen.active_pane if screen is not None else None
 
@@ -55,7 +55,7 @@ class CommandProvider(Provider):
                 yield Hit(score, matcher.highlight(command.title), command.run, help=command.help or None)
 
 
-def pane_name(pane: Pane) -> str:
+def pane_name(pane: PaneWidget) -> str:
     """``pane 2 (Codex CLI, reviewer)``: how commands name a pane."""
     agent = pane.agent
     if agent is None:

@@ -12,7 +12,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from polter.adapters import Adapter, AgentState, Pane, PreparedPane, RuntimeDir, write_pane_files
+from polter.adapters import Adapter, AgentState, PaneToPrepare, PreparedPane
+from polter.adapters.host import RuntimeDir, write_pane_files
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
@@ -35,7 +36,7 @@ def with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec
     return spec.model_copy(update={"env": env})
 
 
-def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path, path_dirs: list[Path],
+def run_once(adapter: Adapter, pane: PaneToPrepare, extra_args: list[str], *, home: Path, path_dirs: list[Path],
              timeout: float = 240, before_args: list[str] | None = None,
              launch_args: bool = True) -> tuple[PreparedPane, subprocess.CompletedProcess[str]]:
     """Run the CLI non-interactively (``-p`` / ``exec``) with the pane's config and environment; return its
@@ -53,7 +54,7 @@ def run_once(adapter: Adapter, pane: Pane, extra_args: list[str], *, home: Path,
 class AgentPane:
     """``async with AgentPane(adapter, pane, home=..., path_dirs=[...]) as agent: await agent.wait_for("…")``."""
 
-    def __init__(self, adapter: Adapter, pane: Pane, *, home: Path, path_dirs: list[Path],
+    def __init__(self, adapter: Adapter, pane: PaneToPrepare, *, home: Path, path_dirs: list[Path],
                  columns: int = 120, lines: int = 40) -> None:
         self.adapter = adapter
         self.pane = pane

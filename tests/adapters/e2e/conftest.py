@@ -9,7 +9,8 @@ from pathlib import Path
 from support.report import report
 from support.tools import npm_bin, npm_package
 
-from polter.adapters import Adapter, discover
+from polter.adapters import Adapter
+from polter.adapters.host import discover
 
 from ..conftest import write_skill
 

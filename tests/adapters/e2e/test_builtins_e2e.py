@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support.fake_models import FakeModelServer, Rule
 
-from polter.adapters import Pane, TestMode
+from polter.adapters import PaneToPrepare, TestMode
 from polter.gateway.builtin_calls import builtins_policy
 from polter.paths import bundled_dir
 from polter.roles import RoleLibrary
@@ -69,11 +69,11 @@ class Run:
         self.name, self.gateway, self.tmp_path, self.home, self.project = name, gateway, tmp_path, home, project
         self.cli = real_cli(name)
 
-    def pane(self, role: str, token: str, model: FakeModelServer, *, native: bool = True) -> Pane:
+    def pane(self, role: str, token: str, model: FakeModelServer, *, native: bool = True) -> PaneToPrepare:
         """A pane under ``role``; ``native=False`` leaves the CLI's own layer unset, so the hook alone decides."""
         compiled = RoleLibrary.load([self.gateway.roles_dir]).get(role)
         assert compiled is not None
-        return Pane(
+        return PaneToPrepare(
             pane_id="e2e",
             gateway_url=self.gateway.url,
             servers=("time",),
@@ -86,7 +86,7 @@ class Run:
             skill_decision=self.gateway.skill_policy(role),
         )
 
-    def ask(self, pane: Pane, prompt: str, model: FakeModelServer, *, hooks: bool = True) -> str | None:
+    def ask(self, pane: PaneToPrepare, prompt: str, model: FakeModelServer, *, hooks: bool = True) -> str | None:
         """Run one prompt; the tool result the CLI sent back to the model (None: the tool was not offered)."""
         before, after = ARGS[self.name]
         adapter = _for_test(self.cli.adapter, hooks=hooks)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.tiny_mcp import TinyMcp
 
-from polter.adapters import Pane, TestMode
+from polter.adapters import PaneToPrepare, TestMode
 
 from .agent_pane import run_once
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk, write_test_skills
@@ -22,14 +22,14 @@ TOKEN = "tok-e2e-config"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def make_pane(url: str, tmp_path: Path, home: Path, project: Path) -> Pane:
+def make_pane(url: str, tmp_path: Path, home: Path, project: Path) -> PaneToPrepare:
     """Test mode keeps the CLIs offline (no update checks, no model catalogue downloads)."""
-    return Pane(pane_id="p1", gateway_url=url, servers=("time",), runtime_dir=tmp_path / "runtime", cwd=project,
+    return PaneToPrepare(pane_id="p1", gateway_url=url, servers=("time",), runtime_dir=tmp_path / "runtime", cwd=project,
                 token=TOKEN, home=home, skill_decision=lambda name: "deny" if name == "secret-skill" else "allow",
                 test_mode=TestMode(model_base_url="http://127.0.0.1:9"))
 
 
-def inspect(cli: RealCli, pane: Pane, home: Path, *command: str) -> str:
+def inspect(cli: RealCli, pane: PaneToPrepare, home: Path, *command: str) -> str:
     """Run one of the CLI's own inspection commands with the pane's configuration; its output, uncoloured."""
     _prepared, result = run_once(cli.adapter, pane, list(command), home=home, path_dirs=[cli.bin_dir], launch_args=False)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

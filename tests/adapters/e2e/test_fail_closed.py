@@ -16,7 +16,7 @@ import pytest
 from support.fake_models import FakeModelServer, Rule
 from support.tiny_mcp import TinyMcp
 
-from polter.adapters import Pane, TestMode
+from polter.adapters import PaneToPrepare, TestMode
 
 from .agent_pane import run_once
 from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
@@ -62,7 +62,7 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
     rules = [Rule(when="please echo", call=r"(mcp_+)?time_+echo", arguments={"text": "hi"})]
     with FakeModelServer(rules) as model, TinyMcp(TOKEN, ["time", "polter", "leak"]) as mcp:
         configure_project_server(project, f"{mcp.url}/mcp/leak")
-        pane = Pane(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
+        pane = PaneToPrepare(pane_id="p1", gateway_url=mcp.url, servers=("time",), runtime_dir=tmp_path / "runtime",
                     cwd=project, token=TOKEN, test_mode=TestMode(model_base_url=model.url), home=home,
                     skill_decision=lambda skill: "deny" if skill == "secret-skill" else "allow")
         before, after = NON_INTERACTIVE[name]

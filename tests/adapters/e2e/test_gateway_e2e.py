@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from support.fake_models import FakeModelServer, ModelRequest, Rule
 
-from polter.adapters import Adapter, Pane, TestMode
+from polter.adapters import Adapter, PaneToPrepare, TestMode
 
 from ..conftest import files_containing
 from . import offers
@@ -118,8 +118,8 @@ def gateway(tmp_path: Path) -> PolterGateway:
 
 
 def make_pane(gateway: PolterGateway, token: str, tmp_path: Path, home: Path, project: Path, model: FakeModelServer,
-              role: str, **overrides: Any) -> Pane:
-    return Pane(pane_id="e2e", gateway_url=gateway.url, servers=("time", "everything"), runtime_dir=tmp_path / "runtime",
+              role: str, **overrides: Any) -> PaneToPrepare:
+    return PaneToPrepare(pane_id="e2e", gateway_url=gateway.url, servers=("time", "everything"), runtime_dir=tmp_path / "runtime",
                 cwd=project, token=token, home=home, test_mode=TestMode(model_base_url=model.url),
                 skill_decision=gateway.skill_policy(role), **overrides)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.fake_models import FakeModelServer, Rule
 
-from polter.adapters import AgentState, Pane, TestMode
+from polter.adapters import AgentState, PaneToPrepare, TestMode
 
 from .agent_pane import AgentPane
 from .conftest import real_cli, seed_opencode_plugin_sdk
@@ -56,7 +56,7 @@ async def test_state_follows_the_turn(columns: int, lines: int, tmp_path: Path, 
 
     with PolterGateway(tmp_path, ROLE) as gateway, FakeModelServer(rules) as model:
         pane_id, token = gateway.register("e2e-any")
-        pane = Pane(pane_id=pane_id, gateway_url=gateway.url, servers=("time",), runtime_dir=tmp_path / "runtime",
+        pane = PaneToPrepare(pane_id=pane_id, gateway_url=gateway.url, servers=("time",), runtime_dir=tmp_path / "runtime",
                     cwd=project, token=token, home=home, test_mode=TestMode(model_base_url=model.url))
         async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir], columns=columns, lines=lines) as agent:
             await agent.wait_for("Ask anything", timeout=120)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters import Pane, discover
+from polter.adapters import PaneToPrepare
+from polter.adapters.host import discover
 
 from .agent_pane import AgentPane
 from .gateway_process import PolterGateway
@@ -21,7 +22,7 @@ async def test_polter_tools_and_call_work_by_hand_in_a_shell_pane(tmp_path: Path
     shell = type(discover(entry_points=False).get("shell"))(executable="/bin/bash")
     with PolterGateway(tmp_path, ROLES) as gateway:
         pane_id, token = gateway.register("e2e-reader")
-        pane = Pane(pane_id="sh", gateway_url=gateway.url, servers=("time", "everything"),
+        pane = PaneToPrepare(pane_id="sh", gateway_url=gateway.url, servers=("time", "everything"),
                     runtime_dir=tmp_path / "runtime", cwd=project, token=token, home=home)
         async with AgentPane(shell, pane, home=home, path_dirs=[Path(sys.executable).parent]) as agent:
             await agent.type("polter tools")

@@ -20,7 +20,8 @@ from support.gateway import write_roles
 from support.session import hosted
 from support.waiting import wait_until
 
-from polter.adapters import TestMode, discover
+from polter.adapters import TestMode
+from polter.adapters.host import discover
 from polter.paths import config_dir
 from polter.protocol import AgentState
 from polter.session.agents import PanePlan

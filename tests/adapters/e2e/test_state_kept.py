@@ -26,7 +26,8 @@ import pytest
 from support.fake_models import FakeModelServer, ModelRequest
 from support.processes import process_running
 
-from polter.adapters import Pane, RuntimeDir, TestMode, write_pane_files
+from polter.adapters import PaneToPrepare, TestMode
+from polter.adapters.host import RuntimeDir, write_pane_files
 
 from ..conftest import files_containing
 from .agent_pane import OFFLINE, AgentPane, with_home
@@ -45,12 +46,12 @@ NO_GATEWAY = "http://127.0.0.1:9"
 
 
 def make_pane(tmp_path: Path, home: Path, project: Path, model: FakeModelServer, runtime: Path | None = None,
-              **overrides: object) -> Pane:
-    return Pane(pane_id="p1", gateway_url=NO_GATEWAY, runtime_dir=runtime or tmp_path / "run" / "p1", cwd=project,
+              **overrides: object) -> PaneToPrepare:
+    return PaneToPrepare(pane_id="p1", gateway_url=NO_GATEWAY, runtime_dir=runtime or tmp_path / "run" / "p1", cwd=project,
                 token="state-test-token", home=home, test_mode=TestMode(model_base_url=model.url), **overrides)
 
 
-async def turn_in_a_pane(cli: RealCli, pane: Pane, home: Path, words: str, model: FakeModelServer, *,
+async def turn_in_a_pane(cli: RealCli, pane: PaneToPrepare, home: Path, words: str, model: FakeModelServer, *,
                          ready: str | None = None) -> ModelRequest:
     """Start the CLI in a PTY pane, say ``words``, wait for the answer, close the pane (CLI ended, runtime dir
     removed, as the workspace does); the model request that carried ``words``."""
@@ -174,7 +175,7 @@ async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, p
 @pytest.mark.parametrize("name", CLIS)
 async def test_restore_resumes_the_conversation_of_a_closed_pane(name: str, tmp_path: Path, home: Path,
                                                                  project: Path) -> None:
-    """``polter --restore`` (Pane.resume): a new pane continues the conversation a closed one had in the folder."""
+    """``polter --restore`` (PaneToPrepare.resume): a new pane continues the conversation a closed one had in the folder."""
     cli = real_cli(name)
     assert cli.adapter.info.resume
     prepare_home(name, home, project)
@@ -191,7 +192,7 @@ LOGIN_FILES = {"codex": ".codex/auth.json", "gemini-cli": ".gemini/oauth_creds.j
                "qwen-code": ".qwen/oauth_creds.json", "claude-code": ".claude/.credentials.json"}
 
 
-def write_login(name: str, pane: Pane, env: dict[str, str], cli: RealCli, secret: str) -> None:
+def write_login(name: str, pane: PaneToPrepare, env: dict[str, str], cli: RealCli, secret: str) -> None:
     """The CLI writes its login in the pane, the way it does: Codex by its own ``login`` command, Gemini CLI with
     fs.writeFile (through the link), Qwen Code with a temporary file renamed over it (replacing the link), Claude
     Code with a plain write of its credentials file."""
@@ -257,13 +258,14 @@ KILLED_APP = textwrap.dedent("""\
     tests, name, binary, runs, home, project, model_url, ready = sys.argv[1:9]
     sys.path[:0] = [tests, tests + "/support"]
     from adapters.e2e.agent_pane import AgentPane
-    from polter.adapters import Pane, TestMode, discover
+    from polter.adapters import PaneToPrepare, TestMode
+    from polter.adapters.host import discover
 
     async def main():
         run = os.path.join(runs, str(os.getpid()))  # the app's run dir, named after its pid
         adapter = type(discover(entry_points=False).get(name))(executable=binary)
-        pane = Pane(pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=os.path.join(run, "p1"), cwd=project,
-                    token="killed-app-token", home=home, test_mode=TestMode(model_base_url=model_url))
+        pane = PaneToPrepare(pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=os.path.join(run, "p1"),
+                             cwd=project, token="killed-app-token", home=home, test_mode=TestMode(model_base_url=model_url))
         agent = AgentPane(adapter, pane, home=home, path_dirs=[os.path.dirname(binary)])
         await agent.__aenter__()
         await agent.wait_for(ready, timeout=120)

@@ -15,7 +15,7 @@ from typing import Any
 
 import tomli_w
 
-from polter.adapters import Adapter, Pane, PaneFile, PreparedPane
+from polter.adapters import Adapter, PaneFile, PaneToPrepare, PreparedPane
 
 __all__ = ["adjusted", "without_veto_hook"]
 
@@ -70,7 +70,7 @@ def adjusted(adapter: Adapter, *, hook: bool = True, env: dict[str, str] | None 
     environment."""
 
     class Adjusted(type(adapter)):  # type: ignore[misc]
-        def prepare(self, pane: Pane) -> PreparedPane:
+        def prepare(self, pane: PaneToPrepare) -> PreparedPane:
             prepared = super().prepare(pane)
             if not hook:
                 prepared = without_veto_hook(prepared)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from polter.backends.terraria.simulator.chat import Context, paginate
-from polter.backends.terraria.simulator.world import Group
+from polter.backends.terraria.simulator.world import Group, Region
 
 # regions, groups ---------------------------------------------------------------------------------
 
@@ -13,7 +13,7 @@ def cmd_region(ctx: Context) -> None:
     sub = ctx.args[0].lower() if ctx.args else "help"
     args = ctx.args[1:]
 
-    def region(name: str):  # type: ignore[no-untyped-def]
+    def region(name: str) -> Region | None:
         found = next((r for r in w.regions if r.name == name), None)
         if found is None:
             ctx.reply.append(

@@ -80,7 +80,7 @@ def register(server: TerrariaServer, backend: Backend) -> None:
                 online = await online_player(target)
                 if online is None:
                     raise missing
-                value = online["username"]
+                value = str(online["username"] or "")
                 if not value:
                     raise ToolError(f"{online['nickname']} is not logged in to an account; ban by name or ip") from None
         elif kind in ("ip", "name"):  # an online player's full name or address; else taken as given
@@ -131,7 +131,8 @@ def register(server: TerrariaServer, backend: Backend) -> None:
         """Turn god mode (no damage) on or off for a player."""
         pattern = r"^(.+) is (now|no longer) in god mode\.$"
         line = (await tshock.command(f"/godmode {quote(player)}", expect=pattern))[0]
-        if enabled is not None and (re.match(pattern, line)[2] == "now") != enabled:  # type: ignore[index]
+        state = re.match(pattern, line)  # the command waited for a line that matches
+        if enabled is not None and state is not None and (state[2] == "now") != enabled:
             line = (await tshock.command(f"/godmode {quote(player)}", expect=pattern))[0]
         return line
 
