@@ -145,8 +145,10 @@ class ClaudeCode(Adapter):
             "in the conversation's tool list until a new conversation (/clear) or a restart.",
             "Built-in tools (Bash, Read, Edit, WebFetch, ...) are decided by the role through the veto hook, and the "
             "role's denies are also Claude Code's permissions.deny; a shell rule is a seatbelt, not a sandbox: an "
-            "allowed program (python, make) can still do what its arguments say. A call Claude Code refuses by its "
-            "own rules or validation never reaches the hook (no audit row).",
+            "allowed program (python, make) can still do what its arguments say, unless the role writes nothing: "
+            "then Claude Code's own sandbox runs every Bash command with the project and the home read-only (on "
+            "Linux it needs bwrap and socat, and Claude Code refuses to start without them). A call Claude Code "
+            "refuses by its own rules or validation never reaches the hook (no audit row).",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "
             "load (only MCP servers are restricted to the gateway's).",
             "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to "

@@ -141,7 +141,9 @@ class GeminiCli(Adapter):
         limitations=(
             "Built-in tools (run_shell_command, write_file, web_fetch, ...) are decided by the role through the veto "
             "hook, and tools the role denies outright are excluded (tools.exclude); a shell rule is a seatbelt, not "
-            "a sandbox. Gemini CLI validates paths first: a call it refuses itself never reaches the hook.",
+            "a sandbox, and Polter sets no OS sandbox (Gemini CLI's tool sandbox keeps the project writable), so "
+            "even under a role that writes nothing an allowed program (python -c) can write. Gemini CLI validates "
+            "paths first: a call it refuses itself never reaches the hook.",
             "A trusted workspace's .gemini/settings.json can switch hooks off (hooksConfig), which removes the "
             "veto hook; the gateway still refuses MCP calls the role denies, but skill use is then unchecked "
             "(Polter warns when it finds such a file).",
@@ -504,6 +506,8 @@ class QwenCode(GeminiCli):
             "Built-in tools are decided by the role through the veto hook, and the role's denies are also Qwen Code's "
             "permissions.deny (which it applies before the hook); `--bare`, `--safe-mode` or a user's "
             "`disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
+            "Polter sets no OS sandbox (Qwen Code's tools.executionSandbox refuses MCP servers and hooks), so even "
+            "under a role that writes nothing an allowed program (python -c) can write.",
         ),
     )
     home_env = "QWEN_HOME"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The system programs the tests and benchmarks drive for real: less and vi (full-screen programs on
 # the alternate screen), tmux (the benchmark's reference terminal; a window inside tmux), dbus-daemon (a
-# session bus for the desktop notifications' test), and bwrap and socat (the AI CLIs' own OS sandboxes on
-# Linux: Claude Code's needs both, Gemini CLI's and Qwen Code's bwrap). Installed from Debian's
+# session bus for the desktop notifications' test), and bwrap and socat (Claude Code's OS sandbox on Linux,
+# which Polter turns on for a role that writes nothing; Codex uses a system bwrap too). Installed from Debian's
 # packages when missing and apt-get is there; otherwise the tests that need them fail and say why.
 set -e
 missing=""
