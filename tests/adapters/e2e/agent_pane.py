@@ -37,8 +37,9 @@ def with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec
     path = os.pathsep.join([*(str(d) for d in path_dirs), os.environ.get("PATH", "/usr/bin:/bin")])
     env = {**spec.env, **OFFLINE, "HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
     if "CODEX_HOME" in spec.env:
-        env["TMPDIR"] = str(home.parent / f"{home.name}-tmp")
-        Path(env["TMPDIR"]).mkdir(exist_ok=True)
+        tmp = Path(home).with_name(f"{Path(home).name}-tmp")
+        tmp.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmp)
     return spec.model_copy(update={"env": env})
 
 
