@@ -69,8 +69,9 @@ def test_without_a_verdict_the_call_is_refused(name: str, tmp_path: Path, home: 
         prepared, result = run_once(cli.adapter, pane, after, before_args=before, home=home, path_dirs=[cli.bin_dir])
         assert result.returncode == 0, result.stdout + result.stderr
 
-        # It reached both endpoints, always with the pane's token, and nothing else of the gateway's.
-        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", f"/hook/{name}/payload"}
+        # It reached both endpoints, the veto hook and its state hooks (issue 14), always with the pane's token,
+        # and nothing else of the gateway's.
+        assert mcp.authorized_paths() == {"/mcp/time", "/mcp/polter", f"/hook/{name}/payload", f"/hook/{name}/state"}
         assert all(auth == f"Bearer {TOKEN}" for _method, _path, auth in mcp.seen)
         assert "/mcp/leak" not in {path for _method, path, _auth in mcp.seen}, "the project's own server stays out"
 
