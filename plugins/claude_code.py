@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from polter.adapters import (
     HOOK_TIMEOUT_SECONDS,
@@ -34,8 +35,10 @@ from polter.adapters import (
     builtin_request,
     claude_style_denies,
     claude_style_state,
+    denied_patterns,
     first_text,
     mcp_tool_request,
+    missing_sandbox_notices,
     permission_decision_reply,
     project_dirs,
     scan_skills,
@@ -88,6 +91,9 @@ TEST_MODE_KEPT = (
 """Claude Code's own state under its config dir (conversations per project, prompt history, the login, todos,
 plans, file history) and the user's agents, commands, skills, plugins and CLAUDE.md. Only test mode moves the
 config dir (to seed onboarding); there these stay the user's all the same."""
+
+SANDBOX_PROGRAMS = ("bwrap", "socat")
+"""What Claude Code's sandbox runs on Linux (bubblewrap confines, socat relays the network to its proxy)."""
 
 SKILL_TOOL = "Skill"
 HOOK_MATCHER = "*"
@@ -142,8 +148,10 @@ class ClaudeCode(Adapter):
             "in the conversation's tool list until a new conversation (/clear) or a restart.",
             "Built-in tools (Bash, Read, Edit, WebFetch, ...) are decided by the role through the veto hook, and the "
             "role's denies are also Claude Code's permissions.deny; a shell rule is a seatbelt, not a sandbox: an "
-            "allowed program (python, make) can still do what its arguments say. A call Claude Code refuses by its "
-            "own rules or validation never reaches the hook (no audit row).",
+            "allowed program (python, make) can still do what its arguments say, unless the role writes nothing: "
+            "then Claude Code's own sandbox runs every Bash command with the project and the home read-only (on "
+            "Linux it needs bwrap and socat, and Claude Code refuses to start without them). A call Claude Code "
+            "refuses by its own rules or validation never reaches the hook (no audit row).",
             "The user's and the project's settings, CLAUDE.md files, hooks, plugins' commands and agents still "
             "load (only MCP servers are restricted to the gateway's).",
             "An enterprise managed-mcp.json makes Claude Code refuse --strict-mcp-config; the pane then fails to "
@@ -229,6 +237,9 @@ class ClaudeCode(Adapter):
             "skillOverrides": {name: "off" for name in hidden_names},
             "tui": "default",
         }
+        sandbox = self.sandbox(pane)
+        if sandbox:
+            settings["sandbox"] = sandbox
         files = {
             "claude/mcp.json": PaneFile(text=json.dumps(mcp, indent=2)),
             "claude/settings.json": PaneFile(text=json.dumps(settings, indent=2)),
@@ -272,8 +283,17 @@ class ClaudeCode(Adapter):
         if pane.resume and self.has_conversation(pane.cwd, pane.user_home):
             argv += ("--continue",)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        warnings = self._warnings()
+        if sandbox:
+            warnings += tuple(
+                missing_sandbox_notices(
+                    self.display_name,
+                    SANDBOX_PROGRAMS,
+                    "it refuses to start a pane whose role writes nothing (sandbox.failIfUnavailable)",
+                )
+            )
         return PreparedPane(
-            launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=self._warnings(), homes=homes
+            launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=warnings, homes=homes
         )
 
     def _warnings(self) -> tuple[str, ...]:
@@ -283,6 +303,35 @@ class ClaudeCode(Adapter):
                 f"{managed} exists: Claude Code refuses --strict-mcp-config while an enterprise MCP config is present",
             )
         return ()
+
+    def sandbox(self, pane: PaneToPrepare) -> dict[str, Any]:
+        """Claude Code's own OS sandbox (bubblewrap on Linux, Seatbelt on macOS) for a role that writes nothing, so
+        that not even an allowed program (``python3 -c``, ``find -fprint``) writes: every Bash command runs
+        confined, the pane's directory and the home are not writable (only Claude Code's own temporary folder
+        is), the model cannot ask to run a command outside it (``dangerouslyDisableSandbox`` is ignored), and
+        Claude Code refuses to start rather than run unconfined when the sandbox cannot start. Empty (no
+        sandbox) for a role that writes, or without the role's builtins."""
+        policy = pane.builtins
+        if policy is None or not policy.writes_nothing():
+            return {}
+        folders = dict.fromkeys(str(path) for path in (pane.cwd, pane.cwd.resolve(), pane.user_home))
+        denied = denied_patterns(policy)
+        if ("web", None) in denied:  # only the gateway, which Claude Code's HTTP hooks reach through the sandbox
+            network: dict[str, Any] = {"allowedDomains": [urlsplit(pane.gateway_url).netloc], "strictAllowlist": True}
+        else:  # the network as before: the sandbox is for writes; the role's web rules are the hook's
+            network = {"allowedDomains": ["*"]}
+        domains = [
+            arg.removeprefix("domain:") for kind, arg in denied if kind == "web" and arg and arg.startswith("domain:")
+        ]
+        if domains:
+            network["deniedDomains"] = domains
+        return {
+            "enabled": True,
+            "failIfUnavailable": True,
+            "allowUnsandboxedCommands": False,
+            "filesystem": {"denyWrite": [f"/{folder}" for folder in folders]},
+            "network": network,
+        }
 
     # -- hook --------------------------------------------------------------------------------------------
 

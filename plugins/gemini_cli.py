@@ -53,6 +53,7 @@ from polter.adapters import (
     split_tool_name,
     state_from_screen,
     state_hook_argv,
+    unconfined_notices,
     urls_in,
     veto_hook_argv,
 )
@@ -143,7 +144,9 @@ class GeminiCli(Adapter):
         limitations=(
             "Built-in tools (run_shell_command, write_file, web_fetch, ...) are decided by the role through the veto "
             "hook, and tools the role denies outright are excluded (tools.exclude); a shell rule is a seatbelt, not "
-            "a sandbox. Gemini CLI validates paths first: a call it refuses itself never reaches the hook.",
+            "a sandbox, and Polter sets no OS sandbox (Gemini CLI's tool sandbox keeps the project writable), so "
+            "even under a role that writes nothing an allowed program (python -c) can write. Gemini CLI validates "
+            "paths first: a call it refuses itself never reaches the hook.",
             "A trusted workspace's .gemini/settings.json can switch hooks off (hooksConfig), which removes the "
             "veto hook; the gateway still refuses MCP calls the role denies, but skill use is then unchecked "
             "(Polter warns when it finds such a file).",
@@ -311,6 +314,13 @@ class GeminiCli(Adapter):
         return self.native_layer(pane, settings)
 
     builtin_kinds: Mapping[str, str] = GEMINI_KINDS
+    no_sandbox = (
+        "its tool sandbox, security.toolSandboxing, keeps the project writable outside plan mode and creates "
+        ".gitignore, .geminiignore and .git in it"
+    )
+    """Why Polter sets no OS sandbox for a role that writes nothing (Gemini CLI 0.61.0): the tool sandbox makes the
+    project read-only only in plan mode (which refuses shell commands altogether) or through
+    ``~/.gemini/policies/sandbox.toml`` in the user's real home, which the plain CLI reads too."""
 
     def native_layer(self, pane: PaneToPrepare, settings: dict[str, Any]) -> dict[str, Any]:
         """The tools the role denies outright are excluded (``tools.exclude``): the model is not offered them."""
@@ -377,6 +387,7 @@ class GeminiCli(Adapter):
         else:
             base, warnings = self.test_settings(pane), []
         warnings += self._workspace_warnings(pane)
+        warnings += unconfined_notices(self.display_name, pane.builtins, self.no_sandbox)
         config_dir = f"{root}/{self.pane_settings_dir}".rstrip("/")
         files: dict[str, PaneFile] = {
             f"{config_dir}/settings.json": PaneFile(text=json.dumps(self.settings(pane, base, hidden_names), indent=2))
@@ -498,6 +509,8 @@ class QwenCode(GeminiCli):
             "Built-in tools are decided by the role through the veto hook, and the role's denies are also Qwen Code's "
             "permissions.deny (which it applies before the hook); `--bare`, `--safe-mode` or a user's "
             "`disableAllHooks` drop the veto hook (the gateway still refuses MCP calls).",
+            "Polter sets no OS sandbox (Qwen Code's tools.executionSandbox refuses MCP servers and hooks), so even "
+            "under a role that writes nothing an allowed program (python -c) can write.",
         ),
     )
     home_env = "QWEN_HOME"
@@ -525,6 +538,8 @@ class QwenCode(GeminiCli):
         return ["--continue"] if pane.resume and self.has_conversation(pane.cwd, pane.user_home) else []
 
     builtin_kinds = QWEN_KINDS
+    no_sandbox = "its tools.executionSandbox refuses to start with MCP servers, and turns hooks off"
+    """Qwen Code 0.24.4's bwrap sandbox (``tools.executionSandbox``) would drop the gateway and the veto hook."""
     state_events = ("UserPromptSubmit", "Notification", "Stop")
 
     def state_hook_entries(self, pane: PaneToPrepare) -> list[tuple[str, dict[str, Any]]]:

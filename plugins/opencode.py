@@ -44,6 +44,7 @@ from polter.adapters import (
     split_by_decision,
     state_from_screen,
     state_hook_url,
+    unconfined_notices,
     veto_hook_url,
 )
 
@@ -279,6 +280,7 @@ class Opencode(Adapter):
             }
         argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        warnings += unconfined_notices(self.display_name, pane.builtins, "it has no OS sandbox")
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
 
     # -- hook --------------------------------------------------------------------------------------------

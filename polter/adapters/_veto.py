@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -29,7 +30,9 @@ __all__ = [
     "denied_patterns",
     "excluded_tools",
     "first_text",
+    "missing_sandbox_notices",
     "patch_paths",
+    "unconfined_notices",
     "urls_in",
     "veto_hook_argv",
     "veto_hook_url",
@@ -201,3 +204,34 @@ def excluded_tools(policy: BuiltinsPolicy | None, tools_by_kind: Mapping[str, It
         if argument is None:
             excluded += list(tools_by_kind.get(kind, ())) if kind in tools_by_kind else [kind]
     return list(dict.fromkeys(excluded))
+
+
+SANDBOX_PACKAGES = {"bwrap": "bubblewrap", "socat": "socat"}
+"""The programs the CLIs' OS sandboxes run on Linux, and the Debian/Ubuntu/Fedora package each comes in."""
+
+
+def missing_sandbox_notices(cli: str, programs: Iterable[str], consequence: str) -> list[str]:
+    """A notice for the pane when ``programs`` (which the CLI's own OS sandbox needs on Linux) are not on PATH:
+    it names them, the packages to install and ``consequence`` (what the CLI then does). None needed elsewhere
+    (macOS has Seatbelt built in)."""
+    if not sys.platform.startswith("linux"):
+        return []
+    missing = [name for name in programs if shutil.which(name) is None]
+    if not missing:
+        return []
+    packages = " and ".join(SANDBOX_PACKAGES.get(name, name) for name in missing)
+    verb = "is" if len(missing) == 1 else "are"
+    return [
+        f"{cli}'s sandbox needs {' and '.join(missing)}, which {verb} not on PATH (install {packages}): {consequence}"
+    ]
+
+
+def unconfined_notices(cli: str, policy: BuiltinsPolicy | None, why: str) -> list[str]:
+    """A notice for a pane whose role writes nothing in a CLI without an OS sandbox Polter can set (``why``): the
+    veto hook's shell rules are a seatbelt, so a program the role allows can still write."""
+    if policy is None or not policy.writes_nothing():
+        return []
+    return [
+        f"The role writes nothing, but {cli} has no sandbox Polter can set ({why}): a program the role allows "
+        "(python3 -c, a script) can still write files. Claude Code and Codex confine it."
+    ]

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The system programs the tests and benchmarks drive for real: less and vi (full-screen programs on
-# the alternate screen), tmux (the benchmark's reference terminal; a window inside tmux) and dbus-daemon (a
-# session bus for the desktop notifications' test). Installed from Debian's
+# the alternate screen), tmux (the benchmark's reference terminal; a window inside tmux), dbus-daemon (a
+# session bus for the desktop notifications' test), and bwrap and socat (Claude Code's OS sandbox on Linux,
+# which Polter turns on for a role that writes nothing; Codex uses a system bwrap too). Installed from Debian's
 # packages when missing and apt-get is there; otherwise the tests that need them fail and say why.
 set -e
 missing=""
@@ -9,6 +10,8 @@ command -v less >/dev/null 2>&1 || missing="$missing less"
 command -v vi >/dev/null 2>&1 || missing="$missing vim-tiny"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
 command -v dbus-daemon >/dev/null 2>&1 || missing="$missing dbus-daemon"
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v socat >/dev/null 2>&1 || missing="$missing socat"
 [ -z "$missing" ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "system-tools: missing$missing and no apt-get; the tests that need them will fail" >&2

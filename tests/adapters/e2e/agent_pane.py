@@ -30,9 +30,17 @@ OFFLINE = {
 
 def with_home(spec: LaunchSpec, home: Path, path_dirs: list[Path]) -> LaunchSpec:
     """The launch spec with a throwaway HOME (the CLIs write into it), the test's CLIs on PATH, and no way out
-    to the internet."""
+    to the internet. Codex also gets a temporary folder of its own beside the home: its home (``CODEX_HOME``, in
+    the pane's runtime dir) lies in the system's temporary folder here (the test's tmp_path), where Codex 0.171.0
+    refuses to create its sandbox helper when a system bwrap is installed ("Refusing to create helper binaries
+    under temporary dir"; every sandboxed command then fails), as it would for a user whose Polter state dir is
+    there. (Not for the others: Claude Code puts its sandbox's sockets in it, whose paths must stay short.)"""
     path = os.pathsep.join([*(str(d) for d in path_dirs), os.environ.get("PATH", "/usr/bin:/bin")])
     env = {**spec.env, **OFFLINE, "HOME": str(home), "PATH": path, "LANG": "C.UTF-8"}
+    if "CODEX_HOME" in spec.env:
+        tmp = Path(home).with_name(f"{Path(home).name}-tmp")
+        tmp.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmp)
     return spec.model_copy(update={"env": env})
 
 
