@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.dialogs import confirm_shown
 from support.git_repos import git, sh
 from support.waiting import wait_until
 from textual.app import App
 from textual.widgets import Input, Label
 
 from polter.errors import WorktreeRefused
-from polter.ui.confirm import ConfirmScreen
 from polter.ui.text_prompt import TextPromptScreen
 from polter.ui.worktree_actions import merge_worktree, remove_worktree, setup_consent
 from polter.worktrees import Worktree, open_worktree
@@ -49,7 +49,7 @@ async def test_merge_offers_a_commit_then_asks_then_merges(repo: Path) -> None:
         await wait_until(lambda: isinstance(app.screen, TextPromptScreen))
         assert "1 uncommitted file(s). Commit them first?" in str(app.screen.query_one("#question", Label).render())
         await pilot.press(*"finish it", "enter")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("y")
         await wait_until(lambda: app.outcome != "running")
     assert isinstance(app.outcome, str) and app.outcome.startswith("Merged polter/coder into main (1 commit(s))")
@@ -88,7 +88,7 @@ async def test_escape_keeps_the_worktree(repo: Path) -> None:
     worktree = await pane(repo)
     app = Host(lambda app: remove_worktree(app, worktree))
     async with app.run_test() as pilot:
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("escape")
         await wait_until(lambda: app.outcome != "running")
     assert app.outcome is None and worktree.path.is_dir()
@@ -104,7 +104,7 @@ async def test_setup_consent_is_asked_in_a_dialog(repo: Path, key: str, ran: boo
 
     app = Host(flow)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         assert "touch .ready" in str(app.screen.query_one("#detail", Label).render())
         await pilot.press(key)
         await wait_until(lambda: app.outcome != "running")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from support.dialogs import confirm_shown
 from support.git_repos import sh
 from support.waiting import wait_until
 from textual.widgets import OptionList, Static
@@ -104,7 +105,6 @@ def test_a_diff_is_parsed_with_line_numbers() -> None:
 async def test_merge_and_remove_from_the_review(repo: Path) -> None:
     from support.git_repos import git
 
-    from polter.ui.confirm import ConfirmScreen
 
     worktree = (await open_worktree(repo, title="coder")).worktree
     sh(worktree.path, "echo feature > feature.txt && git add feature.txt && git commit -qm feature")
@@ -113,14 +113,14 @@ async def test_merge_and_remove_from_the_review(repo: Path) -> None:
         await wait_until(lambda: isinstance(app.screen, WorktreeReviewScreen) and app.screen.data is not None)
         review = app.screen
         await pilot.press("m")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("y")
         await wait_until(lambda: app.screen is review and review.data is not None and review.data.ahead == 0)
         assert (repo / "feature.txt").is_file()
         assert git(repo, "log", "-1", "--format=%s").strip() == "feature"
 
         await pilot.press("x")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))  # merged, clean: a plain yes
+        await wait_until(lambda: confirm_shown(app))  # merged, clean: a plain yes
         await pilot.press("y")
         await wait_until(lambda: not worktree.path.exists())
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.dialogs import confirm_shown
 from support.gateway import ROLES, write_roles
 from support.git_repos import git, refs, sh, snapshot
 from support.panes import BASH
@@ -139,7 +140,7 @@ async def test_from_the_palette_a_new_worktree_pane_then_review_merge_and_remove
         await palette(pilot, ("merge pane 2", "Merge pane 2's worktree into main"))
         await wait_until(lambda: isinstance(app.screen, TextPromptScreen), message="the commit message prompt")
         await pilot.press(*"the draft", "enter")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the merge's confirmation")
+        await wait_until(lambda: confirm_shown(app), message="the merge's confirmation")
         await pilot.press("y")
         await wait_until(lambda: "Merged polter/open into main" in notices(app), message=lambda: notices(app))
         assert (repo / "one.txt").read_text() == "one\n" and (repo / "draft.txt").read_text() == "draft\n"
@@ -151,7 +152,7 @@ async def test_from_the_palette_a_new_worktree_pane_then_review_merge_and_remove
         # Remove: the pane works in it, so it closes first; then only that worktree and branch go.
         other = snapshot(first_worktree.worktree.path)
         await palette(pilot, ("remove pane 2", "Remove pane 2's worktree"))
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the removal's confirmation")
+        await wait_until(lambda: confirm_shown(app), message="the removal's confirmation")
         assert "closes pane 2" in str(app.screen.query_one("#detail", Label).render())
         await pilot.press("y")
         await wait_until(lambda: "Removed the worktree of polter/open" in notices(app), message=lambda: notices(app))
@@ -221,7 +222,7 @@ def with_setup(repo: Path, command: str) -> None:
 async def test_the_setup_command_runs_once_the_human_allowed_it_in_the_window(monkeypatch: Any, repo: Path) -> None:
     with_setup(repo, "touch .ready")
     async with starting(monkeypatch, worktree_plans(repo, "open")) as (host, app, pilot):
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), timeout=30, message="the question")
+        await wait_until(lambda: confirm_shown(app), timeout=30, message="the question")
         assert "Run this repository's setup command in its new worktrees?" in str(
             app.screen.query_one("#question", Label).render()
         )
@@ -250,7 +251,7 @@ async def test_the_setup_command_runs_once_the_human_allowed_it_in_the_window(mo
 async def test_the_setup_command_does_not_run_when_declined(monkeypatch: Any, repo: Path) -> None:
     with_setup(repo, "touch .ready")
     async with starting(monkeypatch, worktree_plans(repo, "open")) as (host, app, pilot):
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), timeout=30, message="the question")
+        await wait_until(lambda: confirm_shown(app), timeout=30, message="the question")
         await pilot.press("n")
         await wait_until(lambda: host.ready and len(panes(app)) == 1, timeout=60, message="the pane")
         worktree = session_pane(app, panes(app)[0]).worktree
@@ -359,7 +360,7 @@ async def test_a_folder_deleted_while_the_pane_is_open_is_reported_and_recreated
         await wait_until(lambda: "Recreate worktree of pane 1" in notices(app), message=lambda: notices(app))
         process = hosted_pane.terminal.process
         await palette(pilot, ("recreate worktree", "Recreate worktree of pane 1"))
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+        await wait_until(lambda: confirm_shown(app), message="the confirmation")
         await pilot.press("y")
         await wait_until(
             lambda: hosted_pane.terminal.process is not process and pane.running, timeout=30, message="the restart"
