@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.dialogs import confirm_shown
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.privates import notification_messages
 from support.processes import process_running
@@ -27,7 +28,6 @@ from polter.terminal.pty import PtyProcess, session_processes
 from polter.terminal.widget import TerminalView
 from polter.ui import SCREEN_FPS
 from polter.ui.app import PolterApp
-from polter.ui.confirm import ConfirmScreen
 from polter.ui.leave_screen import LeaveScreen
 from polter.ui.multiplexer import MultiplexerScreen
 from polter.ui.pane import PaneWidget
@@ -305,13 +305,13 @@ async def test_closing_a_running_pane_asks_first() -> None:
         program = process(host, two)
         assert program is not None
         await pilot.press("ctrl+b", "2", "ctrl+b", "x")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("n")
         await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
         assert two in panes(app) and two.running
 
         await pilot.press("ctrl+b", "x")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("y")
         await wait_until(lambda: len(panes(app)) == 3)
         assert not program.running and session_processes(program.pid) == []
@@ -354,7 +354,7 @@ async def test_restarting_a_running_pane_asks_first() -> None:
         terminal = panes(app)[0].terminal
         old = process(host, panes(app)[0])
         await pilot.press("ctrl+b", "r")
-        await wait_until(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_until(lambda: confirm_shown(app))
         await pilot.press("y")
         await wait_until(lambda: process(host, panes(app)[0]) is not old and terminal.running)
         assert old is not None and not old.running

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from support.dialogs import confirm_shown
 from support.gateway import fixture_server
 from support.privates import notification_messages
 from support.waiting import wait_until
@@ -26,7 +27,6 @@ from support.workspace_app import (
 from textual.command import CommandList, CommandPalette
 
 from polter.paths import config_dir
-from polter.ui.confirm import ConfirmScreen
 
 
 async def gateway_panes(app: Any) -> dict[str, Any]:
@@ -52,7 +52,7 @@ async def discovered(app: Any, pilot: Any, expected: set[str]) -> list[str]:
 
 
 async def confirm(app: Any, pilot: Any) -> None:
-    await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the confirmation")
+    await wait_until(lambda: confirm_shown(app), message="the confirmation")
     await pilot.press("y")
 
 

@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from support.dialogs import confirm_shown
 from support.gateway import fixture_server
 from support.privates import notification_messages
 from support.waiting import wait_until
@@ -105,12 +106,11 @@ async def test_the_palette_switches_a_role_live_and_a_cold_cli_is_offered_a_rest
         assert any(
             "Restart pane 2 from the command palette (^b :)." in message for message in notification_messages(app)
         )
-        from polter.ui.confirm import ConfirmScreen
 
         async def restart(*step: tuple[str, str]) -> None:
             process = session_pane(app, cold).terminal.process
             await palette(pilot, *step)
-            await wait_until(lambda: isinstance(app.screen, ConfirmScreen), message="the restart confirmation")
+            await wait_until(lambda: confirm_shown(app), message="the restart confirmation")
             await pilot.press("y")
             await wait_until(
                 lambda: session_pane(app, cold).terminal.process is not process and cold.terminal.running,
