@@ -99,7 +99,9 @@ class AdapterInfo(BaseModel):
     skill_veto: bool = Field(
         default=False, description="The CLI's hook sees skill use, so a denied skill is also refused when used."
     )
-    tool_veto: bool = Field(default=False, description="The CLI runs Polter's pre-tool hook before MCP tool calls.")
+    tool_veto: bool = Field(
+        default=False, description="The CLI runs Polter's pre-tool hook before its tool calls (MCP and its own tools)."
+    )
     agent: bool = Field(
         default=True,
         description="An AI agent CLI. False for a plain program (the shell): Polter opens panes with the first "

@@ -123,7 +123,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"  installed:  {version}" + (f" at {detection.path}" if detection.path else ""))
     print(f"  proven on:  {', '.join(info.tested_versions) or 'no version'}")
     print(f"  role changes reach it: MCP {info.mcp_liveness.value}, skills {info.skills_liveness.value}")
-    print(f"  veto hook:  {'MCP tools' if info.tool_veto else 'none'}{' and skills' if info.skill_veto else ''}")
+    print(f"  veto hook:  {'tool calls' if info.tool_veto else 'none'}{' and skills' if info.skill_veto else ''}")
     print("  still bypasses Polter:")
     for limitation in info.limitations:
         print(f"    - {limitation}")
