@@ -7,9 +7,17 @@ from importlib.metadata import version
 from typing import Any
 
 import mcp_types as types
+import pytest
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
-from support.privates import key_for_character, notification_messages, rendered_strips, requests_awaiting_answer
+from support.privates import (
+    key_for_character,
+    live_styles_caches,
+    notification_messages,
+    rendered_strips,
+    requests_awaiting_answer,
+    slow_screen_updates,
+)
 from support.waiting import wait_until
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -64,3 +72,20 @@ async def test_requests_awaiting_answer_counts_a_call_in_flight() -> None:
         release.set()
         await call
         assert requests_awaiting_answer(client.session) == 0
+
+
+async def test_live_styles_caches_counts_the_widgets_alive() -> None:
+    app = Probe()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        alive = live_styles_caches()
+        await app.mount(Static("one more"))
+        await pilot.pause()
+        assert live_styles_caches() == alive + 1, TEXTUAL
+
+
+def test_slow_screen_updates_sets_the_period_screens_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    import textual.screen
+
+    slow_screen_updates(monkeypatch, 30.0)
+    assert textual.screen.UPDATE_PERIOD == 30.0, TEXTUAL

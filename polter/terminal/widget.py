@@ -12,6 +12,7 @@ pastes as text, mouse events encoded here when the program asked for them, focus
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar, Final
 
 from rich.color import Color
@@ -32,6 +33,9 @@ from polter.terminal.sources import ScreenReader, TerminalSource
 __all__ = ["TerminalView"]
 
 WHEEL_LINES: Final = 3
+ECHO_WINDOW: Final = 0.2
+"""Seconds after the human typed into a pane during which its frames are the echo they wait for
+(:class:`TerminalView.Echo`)."""
 
 
 class TerminalView(Widget, can_focus=True):
@@ -76,6 +80,10 @@ class TerminalView(Widget, can_focus=True):
     class Selected(_TerminalMessage):
         """A double or triple click selected a word or a line (a drag ends in Textual's TextSelected)."""
 
+    class Echo(_TerminalMessage):
+        """Sent to the screen: the view's next update follows what the human typed into it, so it is
+        worth drawing at once (:class:`~polter.ui.prompt_screen.PromptScreen`)."""
+
     class ScrollChanged(_TerminalMessage):
         """The view moved in the scrollback: ``offset`` lines above the live screen (0 = live)."""
 
@@ -98,6 +106,8 @@ class TerminalView(Widget, can_focus=True):
         self._base_rich_style: RichStyle | None = None
         self._cursor_row: int | None = None
         self._history_size = 0
+        self._typed_at = -ECHO_WINDOW
+        """``time.monotonic()`` when the human last sent the program something through this view."""
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -138,6 +148,8 @@ class TerminalView(Widget, can_focus=True):
                 self.history_offset = max(0, min(self.history_offset + history - self._history_size, history))
                 self._post_scroll()
             self._history_size = history
+        if time.monotonic() - self._typed_at < ECHO_WINDOW:
+            self.screen.post_message(self.Echo(self))
         cursor_row = screen.cursor.y
         if dirty is None or self.history_offset:
             self._strips.clear()
@@ -249,6 +261,7 @@ class TerminalView(Widget, can_focus=True):
         if not self.running:
             return
         if self.source.key(event.key, event.character):
+            self._typed_at = time.monotonic()
             event.stop()
             event.prevent_default()
             self.scroll_to_live()
@@ -256,6 +269,7 @@ class TerminalView(Widget, can_focus=True):
     def send(self, data: bytes) -> None:
         """Write ``data`` to the program as typed input; the view jumps back to the live screen."""
         if self.source.send(data):
+            self._typed_at = time.monotonic()
             self.scroll_to_live()
 
     def notify_style_update(self) -> None:
@@ -266,6 +280,7 @@ class TerminalView(Widget, can_focus=True):
         event.stop()
         if self.running:
             self.source.paste(event.text)
+            self._typed_at = time.monotonic()
             self.scroll_to_live()
 
     def on_focus(self) -> None:
@@ -349,8 +364,8 @@ class TerminalView(Widget, can_focus=True):
             alt=event.meta,
             ctrl=event.ctrl,
         )
-        if data is not None:
-            self.source.send(data)
+        if data is not None and self.source.send(data):
+            self._typed_at = time.monotonic()
         return True
 
     # -- scrollback ----------------------------------------------------------------------------

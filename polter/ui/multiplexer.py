@@ -8,7 +8,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.keys import format_key
-from textual.screen import Screen
 from textual.selection import Selection
 from textual.widget import Widget
 
@@ -16,12 +15,14 @@ from polter.errors import PolterError
 from polter.session.protocol import LayoutMode
 from polter.terminal.keys import encode_key
 from polter.terminal.widget import TerminalView
+from polter.ui.closed_widgets import forget_closed_widgets
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.layout import LAYOUT_MODES, Direction
 from polter.ui.leave_screen import LeaveScreen
 from polter.ui.pane import PaneWidget
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
+from polter.ui.prompt_screen import PromptScreen
 from polter.ui.remote import OpenPane, RemoteSession
 
 __all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name"]
@@ -59,7 +60,7 @@ PREFIX_HINTS: Final = (
 )  # fmt: skip
 
 
-class MultiplexerScreen(Screen[None]):
+class MultiplexerScreen(PromptScreen[None]):
     """The session's panes. Keys go to the focused pane, except the prefix key (default ``ctrl+b``)
     and a direct palette key if one is configured; after the prefix, one key runs a command from
     :data:`PREFIX_COMMANDS` (``:`` or ``p``: the command palette, as tmux's command prompt) and the
@@ -182,6 +183,10 @@ class MultiplexerScreen(Screen[None]):
             self._focus_when_added = None
             pane.terminal.focus()
 
+    def on_screen_resume(self) -> None:
+        """A prefix key's hints, the palette or a dialog closed: Textual forgets their widgets' lines."""
+        forget_closed_widgets()
+
     @on(RemoteSession.PaneRemoved)
     async def _pane_removed(self, event: RemoteSession.PaneRemoved) -> None:
         pane = self.grid.pane_of(event.pane.id)
@@ -191,6 +196,7 @@ class MultiplexerScreen(Screen[None]):
         index = panes.index(pane)
         focused = pane is self.active_pane
         await self.grid.remove_pane(pane)
+        forget_closed_widgets()
         remaining = self.grid.panes
         if remaining and focused:
             self.focus_pane(remaining[min(index, len(remaining) - 1)])

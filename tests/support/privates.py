@@ -7,16 +7,25 @@ library's version and this file named.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any, TypeVar
 
+import pytest
 from mcp import ClientSession
 from textual.app import App
 from textual.screen import Screen
 from textual.strip import Strip
 
-__all__ = ["key_for_character", "notification_messages", "rendered_strips", "requests_awaiting_answer"]
+__all__ = [
+    "key_for_character",
+    "live_styles_caches",
+    "notification_messages",
+    "rendered_strips",
+    "requests_awaiting_answer",
+    "slow_screen_updates",
+]
 
 T = TypeVar("T")
 
@@ -56,3 +65,25 @@ def requests_awaiting_answer(session: ClientSession) -> int:
     """How many requests an MCP client session has sent and not yet had answered
     (``ClientSession._dispatcher._pending``): a call is in flight at the server when this is non-zero."""
     return _private("mcp", "ClientSession._dispatcher._pending", lambda: len(session._dispatcher._pending))
+
+
+def live_styles_caches() -> int:
+    """How many widgets' drawn lines are alive after a full collection: every widget has one
+    ``textual._styles_cache.StylesCache``."""
+
+    def read() -> int:
+        from textual._styles_cache import StylesCache
+
+        gc.collect()
+        return sum(isinstance(thing, StylesCache) for thing in gc.get_objects())
+
+    return _private("textual", "textual._styles_cache.StylesCache", read)
+
+
+def slow_screen_updates(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Screens made from now on compose on their update timer only every ``seconds``
+    (``textual.screen.UPDATE_PERIOD``, read when a screen makes its timer)."""
+    import textual.screen
+
+    _private("textual", "textual.screen.UPDATE_PERIOD", lambda: textual.screen.UPDATE_PERIOD)
+    monkeypatch.setattr(textual.screen, "UPDATE_PERIOD", seconds)
