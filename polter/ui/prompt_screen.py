@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual import events
+from textual.message import Message
 from textual.messages import Update
 from textual.screen import Screen
 from textual.widget import Widget
@@ -34,7 +35,11 @@ ResultType = TypeVar("ResultType")
 
 
 class PromptScreen(Screen[ResultType]):
-    """A screen that composes at once after a widget's update the human waits for (an echo)."""
+    """A screen that composes at once after a widget's update the human waits for (an echo), and then tells
+    the app (:class:`EchoDrawn`)."""
+
+    class EchoDrawn(Message):
+        """An echo was just drawn: the human's next key is likely tens of milliseconds away."""
 
     def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -56,3 +61,4 @@ class PromptScreen(Screen[ResultType]):
         if self._draw_now:
             self._draw_now = False
             self._on_timer_update()
+            self.app.post_message(self.EchoDrawn())

@@ -1,0 +1,110 @@
+"""The window's full garbage collections (polter/ui/garbage.py): CPython's automatic ones are off while a window
+runs, and the window runs them itself when due, just after an echo was drawn or once nobody types."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+from support.panes import bash_spec, wait_for_prompt, wait_for_text
+from support.session import hosted, window
+from support.waiting import wait_until
+
+from polter.ui import garbage
+from polter.ui.garbage import FullCollections
+
+
+@pytest.fixture
+def full_collections() -> Iterator[list[int]]:
+    """Counts CPython's full collections (whoever ran them) while the test runs."""
+    seen: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            seen.append(1)
+
+    gc.callbacks.append(count)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(count)
+
+
+def make_cyclic_garbage(count: int = 200_000) -> None:
+    """Cycles that live long enough to reach the oldest generation (CPython collects it once enough did),
+    then die."""
+    kept: list[list[object]] = []
+    for _ in range(count):
+        cycle: list[object] = []
+        cycle.append(cycle)
+        kept.append(cycle)
+
+
+def test_cpython_runs_no_full_collection_of_its_own_while_started(full_collections: list[int]) -> None:
+    before = gc.get_threshold()
+    collector = FullCollections()
+    collector.start()
+    try:
+        assert gc.get_threshold()[:2] == before[:2]
+        make_cyclic_garbage()
+        assert full_collections == [], "CPython collected the oldest generation by itself"
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == before
+    make_cyclic_garbage()
+    assert full_collections, "after stop, CPython's own full collections run again"
+
+
+def test_a_due_collection_waits_until_nobody_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(garbage, "PERIOD", 0.0)
+    monkeypatch.setattr(garbage, "QUIET", 3600.0)
+    collector = FullCollections()
+    collector.start()
+    try:
+        collector.typed()
+        collector.tick()
+        assert collector.collections == 0, "collected while the human types"
+        monkeypatch.setattr(garbage, "QUIET", 0.0)
+        collector.tick()
+        assert collector.collections == 1
+    finally:
+        collector.stop()
+
+
+def test_nothing_is_collected_before_the_period(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(garbage, "QUIET", 0.0)
+    collector = FullCollections()
+    collector.start()
+    try:
+        collector.tick()
+        assert collector.collections == 0
+    finally:
+        collector.stop()
+
+
+async def test_a_due_collection_runs_just_after_an_echo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(garbage, "PERIOD", 0.0)
+    monkeypatch.setattr(garbage, "QUIET", 3600.0)
+    collector = FullCollections()
+    collector.start()
+    try:
+        collector.typed()
+        collector.echo_drawn()
+        assert collector.collections == 0, "a collection must not delay the echo's way to the terminal"
+        await wait_until(lambda: collector.collections == 1, timeout=5)
+    finally:
+        collector.stop()
+
+
+async def test_the_window_collects_after_an_echo_while_the_human_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(garbage, "QUIET", 3600.0)  # only the echo can be the moment
+    async with hosted([bash_spec()]) as host, window(host, size=(80, 24)) as (app, pilot):
+        terminal = app.multiplexer.grid.panes[0].terminal
+        await wait_for_prompt(terminal)
+        assert gc.get_threshold()[2] == garbage.NEVER
+        monkeypatch.setattr(garbage, "PERIOD", 0.0)
+        await pilot.press("x")
+        await wait_for_text(terminal, "$ x")
+        await wait_until(lambda: app.garbage.collections >= 1, timeout=10, message="a collection after the echo")
+    assert gc.get_threshold()[2] != garbage.NEVER, "the window gave CPython its full collections back"
