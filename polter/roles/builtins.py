@@ -315,6 +315,29 @@ _WRITES_LAST = frozenset({"cp", "ln", "install", "rsync", "scp"})
 _PATHISH = re.compile(r"^(?:~|\.{1,2}(?:/|$)|/)|/")
 
 
+@dataclass(frozen=True, slots=True)
+class _Output:
+    """How a command that otherwise only reads is told to write a file."""
+
+    options: tuple[str, ...] = ()
+    """Options whose value is the file written: ``-o FILE``, ``-oFILE``, ``--output=FILE``, ``-fprint FILE``."""
+    short_values: str = ""
+    """Its one-letter options that take a value, so that ``-ro FILE`` and ``-t, -o FILE`` are read as getopt does."""
+    operand: int | None = None
+    """Which operand (0-based) is the file written: ``uniq IN OUT``."""
+
+
+_OUTPUTS: dict[str, _Output] = {
+    "find": _Output(options=("-fprint", "-fprint0", "-fprintf", "-fls")),
+    "git": _Output(options=("--output",)),
+    "sort": _Output(options=("-o", "--output"), short_values="kotST"),
+    "tree": _Output(options=("-o",), short_values="LPIoHT"),
+    "uniq": _Output(short_values="fsw", operand=1),
+    "xxd": _Output(short_values="cglosn", operand=1),
+}
+"""Read-only commands (:data:`READ_ONLY_COMMANDS`) that can still write a file, and how."""
+
+
 def _shell_path_accesses(command: SimpleCommand) -> list[tuple[str, bool]]:
     """(path, written) for the paths a command names: all arguments of known writers, path-like ones of others."""
     words = command.words
@@ -334,8 +357,45 @@ def _shell_path_accesses(command: SimpleCommand) -> list[tuple[str, bool]]:
     elif name == "git" and words[1:2] == ("config",) and not _git_config_reads(words[2:]):
         found = [(".git/config", True)]
     else:
-        found = [(word, False) for word in operands if _PATHISH.search(word) and "://" not in word]
+        written = _output_files(name, words[1:])
+        found = [(word, True) for word in written]
+        found += [
+            (word, False) for word in operands if _PATHISH.search(word) and "://" not in word and word not in written
+        ]
     return found
+
+
+def _output_files(name: str, arguments: Sequence[str]) -> list[str]:
+    """The files an otherwise read-only command writes (:data:`_OUTPUTS`)."""
+    output = _OUTPUTS.get(name)
+    if output is None:
+        return []
+    written: list[str] = []
+    operands: list[str] = []
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        following = arguments[index + 1] if index + 1 < len(arguments) else None
+        long_option = word.split("=", 1)[0]
+        if word.startswith("--") or long_option in output.options:  # --output=F, --output F, find's -fprint F
+            if long_option in output.options:
+                value = word.split("=", 1)[1] if "=" in word else following
+                written += [value] if value is not None else []
+                index += "=" not in word
+        elif word.startswith("-") and word != "-":  # a group of one-letter options: -r, -ro F, -oF, -t,
+            for position, letter in enumerate(word[1:], start=1):
+                if letter in output.short_values:
+                    value = word[position + 1 :] or following
+                    if f"-{letter}" in output.options and value is not None:
+                        written.append(value)
+                    index += not word[position + 1 :]
+                    break
+        else:
+            operands.append(word)
+        index += 1
+    if output.operand is not None:
+        written += operands[output.operand : output.operand + 1]
+    return written
 
 
 def _git_config_reads(options: Sequence[str]) -> bool:

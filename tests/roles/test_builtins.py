@@ -195,6 +195,37 @@ def test_the_research_phase_permits_reads_only() -> None:
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        "find . -name '*.py' -fprint .env",
+        "find . -fprint0 .env",
+        "find . -fprintf .env '%p'",
+        "find . -fls .env",
+        "git diff --output=.env",
+        "git -C . log -p --output .env",
+        "sort -o .env notes",
+        "sort -ro.env notes",
+        "sort -r -t, -k2 --output=.env notes",
+        "uniq notes .env",
+        "uniq -f 2 notes .env",
+        "xxd -c 8 notes .env",
+        "tree -o .env",
+    ],
+)
+def test_read_only_commands_told_to_write_a_file_are_judged_as_writing_it(line: str) -> None:
+    """``shell(@read-only)`` allows these commands, but an output option or operand makes them write: the
+    write is judged as ``> file`` would be (here, ``write(.env)`` is denied)."""
+    assert shell(line) == "deny", line
+    if not line.startswith("sort"):  # only a bare ``sort`` is on the read-only list
+        assert shell(line.replace(".env", "src/out.txt")) == "allow", line
+
+
+@pytest.mark.parametrize("line", ["find . -name -fprint", "tree -L 2 src", "uniq -c notes", "git diff --stat"])
+def test_read_only_commands_that_write_nothing_stay_allowed(line: str) -> None:
+    assert shell(line) == "allow", line
+
+
+@pytest.mark.parametrize(
     ("pattern", "problem"),
     [
         ("shell(git push*)", None),

@@ -203,3 +203,5 @@ def test_explain_judges_a_shell_command_or_a_path(capsys: pytest.CaptureFixture[
     assert code == 0 and (verdict["decision"], verdict["rule"]) == ("deny", "protected")
     code, out, _ = run(capsys, "roles", "explain", "reviewer", "--kind", "shell", "gh pr merge 3", "--json")
     assert json.loads(out)["decision"] == "deny"
+    code, out, _ = run(capsys, "roles", "explain", "researcher", "--kind", "shell", "find . -fprint found.txt", "--json")
+    assert json.loads(out)["decision"] == "deny", out  # the researcher writes nothing, not even through find
