@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, print_json, print_table
@@ -129,6 +127,7 @@ def run_ls(args: argparse.Namespace) -> int:
 def run_kill(args: argparse.Namespace) -> int:
     from polter.session.client import SessionClient
     from polter.session.registry import session_files
+    from polter.terminal.pty import process_exists
 
     live, notes = asyncio.run(survey())
     print_notes(notes)
@@ -142,24 +141,9 @@ def run_kill(args: argparse.Namespace) -> int:
 
     asyncio.run(kill())
     deadline = time.monotonic() + KILL_WAIT
-    while files.host_alive() or _process_exists(info.pid):  # the lock goes first, the process a moment later
+    while files.host_alive() or process_exists(info.pid):  # the lock goes first, the process a moment later
         if time.monotonic() > deadline:
             raise SessionError(f"session {info.name} (pid {info.pid}) did not end within {KILL_WAIT:.0f} s")
         time.sleep(0.05)
     print(f"ended session {info.name} ({info.running} running program{'s' if info.running != 1 else ''} ended)")
     return 0
-
-
-def _process_exists(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie waiting for its parent does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # not Linux: the signal said it exists
-    return stat[stat.rfind(")") + 2] != "Z"

@@ -57,6 +57,7 @@ from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
+from polter.terminal.pty import process_exists
 
 __all__ = ["AUDIT_KEPT", "Workspace"]
 
@@ -250,7 +251,7 @@ class Workspace:
         parent = self.run_dir.parent
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for other in parent.iterdir():
-            if other.name.isdigit() and other != self.run_dir and not _alive(int(other.name)):
+            if other.name.isdigit() and other != self.run_dir and not process_exists(int(other.name)):
                 RuntimeDir(other).remove()  # the CLIs' state in it goes to the user's home first (issue 16)
         RuntimeDir(self.run_dir).create()
         self._write_servers()
@@ -601,13 +602,3 @@ def _read_servers(path: Path) -> tuple[dict[str, ServerConfig], list[ConfigError
     problems = check_servers(path)[1]
     found = {} if problems else check_servers(path, expand=False)[0]
     return {name: config for name, config in found.items() if config.enabled}, problems
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ from support.waiting import wait_until
 
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess, describe_exit, session_processes
+from polter.terminal.pty import PtyProcess, describe_exit, process_exists, session_processes
 
 BASH = shutil.which("bash") or "/bin/bash"
 QUIET_BASH = (BASH, "--norc", "--noprofile")
@@ -214,3 +216,16 @@ async def test_a_program_starts_with_the_terminal_signals_at_their_defaults_what
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+async def test_process_exists_treats_a_zombie_as_gone() -> None:
+    """A child that exited but was not waited for is a zombie: its pid is taken, its process does not run
+    (``polter kill`` waits for the host to end, the workspace removes the run dirs of dead hosts)."""
+    child = subprocess.Popen(["true"])
+    try:
+        await wait_until(lambda: Path(f"/proc/{child.pid}/stat").read_text().split(") ", 1)[1][0] == "Z")
+        assert not process_exists(child.pid)
+        assert process_exists(os.getpid())
+    finally:
+        child.wait()
+    assert not process_exists(child.pid)
