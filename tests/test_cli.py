@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,23 @@ def test_an_empty_audit_says_so_but_json_output_stays_json(
     out, err = capsys.readouterr()
     note, other = (err, out) if as_json else (out, err)
     assert note.startswith("no audit log at ") and other == ""
+
+
+async def test_the_audit_names_a_cli_tool_by_its_kind_and_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from polter.gateway.audit import AUDIT_FILE, AuditLog
+
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    fields = {"time": datetime.now(UTC), "pane": "p1", "role": "researcher", "rule": None, "latency_ms": 1.0}
+    await log.write(log.make_row(layer="hook", server=None, name="Bash", builtin="shell", target="git push origin",
+                                 decision="deny", reason="denied", **fields))  # fmt: skip
+    await log.write(log.make_row(layer="call", server="time", name="get_current_time", decision="allow",
+                                 reason="allowed", **fields))  # fmt: skip
+    await log.aclose()
+    assert cli.main(["audit", "--state-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Bash (shell) git push origin" in out and "time/get_current_time" in out, out

@@ -69,7 +69,7 @@ def _print(rows: list[AuditRow], as_json: bool, *, header: bool) -> None:
             row.pane or "-",
             row.role or "-",
             row.layer,
-            f"{row.server}/{row.name}" if row.server and row.name else (row.server or row.name or "-"),
+            row.what,
             row.decision,
             f"{row.latency_ms:.1f}",
             row.rule or "-",

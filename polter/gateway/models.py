@@ -204,6 +204,13 @@ class AuditRow(_Model):
     args_digest: str | None
     args: str | None = Field(default=None, description="Raw JSON arguments, only when the user opted in.")
 
+    @property
+    def what(self) -> str:
+        """What was called: ``server/tool``, or one of the CLI's own tools as ``Bash (shell) git push origin``."""
+        if self.builtin is not None:
+            return " ".join(part for part in (self.name, f"({self.builtin})", self.target) if part)
+        return "/".join(part for part in (self.server, self.name) if part) or "-"
+
 
 class UpstreamInfo(_Model):
     name: str

@@ -16,7 +16,7 @@ from polter.gateway.models import AuditRow
 from polter.protocol import FLOOR_SERVER
 from polter.ui.remote import RemoteSession
 
-__all__ = ["DECISIONS", "AuditScreen"]
+__all__ = ["DECISIONS", "OWN_TOOLS", "AuditScreen"]
 
 DECISIONS: Final = ("allow", "allow_once", "allow_pane", "deny", "error")
 _DECISION_STYLES: Final = {
@@ -29,6 +29,10 @@ _DECISION_STYLES: Final = {
 COLUMNS: Final = ("time", "pane", "role", "layer", "call", "decision", "why")
 WHY_WIDTH: Final = 60
 """The table shows the start of each reason; the highlighted row's whole reason is shown below it."""
+CALL_WIDTH: Final = 48
+"""Likewise the start of a call: a built-in tool's command or paths can be long."""
+OWN_TOOLS: Final = "@own-tools"
+"""The server filter's value for the CLI's own tools (shell, files, web...), which have no server."""
 
 
 class AuditScreen(Screen[None]):
@@ -76,6 +80,7 @@ class AuditScreen(Screen[None]):
         space = self.session
         panes = [(f"{pane.id} · {pane.agent.title}", pane.id) for pane in space.panes if pane.agent is not None]
         servers = [(name, name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
+        servers.append(("the CLI's own tools", OWN_TOOLS))
         with Horizontal(id="audit-filters"):
             yield Label("Audit")
             yield Select(panes, prompt="every pane", id="filter-pane")
@@ -106,7 +111,11 @@ class AuditScreen(Screen[None]):
             (self.listings or row.layer != "listing")
             and (self.pane is None or row.pane == self.pane)
             and (self.decision is None or row.decision == self.decision)
-            and (self.server is None or row.server == self.server)
+            and (
+                self.server is None
+                or row.server == self.server
+                or (self.server == OWN_TOOLS and row.builtin is not None)
+            )
         )
 
     @on(Select.Changed)
@@ -158,17 +167,15 @@ class AuditScreen(Screen[None]):
         self._count()
 
     def _add(self, table: DataTable[str | Text], row: AuditRow) -> None:
-        call = "/".join(part for part in (row.server, row.name) if part) or "-"
         style = _DECISION_STYLES.get(row.decision, "")
-        reason = row.reason if len(row.reason) <= WHY_WIDTH else row.reason[: WHY_WIDTH - 1] + "…"
         table.add_row(
             row.time.astimezone().strftime("%H:%M:%S"),
             row.pane or "-",
             row.role or "-",
             row.layer,
-            call,
+            _shortened(row.what, CALL_WIDTH),
             Text(row.decision, style=style),
-            reason,
+            _shortened(row.reason, WHY_WIDTH),
             key=str(row.id) if row.id is not None else None,
         )
         self.shown += 1
@@ -186,9 +193,14 @@ class AuditScreen(Screen[None]):
             detail.update("")
             return
         parts = [
+            row.what if row.builtin is not None else "",
             row.reason,
             f"rule: {row.rule}" if row.rule else "",
             f"{row.latency_ms:g} ms",
             f"arguments {row.args_digest}" if row.args_digest else "",
         ]
         detail.update(" · ".join(part for part in parts if part))
+
+
+def _shortened(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

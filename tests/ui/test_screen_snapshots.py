@@ -24,7 +24,7 @@ from polter.gateway.models import (
     ToolCapability,
 )
 from polter.session.protocol import AgentView, AuditEvent, PaneState
-from polter.ui.audit_screen import AuditScreen
+from polter.ui.audit_screen import COLUMNS, OWN_TOOLS, AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
 from polter.ui.remote import RemotePane, RemoteSession
@@ -369,3 +369,33 @@ def test_a_snapshot_mismatch_is_told_as_the_screen_lines_that_differ() -> None:
     assert "-" + lines[0] in told and "+" + lines[0].replace("research", "action  ") in told
     told = mismatch(svg, svg.replace("{ fill: #57a5e2 }", "{ fill: #000000 }"))  # the role badges' colour
     assert told.startswith("the same text;") and "row 0 column 38 'open': fill: #57a5e2 → fill: #000000" in told
+
+
+async def test_the_audit_screen_shows_the_clis_own_tools_and_filters_them() -> None:
+    space = session_with_rows()
+    space.audit_rows.append(
+        row(
+            7,
+            layer="hook",
+            server=None,
+            name="Bash",
+            builtin="shell",
+            target="git push origin main && rm -rf build/cache/of/a/long/path/name",
+            decision="deny",
+            rule='builtins.deny["shell(git push*)"]',
+            reason="the role denies `git push origin main`",
+        )
+    )
+    screen = AuditScreen(space)
+    async with Over(screen).run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = screen.query_one(DataTable)
+        call = str(table.get_row("7")[COLUMNS.index("call")])
+        assert call.startswith("Bash (shell) git push origin main") and call.endswith("…"), call
+        screen.query_one("#filter-server", Select).value = OWN_TOOLS
+        await pilot.pause()
+        assert [str(key.value) for key in table.rows] == ["7"]
+        table.move_cursor(row=0)
+        await pilot.pause()
+        detail = str(screen.query_one("#audit-detail", Static).content)
+        assert "git push origin main && rm -rf build/cache/of/a/long/path/name" in detail, detail
