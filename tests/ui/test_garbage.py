@@ -56,45 +56,41 @@ def test_cpython_runs_no_full_collection_of_its_own_while_started(full_collectio
     assert full_collections, "after stop, CPython's own full collections run again"
 
 
-def test_a_due_collection_waits_until_nobody_types(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[FullCollections]:
+    """A started collector whose collections are due at once and that thinks the human types (the tests
+    change ``PERIOD`` and ``QUIET`` to say otherwise)."""
     monkeypatch.setattr(garbage, "PERIOD", 0.0)
     monkeypatch.setattr(garbage, "QUIET", 3600.0)
-    collector = FullCollections()
-    collector.start()
+    started = FullCollections()
+    started.start()
+    started.typed()
     try:
-        collector.typed()
-        collector.tick()
-        assert collector.collections == 0, "collected while the human types"
-        monkeypatch.setattr(garbage, "QUIET", 0.0)
-        collector.tick()
-        assert collector.collections == 1
+        yield started
     finally:
-        collector.stop()
+        started.stop()
 
 
-def test_nothing_is_collected_before_the_period(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_due_collection_waits_until_nobody_types(collector: FullCollections, monkeypatch: pytest.MonkeyPatch) -> None:
+    collector.tick()
+    assert collector.collections == 0, "collected while the human types"
     monkeypatch.setattr(garbage, "QUIET", 0.0)
-    collector = FullCollections()
-    collector.start()
-    try:
-        collector.tick()
-        assert collector.collections == 0
-    finally:
-        collector.stop()
+    collector.tick()
+    assert collector.collections == 1
 
 
-async def test_a_due_collection_runs_just_after_an_echo(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(garbage, "PERIOD", 0.0)
-    monkeypatch.setattr(garbage, "QUIET", 3600.0)
-    collector = FullCollections()
-    collector.start()
-    try:
-        collector.typed()
-        collector.echo_drawn()
-        assert collector.collections == 0, "a collection must not delay the echo's way to the terminal"
-        await wait_until(lambda: collector.collections == 1, timeout=5)
-    finally:
-        collector.stop()
+def test_nothing_is_collected_before_the_period(collector: FullCollections, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(garbage, "QUIET", 0.0)
+    monkeypatch.setattr(garbage, "PERIOD", 3600.0)
+    collector.tick()
+    collector.echo_drawn()
+    assert collector.collections == 0
+
+
+async def test_a_due_collection_runs_just_after_an_echo(collector: FullCollections) -> None:
+    collector.echo_drawn()
+    assert collector.collections == 0, "a collection must not delay the echo's way to the terminal"
+    await wait_until(lambda: collector.collections == 1, timeout=5)
 
 
 async def test_the_window_collects_after_an_echo_while_the_human_types(monkeypatch: pytest.MonkeyPatch) -> None:
