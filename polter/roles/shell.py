@@ -90,6 +90,20 @@ _GIT_OPTIONS_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace"
 _WRITE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _READ_REDIRECTS = frozenset({"<"})
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
+_ENVIRONMENT_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+"""An environment variable's name by convention (programs read these; a lower-case name stays in the shell)."""
+_HARMLESS_VARIABLES = re.compile(
+    r"LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|GREP_COLORS?|LS_COLORS"
+)
+"""Environment variables that change how a program prints, never what it runs or reads as its configuration."""
+_HARMLESS_GIT_CONFIG = re.compile(
+    r"(color|log|advice|column|pretty|status|blame|grep|i18n)\..*"
+    r"|core\.(quotepath|abbrev)|format\.pretty|init\.defaultbranch|user\.(name|email)"
+    r"|diff\.(noprefix|renames|algorithm|colormoved|relative|mnemonicprefix|indentheuristic)",
+    re.IGNORECASE,
+)
+"""``git -c`` settings that change how git prints; others (``core.fsmonitor``, ``diff.external``, ``core.pager``,
+``alias.*``...) make git run a program, so ``git -c core.fsmonitor=x status`` is judged as more than a status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +210,8 @@ class _Walker:
             self.fail("the shell parser cannot read the line")
         if kind == "command":
             self.command(node, depth)
+        elif kind == "variable_assignment":
+            self.assignment(node, depth)
         elif kind == "file_redirect":
             self.file_redirect(node, depth)
         elif kind in ("heredoc_redirect", "herestring_redirect"):
@@ -223,7 +239,7 @@ class _Walker:
             if child.type == "command_name":
                 words.append(self.word(child.children[0] if child.children else child, depth))
             elif child.type == "variable_assignment":
-                self.node(child, depth)  # X=$(rm) runs rm
+                self.assignment(child, depth)
             elif child.type in ("file_redirect",):
                 self.file_redirect(child, depth)
             elif child.type in ("heredoc_redirect", "herestring_redirect"):
@@ -239,6 +255,20 @@ class _Walker:
                 if redirect.type in ("heredoc_redirect", "herestring_redirect"):
                     stdin_scripts.append(self.stdin_text(redirect, depth))
         self.run(tuple(words), depth, stdin_scripts[-1] if stdin_scripts else None)
+
+    def assignment(self, node: Any, depth: int) -> None:
+        """``X=$(rm)`` runs rm; and setting an environment variable programs read to run or configure things
+        (``GIT_EXTERNAL_DIFF=x git diff``, ``PATH=. ls``) is judged as a command of its own, ``NAME=value``."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is not None:  # the value as written: its substitutions are walked below, once
+            self.environment(self.text(name), self.text(value) if value is not None else "")
+        for child in node.children:
+            self.node(child, depth)
+
+    def environment(self, name: str, value: str) -> None:
+        if _ENVIRONMENT_NAME.fullmatch(name) and not _HARMLESS_VARIABLES.fullmatch(name):
+            self.commands.append(SimpleCommand((f"{name}={value}",)))
 
     def stdin_text(self, redirect: Any, depth: int) -> str:
         if redirect.type == "herestring_redirect":
@@ -266,6 +296,8 @@ class _Walker:
             if name == "command" and rest[:1] and rest[0] in ("-v", "-V"):
                 inner = None  # a lookup, not a run
             if name == "env":
+                for word in (inner or ())[: len(inner or ()) - len(_after_assignments(inner or ()) or ())]:
+                    self.environment(*word.split("=", 1))
                 inner = _after_assignments(inner or ())
             if name == "timeout" and inner:
                 inner = inner[1:]  # the duration
@@ -299,6 +331,9 @@ class _Walker:
                 self.inline_script(words, stdin if script is _Script.READS_STDIN else script, depth)
             return
         elif name == "git":
+            for setting in _git_settings(rest):
+                if not _HARMLESS_GIT_CONFIG.fullmatch(setting.split("=", 1)[0]):
+                    self.commands.append(SimpleCommand(("git", "-c", setting)))
             words = ("git", *_git_without_global_options(rest))
         self.commands.append(SimpleCommand(words))
 
@@ -423,6 +458,18 @@ def _shell_script(words: tuple[str, ...]) -> str | _Script:
     if index < len(words) and words[index] != "-" and words[index] != "-s":
         return _Script.FILE
     return _Script.READS_STDIN
+
+
+def _git_settings(words: tuple[str, ...]) -> list[str]:
+    """The ``key=value`` settings of git's global ``-c`` and ``--config-env`` options, before its subcommand."""
+    settings, index = [], 0
+    while index < len(words) and words[index].startswith("-"):
+        option, _, attached = words[index].partition("=")
+        value = attached if attached else (words[index + 1] if index + 1 < len(words) else "")
+        if option in ("-c", "--config-env"):
+            settings.append(value)
+        index += 2 if option in _GIT_OPTIONS_WITH_VALUE and not attached else 1
+    return settings
 
 
 def _git_without_global_options(words: tuple[str, ...]) -> tuple[str, ...]:

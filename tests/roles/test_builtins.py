@@ -57,12 +57,17 @@ def shell(command: str) -> str:
         ("echo $(rm -rf /) `id`", ["rm -rf /", "id", f"echo {HOLE} {HOLE}"]),
         ("bash -c 'git push'", ["git push"]),
         ('sh -lc "ls; rm -rf x"', ["ls", "rm -rf x"]),
-        ("env X=1 FOO=2 git push", ["git push"]),
+        ("env X=1 FOO=2 git push", ["X=1", "FOO=2", "git push"]),
+        ("GIT_EXTERNAL_DIFF=./x git diff", ["GIT_EXTERNAL_DIFF=./x", "git diff"]),
+        ("PATH=.:$PATH; ls", ["PATH=.:$PATH", "ls"]),
+        ("LANG=C LC_ALL=C ls; x=$(pwd)", ["ls", "pwd"]),
+        ("git -c core.fsmonitor=./x -C . status", ["git -c core.fsmonitor=./x", "git status"]),
+        ("git --config-env=core.pager=EVIL -c color.ui=never log", ["git -c core.pager=EVIL", "git log"]),
         ("sudo -u root rm -rf /", ["sudo -u root rm -rf /", "rm -rf /"]),
         ("ls | xargs rm -f", ["ls", "xargs rm -f", f"rm -f {HOLE}"]),
         ("find . -exec rm {} \\;", ["find . -exec rm {} ;", f"rm {HOLE}"]),
         ("(cd a; rm b)", ["cd a", "rm b"]),
-        ("git -C x -c a=b push --force", ["git push --force"]),
+        ("git -C x -c a=b push --force", ["git -c a=b", "git push --force"]),
         ("eval 'git push'", ["git push"]),
         ("echo $'\\x67it' push", ["echo git push"]),
         ("'git' \"push\" o\\ k", ["git push o k"]),
@@ -218,6 +223,31 @@ def test_read_only_commands_told_to_write_a_file_are_judged_as_writing_it(line: 
     assert shell(line) == "deny", line
     if not line.startswith("sort"):  # only a bare ``sort`` is on the read-only list
         assert shell(line.replace(".env", "src/out.txt")) == "allow", line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "env GIT_EXTERNAL_DIFF=./x git diff",
+        "LESSOPEN='|./x %s' less notes",
+        "PATH=.:$PATH; ls",
+        "HOME=/tmp/evil git status",
+        "git -c core.fsmonitor=./x status",
+        "git -c diff.external=./x diff",
+        "git -c alias.st='!./x' st",
+        "git --config-env=core.pager=EVIL log",
+    ],
+)
+def test_read_only_commands_made_to_run_a_program_are_not_read_only(line: str) -> None:
+    """An environment variable or a git setting can make a read-only command run any program: the setting is
+    judged as a command of its own, which no read-only pattern allows (here the role's default: ask)."""
+    assert shell(line) == "ask", line
+
+
+@pytest.mark.parametrize("line", ["LANG=C ls", "env LC_ALL=C NO_COLOR=1 wc -l x", "git -c color.ui=never log", "n=$(pwd)"])
+def test_settings_that_only_change_how_things_print_stay_read_only(line: str) -> None:
+    assert shell(line) == "allow", line
 
 
 @pytest.mark.parametrize("line", ["find . -name -fprint", "tree -L 2 src", "uniq -c notes", "git diff --stat"])
