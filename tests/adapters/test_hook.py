@@ -74,10 +74,10 @@ def run_hook(argv: list[str], payload: str, env: dict[str, str], *, via: str = "
 
 @pytest.mark.parametrize("via", ["client", "polter hook"])
 def test_the_payload_reaches_the_gateway_untouched_with_the_panes_token(gateway: FakeHookEndpoint, via: str) -> None:
-    result = run_hook(["claude-code", "/work/my project", "/run/p1"], PAYLOAD, env_for(gateway), via=via)
+    result = run_hook(["claude-code", "/home/someone/my project", "/run/p1"], PAYLOAD, env_for(gateway), via=via)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
     [(path, auth, body)] = gateway.received
-    assert path == "/hook/claude-code/payload?reply=command&project=/work/my%20project&runtime=/run/p1"
+    assert path == "/hook/claude-code/payload?reply=command&project=/home/someone/my%20project&runtime=/run/p1"
     assert (auth, body) == ("Bearer tok-1", PAYLOAD.encode())
 
 
