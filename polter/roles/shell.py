@@ -296,9 +296,10 @@ class _Walker:
             if name == "command" and rest[:1] and rest[0] in ("-v", "-V"):
                 inner = None  # a lookup, not a run
             if name == "env":
-                for word in (inner or ())[: len(inner or ()) - len(_after_assignments(inner or ()) or ())]:
+                assigned = inner or ()
+                inner = _after_assignments(assigned)
+                for word in assigned[: len(assigned) - len(inner or ())]:
                     self.environment(*word.split("=", 1))
-                inner = _after_assignments(inner or ())
             if name == "timeout" and inner:
                 inner = inner[1:]  # the duration
             if inner:
@@ -331,10 +332,11 @@ class _Walker:
                 self.inline_script(words, stdin if script is _Script.READS_STDIN else script, depth)
             return
         elif name == "git":
-            for setting in _git_settings(rest):
+            settings, subcommand = _git_global_options(rest)
+            for setting in settings:
                 if not _HARMLESS_GIT_CONFIG.fullmatch(setting.split("=", 1)[0]):
                     self.commands.append(SimpleCommand(("git", "-c", setting)))
-            words = ("git", *_git_without_global_options(rest))
+            words = ("git", *subcommand)
         self.commands.append(SimpleCommand(words))
 
     def inline_script(self, words: tuple[str, ...], script: str | None, depth: int) -> None:
@@ -460,22 +462,14 @@ def _shell_script(words: tuple[str, ...]) -> str | _Script:
     return _Script.READS_STDIN
 
 
-def _git_settings(words: tuple[str, ...]) -> list[str]:
-    """The ``key=value`` settings of git's global ``-c`` and ``--config-env`` options, before its subcommand."""
+def _git_global_options(words: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
+    """``git -C dir -c k=v push`` → ``(["k=v"], ("push",))``: the ``key=value`` settings of git's global ``-c``
+    and ``--config-env`` options, and the subcommand with its arguments (rules name git's subcommands,
+    whatever options come first)."""
     settings, index = [], 0
     while index < len(words) and words[index].startswith("-"):
         option, _, attached = words[index].partition("=")
-        value = attached if attached else (words[index + 1] if index + 1 < len(words) else "")
         if option in ("-c", "--config-env"):
-            settings.append(value)
+            settings.append(attached or (words[index + 1] if index + 1 < len(words) else ""))
         index += 2 if option in _GIT_OPTIONS_WITH_VALUE and not attached else 1
-    return settings
-
-
-def _git_without_global_options(words: tuple[str, ...]) -> tuple[str, ...]:
-    """``git -C dir -c k=v push`` → ``push``: rules name git's subcommands, whatever options come first."""
-    index = 0
-    while index < len(words) and words[index].startswith("-"):
-        option = words[index].split("=", 1)[0]
-        index += 2 if option in _GIT_OPTIONS_WITH_VALUE and "=" not in words[index] else 1
-    return words[index:]
+    return settings, words[index:]
