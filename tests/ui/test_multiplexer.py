@@ -95,13 +95,14 @@ async def test_control_keys_reach_the_program() -> None:
 async def test_shift_enter_is_a_new_line_for_the_program_not_a_submission() -> None:
     """A terminal with the kitty keyboard protocol tells shift+enter apart; the agent CLIs all take
     ``^J`` as "insert a newline", so that is what reaches the program (``^M`` would submit)."""
-    reader = "import sys, tty; tty.setraw(0); print('got', repr(sys.stdin.read(3)), end='\\r\\n')"
+    reader = "import sys, tty; tty.setraw(0); print('raw', end='\\r\\n', flush=True); print('got', repr(sys.stdin.read(3)), end='\\r\\n')"
     async with polter([bash_spec()]) as (app, pilot, host):
         terminal = panes(app)[0].terminal
         await type_line(pilot, f'{sys.executable} -c "{reader}"')
         program = process(host, panes(app)[0])
         assert program is not None
         await wait_until(lambda: runs_in_foreground(program, Path(sys.executable).name))
+        await wait_until(lambda: "raw" in screen_text(terminal).splitlines())  # keys typed before would be cooked
         await pilot.press("a", "shift+enter", "b")
         await wait_for_text(terminal, "got 'a\\nb'")
 
@@ -342,8 +343,9 @@ async def test_an_exited_pane_keeps_its_screen_shows_its_status_and_restarts() -
         await pilot.press(*"ignored")  # nothing to send to; no crash
         await pilot.press("ctrl+b", "r")
         await wait_until(lambda: one.terminal.running)
+        # The old screen shows a prompt too: wait for the new screen's first frame, then its prompt.
+        await wait_until(lambda: "last words" not in screen_text(one.terminal), message="a fresh screen")
         await wait_for_text(one.terminal, "$")
-        assert "last words" not in screen_text(one.terminal)
         assert one.header.status == "running"
         await type_line(pilot, "echo again")
         await wait_for_text(one.terminal, "again")
