@@ -142,6 +142,10 @@ class BuiltinsPolicy(BaseModel):
         default=None, description="What the research phase permits, for a role with phases."
     )
     protected: list[ProtectedTarget] = Field(default_factory=list, description="Targets no role can open.")
+    unconfined_shell: bool = Field(
+        default=False,
+        description="A shell pane (not an agent's) under this role runs outside the kernel sandbox: the human's own.",
+    )
 
     def writes_nothing(self) -> bool:
         """Whether the role refuses every file write (so a read-only sandbox costs it nothing)."""

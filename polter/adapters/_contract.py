@@ -113,6 +113,16 @@ class AdapterInfo(BaseModel):
         "pane's directory (``polter --restore``, and a restart that applies a new role to a cold CLI).",
     )
     tested_versions: tuple[str, ...] = Field(default=(), description="CLI versions the adapter was proven against.")
+    model_hosts: tuple[str, ...] = Field(
+        default=(),
+        description="Hosts of the CLI's model API (api.anthropic.com): the pane's sandbox lets the CLI reach them "
+        "through Polter's egress proxy whatever the role's web rules say.",
+    )
+    model_url_variables: tuple[str, ...] = Field(
+        default=(),
+        description="Variables whose URL points the CLI at another model API (ANTHROPIC_BASE_URL): a user's value "
+        "is reachable from the sandbox too, a loopback one included.",
+    )
     limitations: tuple[str, ...] = Field(
         default=(), description="What the CLI still does that bypasses Polter, one sentence each (shown in docs/UI)."
     )
@@ -450,6 +460,13 @@ class Adapter(ABC):
     @property
     def display_name(self) -> str:
         return self.info.display_name
+
+    def model_endpoints(self, pane: PaneToPrepare, env: Mapping[str, str]) -> tuple[str, ...]:
+        """Where the CLI reaches its model API from this pane (URLs, or bare host names): the fake one of a test
+        run, a user's base-URL variable (in ``env``, the pane's environment), and the declared hosts."""
+        found = [pane.test_mode.model_base_url] if pane.test_mode is not None else []
+        found += [env[name] for name in self.info.model_url_variables if env.get(name)]
+        return tuple(dict.fromkeys([*found, *self.info.model_hosts]))
 
     def executable(self) -> str:
         """The CLI's program: the override, else its absolute path on PATH, else the bare command name."""

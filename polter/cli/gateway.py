@@ -52,6 +52,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="keep raw call arguments in the audit log (default: only a digest)",
     )
+    parser.add_argument(
+        "--pane-socket",
+        type=Path,
+        metavar="PATH",
+        help="also listen on this Unix socket for the panes' sandboxes (it never serves the control API)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log upstream starts and failures")
     parser.add_argument(
         "--stop-with-stdin",
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         servers_file=args.servers or default_servers_path(),
         roles_dirs=[*default_roles_dirs(), *args.roles_dir],
         port=args.port,
+        pane_socket=args.pane_socket,
         audit_arguments=args.audit_arguments,
         **options,
     )

@@ -105,6 +105,7 @@ def create_gateway(
                 panes=gateway.panes,
                 admin_token_hash=hashlib.sha256(admin_token.encode()).hexdigest(),
                 security=security,
+                pane_socket=config.pane_socket,
             )
         ],
         lifespan=lifespan,

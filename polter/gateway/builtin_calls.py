@@ -124,6 +124,7 @@ def builtins_policy(role: CompiledRole, protected: Iterable[Protected]) -> Built
         ask=rules["ask"],
         deny=rules["deny"],
         research=phases["builtins"] if phases else None,
+        unconfined_shell=role.unconfined_shell,
         protected=[
             ProtectedTarget(path=target.path, what=target.what, writes_only=target.writes_only) for target in protected
         ],

@@ -27,6 +27,11 @@ class GatewayConfig(BaseModel):
         default="127.0.0.1", pattern=r"^(127\.0\.0\.1|localhost|::1)$", description="Only loopback is ever bound."
     )
     port: int = Field(default=0, ge=0, le=65535, description="0 picks a free port.")
+    pane_socket: Path | None = Field(
+        default=None,
+        description="A Unix socket for the panes' sandboxes: it serves the panes' endpoints and never the control "
+        "API, so no process inside a pane reaches the controls, whatever token it holds.",
+    )
     ask_timeout: float = Field(default=DEFAULT_ASK_TIMEOUT, gt=0, description="Seconds an ask waits before denying.")
     input_window: float = Field(
         default=DEFAULT_INPUT_WINDOW, gt=0, description="Seconds a line the human typed counts for keyword gates."

@@ -6,12 +6,15 @@
   :data:`~polter.gateway.endpoints.current_pane` ContextVar) and becomes the request's principal, so
   the MCP session manager refuses a session to anyone but the pane that opened it.
 - ``/control/*`` needs the admin token. A pane token there is 403, an unknown or missing token 401.
+- The panes' socket (``GatewayConfig.pane_socket``, the only way into the gateway from a pane's sandbox) never
+  serves ``/control/*``: 403 whatever the token, so a copied admin token is worth nothing inside a pane.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from pathlib import Path
 from typing import Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -51,12 +54,24 @@ def _bearer(scope: Scope) -> str | None:
 
 class GatewayAuth:
     def __init__(
-        self, app: ASGIApp, *, panes: PaneRegistry, admin_token_hash: str, security: TransportSecuritySettings
+        self,
+        app: ASGIApp,
+        *,
+        panes: PaneRegistry,
+        admin_token_hash: str,
+        security: TransportSecuritySettings,
+        pane_socket: Path | None = None,
     ) -> None:
         self.app = app
         self.panes = panes
         self.admin_token_hash = admin_token_hash
         self.security = TransportSecurityMiddleware(security)
+        self.pane_socket = str(pane_socket) if pane_socket is not None else None
+
+    def _from_pane_socket(self, scope: Scope) -> bool:
+        """Whether the request came in on the panes' socket (uvicorn names a Unix socket's path, with no port)."""
+        server = scope.get("server")
+        return self.pane_socket is not None and server is not None and tuple(server) == (self.pane_socket, None)
 
     def _is_admin(self, token: str) -> bool:
         return hmac.compare_digest(hashlib.sha256(token.encode()).hexdigest(), self.admin_token_hash)
@@ -72,7 +87,11 @@ class GatewayAuth:
         path: str = scope["path"]
         token = _bearer(scope)
         if path.startswith("/control"):
-            if token is None:
+            if self._from_pane_socket(scope):
+                response = _deny(
+                    403, "the control API cannot be reached from inside a pane; the human uses Polter's window"
+                )
+            elif token is None:
                 response = _deny(401, "the control API needs the admin token (Authorization: Bearer ...)")
             elif self._is_admin(token):
                 scope[ADMIN_SCOPE_KEY] = True

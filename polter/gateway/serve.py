@@ -16,6 +16,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -27,7 +28,7 @@ from polter.gateway.config import GatewayConfig
 from polter.gateway.models import GatewayState
 from polter.gateway.state import write_state
 
-__all__ = ["Served", "bind_loopback", "running", "serve_forever"]
+__all__ = ["Served", "bind_loopback", "bind_pane_socket", "running", "serve_forever"]
 
 KEEP_ALIVE_SECONDS = 30
 
@@ -57,15 +58,43 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     return sock
 
 
+def bind_pane_socket(path: Path) -> socket.socket:
+    """The panes' Unix socket (mode 0600, in a 0700 folder of its own that sandboxes mount): a stale socket of
+    an earlier run is replaced."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on the panes' socket: {exc.strerror}", path=path) from exc
+    os.chmod(path, 0o600)
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @contextlib.asynccontextmanager
-async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[Served]:
-    """Serve ``app`` in this event loop until the block exits; yields its URL once the app is ready."""
+async def running(
+    app: Starlette, *, host: str = "127.0.0.1", port: int = 0, pane_socket: Path | None = None
+) -> AsyncIterator[Served]:
+    """Serve ``app`` in this event loop until the block exits; yields its URL once the app is ready. With
+    ``pane_socket``, also on that Unix socket (the panes' way in from their sandboxes)."""
     sock = bind_loopback(host, port)
+    sockets = [sock]
+    if pane_socket is not None:
+        try:
+            sockets.append(bind_pane_socket(pane_socket))
+        except ConfigError:
+            sock.close()
+            raise
     url = _url(sock)
     app.state.gateway.url = url
     ready = app.state.gateway.ready
@@ -81,7 +110,7 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         ws="none",
     )
     server = EmbeddedServer(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]), name="polter-gateway")
+    task = asyncio.create_task(server.serve(sockets=sockets), name="polter-gateway")
     waiter = asyncio.create_task(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if not ready.is_set():
@@ -95,7 +124,15 @@ async def running(app: Starlette, *, host: str = "127.0.0.1", port: int = 0) -> 
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        sock.close()
+        _close(sockets, pane_socket)
+
+
+def _close(sockets: list[socket.socket], pane_socket: Path | None) -> None:
+    for each in sockets:
+        each.close()
+    if pane_socket is not None:
+        with contextlib.suppress(OSError):
+            pane_socket.unlink()
 
 
 async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_with_stdin: bool = False) -> None:
@@ -108,7 +145,7 @@ async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_wi
     from polter.gateway.app import create_gateway
 
     app = create_gateway(config)
-    async with running(app, host=config.host, port=config.port) as served:
+    async with running(app, host=config.host, port=config.port, pane_socket=config.pane_socket) as served:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, lambda: setattr(served.server, "should_exit", True))

@@ -205,6 +205,7 @@ class CompiledRole:
         gates: Mapping[str, tuple[tuple[str, ...], Path | None]],
         research: _PhaseRules | None,
         warnings: Sequence[RoleError],
+        unconfined_shell: bool = False,
     ) -> None:
         self.role = role
         """The role as written (its own file, before inheritance)."""
@@ -214,6 +215,8 @@ class CompiledRole:
         self.extends = role.extends
         self.warnings = tuple(warnings)
         """Things the role says that Polter does not honour (a deny on a floor tool)."""
+        self.unconfined_shell = unconfined_shell
+        """A shell pane (not an agent's) under this role runs outside the kernel sandbox ([sandbox] shell)."""
         self._kinds = kinds
         self._servers, self._tools, self._skills, self._builtins = kinds
         self._server_matcher = self._name_matcher(self._servers)
@@ -340,6 +343,7 @@ class CompiledRole:
             }
             if self._research
             else None,
+            "sandbox": {"shell": "unconfined" if self.unconfined_shell else "confined"},
         }
 
     @property
@@ -570,6 +574,8 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
             else None
         )
     description = role.description if "description" in role.model_fields_set or parent is None else parent.description
+    shell = role.sandbox.shell
+    unconfined_shell = shell == "unconfined" if shell is not None else parent is not None and parent.unconfined_shell
     return CompiledRole(
         role,
         source=source,
@@ -578,4 +584,5 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         gates=gates,
         research=research,
         warnings=_floor_warnings(kinds, source),
+        unconfined_shell=unconfined_shell,
     )

@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from polter.protocol import DEFAULT_ROLE, ROLE_NAME_PATTERN, Decision
 from polter.roles.builtins import DEFAULT_RESEARCH_BUILTINS, check_builtin_pattern, is_builtin_pattern
 from polter.roles.patterns import check_server_pattern, check_skill_pattern, check_tool_pattern
+from polter.sandbox.rules import kernel_problems
 
 __all__ = [
     "BuiltinPolicy",
@@ -31,6 +32,7 @@ __all__ = [
     "KindPolicy",
     "PhasePolicy",
     "Problem",
+    "SandboxPolicy",
     "Role",
     "ServerPolicy",
     "SkillPolicy",
@@ -167,6 +169,20 @@ class PhasePolicy(BaseModel):
     )
 
 
+class SandboxPolicy(BaseModel):
+    """The kernel sandbox every pane runs in (its files, processes and network follow the role's rules). Only a
+    plain shell pane may leave it, when its role says so: the human's own shell. An agent's pane never does."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    shell: Literal["confined", "unconfined"] | None = Field(
+        default=None,
+        description='"unconfined": a shell pane (no agent CLI) under this role runs outside the sandbox, with the '
+        "human's full powers; an agent CLI's pane under the role stays sandboxed. Default (and inherited unless "
+        'set): "confined".',
+    )
+
+
 class Role(BaseModel):
     """One role: what the agent in a pane may use. One role per TOML file, named after the file."""
 
@@ -195,6 +211,9 @@ class Role(BaseModel):
     )
     phases: PhasePolicy | None = Field(
         default=None, description="Research-then-action phases; absent means the pane is always in the action phase."
+    )
+    sandbox: SandboxPolicy = Field(
+        default_factory=SandboxPolicy, description="The pane's kernel sandbox: whether a shell pane may leave it."
     )
 
     @field_validator("name")
@@ -238,4 +257,8 @@ class Role(BaseModel):
                         )
                     )
                 seen[pattern] = decision
+        for pattern, decision, message in kernel_problems(
+            [(pattern, decision) for pattern, decision in self.builtins.exceptions()]
+        ):
+            problems.append(Problem(f"builtins.{decision}", message, pattern))
         return problems

@@ -78,9 +78,12 @@ class GatewaySupervisor:
         servers_file: Path | None = None,
         roles_dirs: Sequence[Path] = (),
         ask_timeout: float | None = None,
+        pane_socket: Path | None = None,
         python: str = sys.executable,
     ) -> None:
         self.state_dir = state_dir
+        self.pane_socket = pane_socket
+        """The gateway's socket for the panes' sandboxes (it never serves the control API)."""
         self.servers_file = servers_file
         self.roles_dirs = list(roles_dirs)
         self.ask_timeout = ask_timeout
@@ -149,6 +152,8 @@ class GatewaySupervisor:
             argv += ["--roles-dir", str(directory)]
         if self.ask_timeout is not None:
             argv += ["--ask-timeout", str(self.ask_timeout)]
+        if self.pane_socket is not None:
+            argv += ["--pane-socket", str(self.pane_socket)]
         return argv
 
     async def _spawn(self) -> GatewayProcess:

@@ -55,6 +55,7 @@ from polter.gateway.servers import ServerConfig, check_servers, load_servers, wa
 from polter.paths import state_dir as default_state_dir
 from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
 from polter.session.agents import AgentPane, PanePlan, denied_skills
+from polter.session.confined import GATEWAY_SOCKET, confined_launch
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import process_exists
@@ -191,6 +192,7 @@ class Workspace:
             servers_file=self.run_dir / SERVERS_FILE,
             roles_dirs=list(roles_dirs),
             ask_timeout=ask_timeout,
+            pane_socket=self.run_dir / GATEWAY_SOCKET,
             on_up=self._gateway_up,
             on_event=self._on_event,
             on_down=self._gateway_down,
@@ -401,7 +403,18 @@ class Workspace:
         spec = prepared.launch
         if setup.command:
             spec = spec.model_copy(update={"argv": tuple(setup.command)})
-        return spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+        spec = spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+        return await asyncio.to_thread(
+            confined_launch,
+            agent,
+            pane,
+            prepared,
+            spec,
+            capabilities.builtins,
+            run_dir=self.run_dir,
+            session_state=self.state_dir,
+            egress=False,
+        )
 
     def _pane(
         self,

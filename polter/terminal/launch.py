@@ -22,6 +22,10 @@ class LaunchSpec(BaseModel):
     )
     cwd: Path | None = Field(default=None, description="Working directory; None means Polter's own.")
     title: str | None = Field(default=None, description="Pane title until the program sets one (OSC 0/2).")
+    refused: str | None = Field(
+        default=None,
+        description="Why this must not start (a sandbox that cannot be set up): the pane shows it instead of running.",
+    )
 
     @classmethod
     def shell(cls, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> LaunchSpec:

@@ -117,6 +117,8 @@ class PtyProcess:
             SpawnError: the program or the working directory does not exist, or the program is not
                 executable. The message is written for the user.
         """
+        if spec.refused is not None:
+            raise SpawnError(spec.refused)
         env = {**spec.environment(), **TERMINAL_ENV}
         _check_launchable(spec, env)
         _catch_ignored_terminal_signals()

@@ -1,0 +1,343 @@
+"""A pane's program inside a bubblewrap sandbox compiled from its role (docs/sandbox.md).
+
+The sandbox wraps the whole pane, the CLI's own process included:
+
+- **files**: the whole system read-only; the pane's directory, the home and the folders the role's write rules
+  name writable where the role lets it write (:mod:`polter.sandbox.rules`); the CLI's own state writable where
+  the CLI keeps it; the targets no role may write (git hooks and configs, the project's ``.polter``, files that
+  run code in the human's next shell) read-only even inside a writable tree; Polter's state and config, the
+  sessions' sockets and the user's runtime dir (``/run/user/UID``: the D-Bus and systemd buses, agents' sockets)
+  not in view at all; a private ``/tmp``.
+- **processes**: a PID namespace of its own: the pane sees only its own processes.
+- **network**: a network namespace with only loopback. Inside it, ``socat`` forwards the gateway's port to the
+  gateway's panes socket (which never serves the control API) and a proxy port to the pane's own socket of the
+  egress proxy, which decides by the role's ``web`` rules; a CLI's model API on loopback is reached through the
+  proxy too. ``HTTP(S)_PROXY`` point at it.
+- **privileges**: no capabilities, no new privileges (setuid programs do not elevate), and no user namespaces
+  of its own (``unshare``, and with it every nested sandbox, fails).
+
+Where bubblewrap or socat is missing or the kernel refuses the namespaces, the pane does not start and says
+what to install or enable (:func:`unavailable`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from polter.sandbox.rules import WriteRules
+from polter.terminal.launch import LaunchSpec
+
+__all__ = [
+    "ENV_SANDBOX",
+    "GATEWAY_SOCKET_INSIDE",
+    "EGRESS_SOCKET_INSIDE",
+    "PaneSandbox",
+    "sandboxed",
+    "unavailable",
+]
+
+ENV_SANDBOX: Final = "POLTER_SANDBOX"
+"""Set inside every sandboxed pane, so ``polter`` there knows it acts for a pane and never for the human."""
+GATEWAY_SOCKET_INSIDE: Final = "/run/polter/gateway/gateway.sock"
+EGRESS_SOCKET_INSIDE: Final = "/run/polter/egress/egress.sock"
+PROXY_PORT_CHOICES: Final = (3128, 8118, 18080, 28080)
+"""The proxy's port inside the pane's own network (any free number: the namespace is the pane's alone)."""
+
+HOME_CODE_FILES: Final = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git",
+    ".ssh",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".pam_environment",
+    ".xprofile",
+    ".xsession",
+    ".xinitrc",
+)
+"""Files in the home that run code (or grant logins) in the human's own sessions, outside any sandbox: never
+writable from a pane, whatever its role lets it write in the home."""
+HIDDEN_SYSTEM: Final = ("/tmp", "/run", "/dev/shm", "/var/tmp")
+"""Replaced by empty private folders: other programs' sockets (tmux, X11, D-Bus, ssh-agent, Docker) and files."""
+UNSET_INSIDE: Final = (
+    "XDG_RUNTIME_DIR",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "TMUX",
+    "TMUX_PANE",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+)
+"""Variables naming sockets the pane cannot reach."""
+
+_READY_SCRIPT: Final = r"""
+forward() { setsid socat "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr,fork" "$2" </dev/null >/dev/null 2>&1 & }
+listening() {
+    while read -r _ address _ state _; do
+        [ "$state" = 0A ] && [ "${address#*:}" = "$1" ] && return 0
+    done </proc/net/tcp
+    return 1
+}
+"""
+
+
+@dataclass(frozen=True)
+class PaneSandbox:
+    """What the host knows of a pane, for its sandbox."""
+
+    project: Path
+    home: Path
+    rules: WriteRules
+    runtime_dir: Path
+    """The pane's runtime dir: read-only but for the CLI's own state folders."""
+    polter_files: tuple[Path, ...] = ()
+    """The files Polter wrote for the CLI (read-only even inside a writable state folder)."""
+    state_folders: tuple[tuple[Path, Path], ...] = ()
+    """The CLI's state: (its folder in the runtime dir, the user's own folder it keeps state in), both writable."""
+    hidden: tuple[Path, ...] = ()
+    """Polter's state and config dirs and the sessions' sockets: replaced by empty folders."""
+    protected: tuple[Path, ...] = ()
+    """More paths no role may write (besides the git ones found in the project and the home's code files)."""
+    gateway_port: int = 0
+    gateway_socket_dir: Path | None = None
+    egress_socket_dir: Path | None = None
+    loopback_ports: tuple[int, ...] = ()
+    """Ports of loopback services the CLI needs (its model API on 127.0.0.1), reached through the proxy."""
+    keep_visible: tuple[Path, ...] = field(default_factory=tuple)
+    """Folders the program needs that may lie under a hidden one (``PATH`` entries, Python, Polter itself)."""
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """Start an empty sandbox once: the kernel's answer (user namespaces refused, ...) or None."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns"]
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return None if done.returncode == 0 else (done.stderr.strip() or f"bwrap exited {done.returncode}")
+
+
+def unavailable() -> str | None:
+    """Why no pane can be sandboxed here (what to install or enable), or None when it can."""
+    if not sys.platform.startswith("linux"):
+        return (
+            f"Polter's pane sandbox needs Linux (bubblewrap and namespaces); on {sys.platform} no agent pane can "
+            "start. Run Polter on Linux, or open only a shell pane whose role opts out ([sandbox] shell = "
+            '"unconfined").'
+        )
+    bwrap, socat = shutil.which("bwrap"), shutil.which("socat")
+    missing = [name for name, path in (("bubblewrap", bwrap), ("socat", socat)) if path is None]
+    if missing:
+        return (
+            f"the pane's sandbox needs {' and '.join(missing)}, which is not installed: "
+            f"sudo apt install {' '.join(missing)} (or your system's packages of the same names)"
+        )
+    assert bwrap is not None
+    refused = _probe(bwrap)
+    if refused is not None:
+        return (
+            f"the kernel refused the pane's sandbox ({refused}): unprivileged user namespaces must be enabled "
+            "(sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 or later, the bwrap AppArmor profile "
+            "or kernel.apparmor_restrict_unprivileged_userns=0)"
+        )
+    return None
+
+
+def _under(path: Path, folders: Iterable[str | Path]) -> bool:
+    text = str(path)
+    return any(text == str(folder) or text.startswith(str(folder).rstrip("/") + "/") for folder in folders)
+
+
+def _git_dirs(project: Path) -> list[Path]:
+    """The git dirs that govern ``project`` (a linked worktree has its own and the repository's common dir)."""
+    for folder in (project, *project.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return [marker]
+        if marker.is_file():
+            try:
+                text = marker.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return []
+            if not text.startswith("gitdir:"):
+                return []
+            own = (folder / text[len("gitdir:") :].strip()).resolve()
+            with contextlib.suppress(OSError):
+                common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
+                return [own, common] if common != own else [own]
+            return [own]
+    return []
+
+
+def _hooks_path(project: Path) -> Path | None:
+    """The folder named by ``core.hooksPath`` (git runs its hooks from there), as git reads it."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run(
+            [git, "-C", str(project), "config", "--path", "--get", "core.hooksPath"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    value = done.stdout.strip()
+    return (project / value).resolve() if done.returncode == 0 and value else None
+
+
+def protected_paths(sandbox: PaneSandbox) -> list[Path]:
+    """Every existing path the pane may not write: git hooks and configs (submodules' too), the folder of
+    ``core.hooksPath``, the project's ``.polter``, the home's code files and the caller's own."""
+    found: list[Path] = []
+    for git_dir in _git_dirs(sandbox.project):
+        hooks = git_dir / "hooks"
+        if not hooks.exists():  # created empty so that it can be held read-only (git makes it anyway)
+            with contextlib.suppress(OSError):
+                hooks.mkdir()
+        found += [hooks, git_dir / "config", git_dir / "config.worktree"]
+        modules = git_dir / "modules"
+        if modules.is_dir():
+            for module_config in modules.glob("**/config"):
+                found += [module_config, module_config.parent / "hooks"]
+    hooks_path = _hooks_path(sandbox.project)
+    if hooks_path is not None:
+        found.append(hooks_path)
+    found.append(sandbox.project / ".polter")
+    found += [sandbox.home / name for name in HOME_CODE_FILES]
+    found += sandbox.protected
+    return [path for path in dict.fromkeys(found) if os.path.lexists(path)]
+
+
+def _proxy_port(sandbox: PaneSandbox) -> int:
+    taken = {sandbox.gateway_port, *sandbox.loopback_ports}
+    return next(port for port in PROXY_PORT_CHOICES if port not in taken)
+
+
+def mounts(sandbox: PaneSandbox) -> list[str]:
+    """bubblewrap's mount options, in order: a later mount lies over an earlier one."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for system in HIDDEN_SYSTEM:
+        if os.path.isdir(system):
+            args += ["--tmpfs", system]
+    hidden = [*HIDDEN_SYSTEM, *map(str, sandbox.hidden)]
+    for needed in sandbox.keep_visible:
+        if _under(needed, HIDDEN_SYSTEM) and needed.is_dir():
+            args += ["--ro-bind", str(needed), str(needed)]
+    rules = sandbox.rules
+    if sandbox.home.is_dir() and (rules.home or _under(sandbox.home, HIDDEN_SYSTEM)):
+        args += ["--bind" if rules.home else "--ro-bind", str(sandbox.home), str(sandbox.home)]
+    args += ["--bind" if rules.project else "--ro-bind", str(sandbox.project), str(sandbox.project)]
+    for folder in rules.folders:
+        path = Path(folder.path)
+        if path.exists() and (folder.writable or not _under(path, hidden)):
+            args += ["--bind" if folder.writable else "--ro-bind", folder.path, folder.path]
+    for path in sandbox.hidden:
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+    args += ["--ro-bind", str(sandbox.runtime_dir), str(sandbox.runtime_dir)]
+    for inside, user_folder in sandbox.state_folders:
+        user_folder.mkdir(parents=True, exist_ok=True)
+        args += ["--bind", str(inside), str(inside), "--bind", str(user_folder), str(user_folder)]
+    for written in sandbox.polter_files:
+        if written.exists() and not written.is_symlink():
+            args += ["--ro-bind", str(written), str(written)]
+    seen = [sandbox.project, sandbox.home, *sandbox.keep_visible]
+    for path in protected_paths(sandbox):
+        if _under(path, sandbox.hidden) or _under(path, HIDDEN_SYSTEM) and not _under(path, seen):
+            continue  # out of view already
+        args += ["--ro-bind", str(path), str(path)]
+    if sandbox.gateway_socket_dir is not None:
+        args += ["--ro-bind", str(sandbox.gateway_socket_dir), str(Path(GATEWAY_SOCKET_INSIDE).parent)]
+    if sandbox.egress_socket_dir is not None:
+        args += ["--ro-bind", str(sandbox.egress_socket_dir), str(Path(EGRESS_SOCKET_INSIDE).parent)]
+    return args
+
+
+def network_script(sandbox: PaneSandbox, proxy_port: int) -> str:
+    """The pane's first program: start the forwarders, wait until each listens, then ``exec`` the pane's own."""
+    forwards: list[tuple[int, str]] = []
+    if sandbox.gateway_socket_dir is not None and sandbox.gateway_port:
+        forwards.append((sandbox.gateway_port, f"UNIX-CONNECT:{GATEWAY_SOCKET_INSIDE}"))
+    if sandbox.egress_socket_dir is not None:
+        forwards.append((proxy_port, f"UNIX-CONNECT:{EGRESS_SOCKET_INSIDE}"))
+        forwards += [
+            (port, f"PROXY:127.0.0.1:127.0.0.1:{port},proxyport={proxy_port}") for port in sandbox.loopback_ports
+        ]
+    lines = [_READY_SCRIPT]
+    lines += [f"forward {port} {shlex.quote(target)}" for port, target in forwards]
+    for port, _target in forwards:
+        lines.append(
+            f"n=0; until listening {port:04X}; do n=$((n+1)); "
+            f'[ $n -gt 20000 ] && {{ echo "polter: the sandbox\'s network did not start" >&2; exit 70; }}; done'
+        )
+    lines.append('exec "$@"')
+    return "\n".join(lines)
+
+
+def proxy_environment(proxy_port: int) -> dict[str, str]:
+    """How every common client finds the egress proxy (and goes straight to loopback, which is forwarded)."""
+    proxy = f"http://127.0.0.1:{proxy_port}"
+    variables = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    env = {name: proxy for name in variables} | {name.lower(): proxy for name in variables}
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost,::1"
+    env["NODE_USE_ENV_PROXY"] = "1"  # Node's own fetch follows the variables only when told to
+    return env
+
+
+def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = None) -> LaunchSpec:
+    """``spec`` run inside the pane's sandbox."""
+    bwrap = bwrap or shutil.which("bwrap") or "bwrap"
+    proxy_port = _proxy_port(sandbox)
+    argv: list[str] = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+    argv += ["--die-with-parent", "--hostname", "polter-pane"]
+    argv += mounts(sandbox)
+    argv += ["--chdir", str(spec.cwd or sandbox.project)]
+    argv += ["--", "/bin/sh", "-c", network_script(sandbox, proxy_port), "polter-sandbox", *spec.argv]
+    env = dict(spec.env)
+    if sandbox.egress_socket_dir is not None:
+        env |= proxy_environment(proxy_port)
+    env[ENV_SANDBOX] = "1"
+    unset = tuple(dict.fromkeys((*spec.unset_env, *UNSET_INSIDE)))
+    return spec.model_copy(update={"argv": tuple(argv), "env": env, "unset_env": unset})
+
+
+def program_folders(env: dict[str, str], argv: Sequence[str]) -> tuple[Path, ...]:
+    """What the pane's program needs to see even under a hidden folder: ``PATH``'s folders, this Python and Polter."""
+    import polter
+
+    folders = [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
+    folders += [Path(sys.prefix), Path(sys.base_prefix), Path(polter.__file__).resolve().parent.parent]
+    if argv and os.path.isabs(argv[0]):
+        folders.append(Path(argv[0]).parent)
+    resolved = []
+    for folder in folders:
+        resolved.append(folder)
+        with contextlib.suppress(OSError):
+            resolved.append(folder.resolve())
+    return tuple(dict.fromkeys(resolved))
