@@ -134,6 +134,8 @@ class ClaudeCode(Adapter):
     info = AdapterInfo(
         name="claude-code",
         display_name="Claude Code",
+        model_hosts=("api.anthropic.com",),
+        model_url_variables=("ANTHROPIC_BASE_URL",),
         command="claude",
         description="Anthropic's coding agent CLI.",
         mcp_liveness=Liveness.HOT,
@@ -310,9 +312,10 @@ class ClaudeCode(Adapter):
         confined, the pane's directory and the home are not writable (only Claude Code's own temporary folder
         is), the model cannot ask to run a command outside it (``dangerouslyDisableSandbox`` is ignored), and
         Claude Code refuses to start rather than run unconfined when the sandbox cannot start. Empty (no
-        sandbox) for a role that writes, or without the role's builtins."""
+        sandbox) for a role that writes, without the role's builtins, or inside Polter's own sandbox (which holds
+        the same promise for the whole pane, and in which Claude Code's cannot start)."""
         policy = pane.builtins
-        if policy is None or not policy.writes_nothing():
+        if policy is None or not policy.writes_nothing() or pane.confined:
             return {}
         folders = dict.fromkeys(str(path) for path in (pane.cwd, pane.cwd.resolve(), pane.user_home))
         denied = denied_patterns(policy)

@@ -123,6 +123,8 @@ class Codex(Adapter):
     info = AdapterInfo(
         name="codex",
         display_name="Codex CLI",
+        model_hosts=("api.openai.com", "chatgpt.com", "auth.openai.com"),
+        model_url_variables=("OPENAI_BASE_URL",),
         command="codex",
         description="OpenAI's coding agent CLI.",
         mcp_liveness=Liveness.COLD,
@@ -318,11 +320,16 @@ class Codex(Adapter):
 
     def native_layer(self, pane: PaneToPrepare) -> dict[str, Any]:
         """Codex's own sandbox from the role: read-only for a role that writes nothing (then not even
-        ``python -c`` can write), else the workspace; web search off when the role denies the web."""
+        ``python -c`` can write), else the workspace, none inside Polter's own sandbox (which holds the same
+        promise for the whole pane); web search off when the role denies the web."""
         policy = pane.builtins
         if policy is None:
             return {}
-        layer: dict[str, Any] = {"sandbox_mode": "read-only" if policy.writes_nothing() else "workspace-write"}
+        if pane.confined:  # Polter's sandbox holds the role's writes for the whole pane; Codex's cannot nest in it
+            mode = "danger-full-access"
+        else:
+            mode = "read-only" if policy.writes_nothing() else "workspace-write"
+        layer: dict[str, Any] = {"sandbox_mode": mode}
         if ("web", None) in denied_patterns(policy):
             layer["web_search"] = "disabled"
         return layer

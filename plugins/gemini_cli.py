@@ -133,6 +133,8 @@ class GeminiCli(Adapter):
     info = AdapterInfo(
         name="gemini-cli",
         display_name="Gemini CLI",
+        model_hosts=("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
+        model_url_variables=("GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"),
         command="gemini",
         description="Google's coding agent CLI.",
         mcp_liveness=Liveness.HOT,
@@ -493,6 +495,8 @@ class QwenCode(GeminiCli):
     info = AdapterInfo(
         name="qwen-code",
         display_name="Qwen Code",
+        model_hosts=("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "chat.qwen.ai"),
+        model_url_variables=("OPENAI_BASE_URL",),
         command="qwen",
         description="Alibaba's coding agent CLI (a Gemini CLI fork).",
         mcp_liveness=Liveness.COLD,

@@ -154,6 +154,8 @@ class Opencode(Adapter):
     info = AdapterInfo(
         name="opencode",
         display_name="opencode",
+        model_hosts=("opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com"),
+        model_url_variables=("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"),
         command="opencode",
         description="The open source coding agent (sst/opencode), 1.x config format.",
         mcp_liveness=Liveness.HOT,

@@ -160,6 +160,10 @@ class SpawnError(TerminalError):
     """A pane's command could not be started."""
 
 
+class HumanOnly(PolterError):
+    """An action only the human may take (the controls, a session's window) was tried from inside a pane."""
+
+
 class SessionError(PolterError):
     """A session cannot be started, found or reached; the message says what to do instead."""
 

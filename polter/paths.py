@@ -15,6 +15,7 @@ __all__ = [
     "ENV_CONFIG_DIR",
     "ENV_GATEWAY_URL",
     "ENV_RUNTIME_DIR",
+    "ENV_SANDBOX",
     "ENV_STATE_DIR",
     "ENV_TOKEN",
     "ENV_WORKTREES_DIR",
@@ -38,6 +39,9 @@ ENV_STATE_DIR = "POLTER_STATE_DIR"
 """Overrides the state dir (``gateway.json``, audit log, per-pane runtime dirs, saved layout)."""
 ENV_WORKTREES_DIR = "POLTER_WORKTREES_DIR"
 """Overrides where panes' git worktrees are made (see :func:`worktrees_dir`)."""
+
+ENV_SANDBOX = "POLTER_SANDBOX"
+"""Set inside every sandboxed pane: ``polter`` there acts only as that pane, never for the human."""
 
 ENV_RUNTIME_DIR = "POLTER_RUNTIME_DIR"
 """Overrides the runtime dir (the sessions' sockets and locks)."""

@@ -327,6 +327,12 @@ class PaneToPrepare(BaseModel):
         "(Claude Code's HTTP hook, opencode's plugin) do not run it.",
     )
     home: Path | None = Field(default=None, description="The user's home; default Path.home().")
+    confined: bool = Field(
+        default=False,
+        description="Polter's kernel sandbox wraps the pane (its files, processes and network follow the role): a "
+        "CLI's own OS sandbox cannot start inside it (it needs user namespaces, which the pane may not create), so "
+        "an adapter leaves the CLI's own sandbox off; the CLI's permission rules stay.",
+    )
     resume: bool = Field(
         default=False,
         description="Continue the CLI's most recent conversation in ``cwd`` instead of starting a new one "

@@ -32,9 +32,25 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+def refuse_inside_pane(what: str) -> None:
+    """The controls are the human's: from inside a pane's sandbox they are refused, whatever was copied there."""
+    import os
+
+    from polter.errors import HumanOnly
+    from polter.paths import ENV_SANDBOX
+
+    if os.environ.get(ENV_SANDBOX):
+        raise HumanOnly(
+            f"{what} is the human's, and this runs inside a pane's sandbox: a pane cannot reach Polter's controls "
+            "(the control API, the sessions' sockets). `polter whoami` and `polter tools` show what this pane may do."
+        )
+
+
 def with_admin(args: argparse.Namespace, action: Callable[[GatewayClient], Awaitable[T]]) -> T:
-    """Run ``action`` with a control-API client for the gateway of ``args.state_dir``."""
+    """Run ``action`` with a control-API client for the gateway of ``args.state_dir`` (never from a pane)."""
     from polter.gateway.client import GatewayClient
+
+    refuse_inside_pane(f"`polter {getattr(args, 'command', None) or 'admin'}` (the control API)")
 
     async def run() -> T:
         async with GatewayClient.from_state(args.state_dir) as client:

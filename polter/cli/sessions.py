@@ -8,7 +8,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_json, print_json, print_table
+from polter.cli._admin import add_json, print_json, print_table, refuse_inside_pane
 from polter.errors import SessionError
 
 if TYPE_CHECKING:
@@ -32,7 +32,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 async def survey() -> tuple[list[SessionInfo], list[str]]:
     """The live sessions, and notes on what was found dead (and cleaned up): a host that was killed,
-    a socket left behind."""
+    a socket left behind. Never from inside a pane."""
+    refuse_inside_pane("A session's window and controls (`polter attach`, `ls`, `kill`)")
     from polter.session.client import SessionClient
     from polter.session.registry import known_sessions
 

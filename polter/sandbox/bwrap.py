@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from polter.paths import ENV_SANDBOX
 from polter.sandbox.rules import WriteRules
 from polter.terminal.launch import LaunchSpec
 
 __all__ = [
-    "ENV_SANDBOX",
     "GATEWAY_SOCKET_INSIDE",
     "EGRESS_SOCKET_INSIDE",
     "PaneSandbox",
@@ -46,8 +46,6 @@ __all__ = [
     "unavailable",
 ]
 
-ENV_SANDBOX: Final = "POLTER_SANDBOX"
-"""Set inside every sandboxed pane, so ``polter`` there knows it acts for a pane and never for the human."""
 GATEWAY_SOCKET_INSIDE: Final = "/run/polter/gateway/gateway.sock"
 EGRESS_SOCKET_INSIDE: Final = "/run/polter/egress/egress.sock"
 PROXY_PORT_CHOICES: Final = (3128, 8118, 18080, 28080)
@@ -245,7 +243,12 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     for system in HIDDEN_SYSTEM:
         if os.path.isdir(system):
             args += ["--tmpfs", system]
-    hidden = [*HIDDEN_SYSTEM, *map(str, sandbox.hidden)]
+    seen = [sandbox.project, sandbox.home, *sandbox.keep_visible]
+
+    def in_view(path: Path) -> bool:
+        """Whether ``path`` is in the pane's view (not in a hidden folder, or in one the pane was given back)."""
+        return not _under(path, sandbox.hidden) and (not _under(path, HIDDEN_SYSTEM) or _under(path, seen))
+
     for needed in sandbox.keep_visible:
         if _under(needed, HIDDEN_SYSTEM) and needed.is_dir():
             args += ["--ro-bind", str(needed), str(needed)]
@@ -255,7 +258,7 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     args += ["--bind" if rules.project else "--ro-bind", str(sandbox.project), str(sandbox.project)]
     for folder in rules.folders:
         path = Path(folder.path)
-        if path.exists() and (folder.writable or not _under(path, hidden)):
+        if path.exists() and (folder.writable or in_view(path)):
             args += ["--bind" if folder.writable else "--ro-bind", folder.path, folder.path]
     for path in sandbox.hidden:
         if path.is_dir():
@@ -267,11 +270,9 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     for written in sandbox.polter_files:
         if written.exists() and not written.is_symlink():
             args += ["--ro-bind", str(written), str(written)]
-    seen = [sandbox.project, sandbox.home, *sandbox.keep_visible]
     for path in protected_paths(sandbox):
-        if _under(path, sandbox.hidden) or _under(path, HIDDEN_SYSTEM) and not _under(path, seen):
-            continue  # out of view already
-        args += ["--ro-bind", str(path), str(path)]
+        if in_view(path):  # (out of view is out of reach)
+            args += ["--ro-bind", str(path), str(path)]
     if sandbox.gateway_socket_dir is not None:
         args += ["--ro-bind", str(sandbox.gateway_socket_dir), str(Path(GATEWAY_SOCKET_INSIDE).parent)]
     if sandbox.egress_socket_dir is not None:

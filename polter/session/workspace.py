@@ -437,6 +437,9 @@ class Workspace:
             resume=resume,
             builtins=builtins,
             test_mode=self.test_mode,
+            confined=agent.adapter.info.agent
+            or bool(agent.setup.command)
+            or not (builtins and builtins.unconfined_shell),
         )
 
     def _layer_differs(self, agent: AgentPane, builtins: BuiltinsPolicy | None) -> bool:

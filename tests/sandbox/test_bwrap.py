@@ -1,0 +1,327 @@
+"""A pane's sandbox with real processes: bubblewrap around a program that tries what an agent would.
+
+Every attempt runs a program (``python3 -c``, not a shell builtin) inside the sandbox that :func:`sandboxed`
+builds, and is checked from outside: what it printed and what changed on disk. The same tests run as root
+(CI) and, through ``setpriv``, as an ordinary user (``nobody``), since users are.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
+from polter.sandbox.rules import WriteRules, write_rules
+from polter.terminal.launch import LaunchSpec
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: bubblewrap needs Linux")
+
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+READ_ONLY = WriteRules(project=False, home=False, folders=())
+CODER = write_rules("allow", [("write(@outside)", "ask")], project="/p", home="/h")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sandbox_works() -> None:
+    missing = unavailable()
+    assert missing is None, f"the tests need the pane sandbox here: {missing} (make test installs bubblewrap, socat)"
+
+
+class Layout:
+    """A pane's world on disk: project (a git repository), home, Polter's state with this and another pane's
+    runtime dir, a sessions folder with a socket."""
+
+    def __init__(self, root: Path, owner: int | None = None) -> None:
+        self.root = root
+        self.project = root / "project"
+        self.home = root / "home"
+        self.state = root / "state"
+        self.runtime = self.state / "run" / "1" / "p1"
+        self.other_runtime = self.state / "run" / "1" / "p2"
+        self.sessions = root / "sessions"
+        for folder in (self.project, self.home, self.runtime, self.other_runtime, self.sessions):
+            folder.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        (self.project / "README").write_text("hello\n")
+        (self.home / ".bashrc").write_text("# the human's\n")
+        (self.state / "gateway.json").write_text('{"admin_token": "SECRET-ADMIN"}')
+        (self.other_runtime / "token").write_text("SECRET-OTHER-PANE")
+        (self.runtime / "settings.json").write_text("{}")
+        if owner is not None:
+            subprocess.run(["chown", "-R", f"{owner}:{owner}", str(root)], check=True)
+            root.chmod(0o755)
+
+    def sandbox(self, rules: WriteRules, **more: object) -> PaneSandbox:
+        return PaneSandbox(
+            project=self.project,
+            home=self.home,
+            rules=rules,
+            runtime_dir=self.runtime,
+            polter_files=(self.runtime / "settings.json",),
+            hidden=(self.state, self.sessions),
+            keep_visible=program_folders(dict(os.environ), [PYTHON]),
+            **more,  # type: ignore[arg-type]
+        )
+
+
+def run(sandbox: PaneSandbox, code: str, *, as_user: int | None = None) -> str:
+    """Run ``python3 -c code`` in the sandbox (as ``as_user`` when given); its output, stderr included."""
+    spec = sandboxed(LaunchSpec(argv=(PYTHON, "-c", textwrap.dedent(code)), cwd=sandbox.project), sandbox)
+    argv = list(spec.argv)
+    if as_user is not None:
+        argv = ["setpriv", f"--reuid={as_user}", f"--regid={as_user}", "--clear-groups", *argv]
+    done = subprocess.run(
+        argv, env=spec.environment(), cwd=sandbox.project, capture_output=True, text=True, timeout=60, check=False
+    )
+    return done.stdout + done.stderr
+
+
+TRY_WRITE = """
+import sys
+for path in sys.argv[1:] or {paths!r}:
+    try:
+        with open(path, "a") as handle:
+            handle.write("x")
+        print("WROTE", path)
+    except OSError as error:
+        print("REFUSED", path, error.strerror)
+"""
+
+
+def attempt_writes(sandbox: PaneSandbox, *paths: Path, as_user: int | None = None) -> dict[str, bool]:
+    output = run(sandbox, TRY_WRITE.format(paths=[str(path) for path in paths]), as_user=as_user)
+    written = {str(path): f"WROTE {path}" in output for path in paths}
+    assert all(f"WROTE {path}" in output or f"REFUSED {path}" in output for path in paths), output
+    return written
+
+
+USERS = [pytest.param(None, id="as-root" if os.geteuid() == 0 else "as-user")]
+if os.geteuid() == 0:
+    USERS.append(pytest.param(65534, id="as-nobody"))
+
+
+@pytest.fixture(params=USERS)
+def user(request: pytest.FixtureRequest) -> int | None:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def layout(tmp_path: Path, user: int | None) -> Layout:
+    if user is not None:  # a folder nobody can reach: pytest's own are private to root
+        root = Path(os.environ.get("TMPDIR", "/tmp")) / f"polter-sandbox-{os.getpid()}-{tmp_path.name}"
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        yield Layout(root, owner=user)
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        yield Layout(tmp_path)
+
+
+def test_a_role_that_writes_nothing_writes_nothing(layout: Layout, user: int | None) -> None:
+    """researcher: not the project, not the home, not the git hooks; a private /tmp is the pane's scratch."""
+    targets = [layout.project / "notes.txt", layout.home / "notes.txt", layout.project / ".git/hooks/pre-commit"]
+    written = attempt_writes(layout.sandbox(READ_ONLY), *targets, Path("/tmp/scratch"), as_user=user)
+    assert written == {**{str(path): False for path in targets}, "/tmp/scratch": True}
+    assert not any(path.exists() for path in targets)
+    assert not Path("/tmp/scratch").exists(), "the pane's /tmp is its own"
+
+
+def test_coder_writes_the_project_and_never_a_protected_target(layout: Layout, user: int | None) -> None:
+    rules = write_rules("allow", [("write(@outside)", "ask")], project=str(layout.project), home=str(layout.home))
+    allowed = [layout.project / "src.py", layout.home / "notes.txt"]
+    protected = [
+        layout.project / ".git/hooks/pre-commit",
+        layout.project / ".git/config",
+        layout.home / ".bashrc",
+        layout.runtime / "settings.json",
+    ]
+    before = {path: path.read_bytes() if path.exists() else None for path in protected}
+    written = attempt_writes(layout.sandbox(rules), *allowed, *protected, as_user=user)
+    assert written == {**{str(path): True for path in allowed}, **{str(path): False for path in protected}}
+    assert {path: path.read_bytes() if path.exists() else None for path in protected} == before
+
+
+def test_folders_named_by_the_role(layout: Layout, user: int | None) -> None:
+    """``write(docs/**)`` opens one folder of a read-only project; ``write(src/gen/**)`` denied closes one of a
+    writable project (deny wins over a broader allow)."""
+    for name in ("docs", "src/gen"):
+        (layout.project / name).mkdir(parents=True)
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.project)], check=True)
+    only_docs = write_rules("deny", [("write(docs/**)", "allow")], project=str(layout.project), home=str(layout.home))
+    written = attempt_writes(
+        layout.sandbox(only_docs), layout.project / "docs/a.md", layout.project / "b.md", as_user=user
+    )
+    assert written == {str(layout.project / "docs/a.md"): True, str(layout.project / "b.md"): False}
+    not_generated = write_rules(
+        "allow", [("write(src/gen/**)", "deny")], project=str(layout.project), home=str(layout.home)
+    )
+    written = attempt_writes(
+        layout.sandbox(not_generated), layout.project / "src/a.py", layout.project / "src/gen/b", as_user=user
+    )
+    assert written == {str(layout.project / "src/a.py"): True, str(layout.project / "src/gen/b"): False}
+
+
+READ_SECRETS = """
+import os, glob
+for path in {paths!r}:
+    try:
+        print("READ", path, open(path).read())
+    except OSError as error:
+        print("CANNOT", path, error.strerror)
+print("LISTED", sorted(os.listdir({state!r})))
+"""
+
+
+def test_polter_state_other_panes_and_sessions_are_out_of_view(layout: Layout, user: int | None) -> None:
+    paths = [layout.state / "gateway.json", layout.other_runtime / "token", f"/proc/1/root{layout.state}/gateway.json"]
+    code = READ_SECRETS.format(paths=[str(p) for p in paths], state=str(layout.state))
+    output = run(layout.sandbox(CODER), code, as_user=user)
+    assert "SECRET" not in output, output
+    assert all(f"CANNOT {path}" in output for path in paths), output
+    assert "LISTED ['run']" in output, output  # only the way to the pane's own runtime dir
+
+
+PROCESSES = """
+import os
+pids = sorted(int(name) for name in os.listdir("/proc") if name.isdigit())
+print("PIDS", len(pids), max(pids) < 1000)
+try:
+    os.kill({outside}, 0)
+    print("SIGNALLED outside")
+except ProcessLookupError:
+    print("NO SUCH PROCESS")
+for pid in pids:
+    try:
+        if b"OUTSIDE-SECRET" in open(f"/proc/{{pid}}/environ", "rb").read():
+            print("FOUND THE SECRET")
+    except OSError:
+        pass
+"""
+
+
+def test_a_pane_sees_only_its_own_processes(layout: Layout, user: int | None) -> None:
+    outside = subprocess.Popen(["sleep", "60"], env={**os.environ, "POLTER_TOKEN": "OUTSIDE-SECRET"})
+    try:
+        output = run(layout.sandbox(CODER), PROCESSES.format(outside=outside.pid), as_user=user)
+    finally:
+        outside.kill()
+        outside.wait()
+    assert "NO SUCH PROCESS" in output and "FOUND THE SECRET" not in output, output
+    assert "SIGNALLED" not in output, output
+
+
+ESCAPES = """
+import ctypes, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+print("CAPS", status["CapEff"].strip(), "NNP", status["NoNewPrivs"].strip())
+print("MOUNT", libc.mount(b"none", b"/tmp", b"tmpfs", 0, None), os.strerror(ctypes.get_errno()))
+CLONE_NEWUSER = 0x10000000
+print("UNSHARE", libc.unshare(CLONE_NEWUSER), os.strerror(ctypes.get_errno()))
+PTRACE_ATTACH = 16
+print("PTRACE", libc.ptrace(PTRACE_ATTACH, {outside}, None, None), os.strerror(ctypes.get_errno()))
+print("CHROOT-ESCAPE", os.path.exists("/proc/1/root{state}/gateway.json"))
+done = subprocess.run(["unshare", "-r", "true"], capture_output=True, text=True)
+print("UNSHARE-CMD", done.returncode)
+"""
+
+
+def test_escapes_fail(layout: Layout, user: int | None) -> None:
+    """No capabilities, no new privileges (a setuid program does not elevate), no mount, no user namespace of
+    its own (so no nested sandbox to gain capabilities in), no ptrace of a process outside."""
+    outside = subprocess.Popen(["sleep", "60"])
+    try:
+        output = run(layout.sandbox(CODER), ESCAPES.format(state=layout.state, outside=outside.pid), as_user=user)
+    finally:
+        outside.kill()
+        outside.wait()
+    assert "CAPS 0000000000000000 NNP 1" in output, output
+    assert "MOUNT -1" in output and "UNSHARE -1" in output and "PTRACE -1" in output, output
+    assert "CHROOT-ESCAPE False" in output and "UNSHARE-CMD 0" not in output, output
+
+
+@pytest.fixture
+def loopback_service() -> Iterator[int]:
+    """A TCP service on the machine's loopback that no pane was given."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            connection.sendall(b"REACHED")
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+@pytest.fixture
+def gateway_socket(layout: Layout, user: int | None) -> Iterator[Path]:
+    """A Unix socket standing in for the gateway's panes socket: it answers GATEWAY."""
+    folder = layout.root / "gateway-socket"
+    folder.mkdir()
+    path = folder / "gateway.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    if user is not None:
+        os.chown(folder, user, user)
+        os.chown(path, user, user)
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            connection.sendall(b"GATEWAY")
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield folder
+    stop.set()
+    thread.join()
+    server.close()
+
+
+CONNECT = """
+import socket
+for port in {ports!r}:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+            print("PORT", port, connection.recv(100).decode() or "nothing")
+    except OSError as error:
+        print("PORT", port, "refused", error.strerror)
+"""
+
+
+def test_the_network_reaches_the_gateway_and_nothing_else(
+    layout: Layout, user: int | None, loopback_service: int, gateway_socket: Path
+) -> None:
+    gateway_port = 47111 if loopback_service != 47111 else 47112
+    sandbox = layout.sandbox(CODER, gateway_port=gateway_port, gateway_socket_dir=gateway_socket)
+    output = run(sandbox, CONNECT.format(ports=[gateway_port, loopback_service]), as_user=user)
+    assert f"PORT {gateway_port} GATEWAY" in output, output
+    assert f"PORT {loopback_service} refused" in output, output
