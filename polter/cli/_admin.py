@@ -42,7 +42,7 @@ def refuse_inside_pane(what: str) -> None:
     if os.environ.get(ENV_SANDBOX):
         raise HumanOnly(
             f"{what} is the human's, and this runs inside a pane's sandbox: a pane cannot reach Polter's controls "
-            "(the control API, the sessions' sockets). `polter whoami` and `polter tools` show what this pane may do."
+            "(the control API, the sessions' sockets). `polter tools` shows what this pane may do."
         )
 
 

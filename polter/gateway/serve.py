@@ -61,15 +61,15 @@ def bind_loopback(host: str, port: int) -> socket.socket:
 def bind_pane_socket(path: Path) -> socket.socket:
     """The panes' Unix socket (mode 0600, in a 0700 folder of its own that sandboxes mount): a stale socket of
     an earlier run is replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
         sock.bind(str(path))
     except OSError as exc:
         sock.close()
-        raise ConfigError(f"cannot listen on the panes' socket: {exc.strerror}", path=path) from exc
+        raise ConfigError(f"cannot listen on the panes' socket: {exc.strerror or exc}", path=path) from exc
     os.chmod(path, 0o600)
     sock.listen(512)
     sock.setblocking(False)

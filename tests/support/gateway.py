@@ -167,7 +167,7 @@ async def start_gateway(tmp_path: Path, *, servers: dict[str, ServerConfig] | No
     config = GatewayConfig(state_dir=state_dir, servers=servers if servers is not None else {"fixture": fixture_server()},
                            roles_dirs=[roles_dir], **options)
     app = create_gateway(config)
-    async with running(app) as served:
+    async with running(app, pane_socket=config.pane_socket) as served:
         async with GatewayClient(served.url, app.state.admin_token) as admin:
             yield Harness(app, app.state.gateway, served.url, app.state.admin_token, admin, roles_dir, state_dir)
 

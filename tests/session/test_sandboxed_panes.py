@@ -1,0 +1,181 @@
+"""Shell panes of a real session, each in the sandbox compiled from its role (issue 21's shell-pane row).
+
+From inside a ``researcher`` pane, a program (``python3``) tries what an agent would: write the project and its
+git hooks, read another pane's token from ``/proc``, read the gateway's state file (the admin credential), switch
+its own role with ``polter panes set-role``, reach a loopback service that is not the gateway. Every attempt fails
+and nothing changes on disk, while the pane still reaches the gateway as itself (``polter whoami``). Under
+``coder`` the project write succeeds and the git hooks stay read-only. A shell pane whose role opts out (the
+human's own shell) runs unconfined.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.panes import screen_text, wait_for_text
+from support.workspace_app import QUIET_BASH, agent_of, host_of, panes, workspace_app
+
+from polter.adapters.host import discover
+from polter.paths import state_dir
+from polter.session.agents import PanePlan
+from polter.session.config import PaneSetup
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: the sandbox needs Linux")
+
+PROBE = """\
+import os, socket, subprocess, sys
+project, other_token, gateway_file, service = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def attempt(name, action):
+    try:
+        action()
+        print(name, "DONE")
+    except Exception as error:
+        print(name, "FAILED", type(error).__name__)
+attempt("write-project", lambda: open(os.path.join(project, "notes.txt"), "w").write("x"))
+attempt("write-hook", lambda: open(os.path.join(project, ".git/hooks/pre-commit"), "w").write("x"))
+def steal():
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if other_token.encode() in open(f"/proc/{pid}/environ", "rb").read():
+                    return
+            except OSError:
+                pass
+    raise LookupError("no other pane's token in view")
+attempt("read-other-token", steal)
+attempt("read-gateway-file", lambda: open(gateway_file).read())
+attempt("connect-service", lambda: socket.create_connection(("127.0.0.1", service), timeout=3).close())
+done = subprocess.run(["polter", "panes", "set-role", "p1", "ops"], capture_output=True, text=True)
+print("set-role", "REFUSED" if done.returncode and "the human's" in done.stderr else f"ANSWERED {done.returncode}")
+done = subprocess.run(["polter", "tools"], capture_output=True, text=True)
+print("tools", "OK" if done.returncode == 0 and "role" in done.stdout else f"BROKEN {done.stderr[-200:]}")
+print("PROBE-END")
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "probe.py").write_text(PROBE)
+    return folder
+
+
+@pytest.fixture
+def service() -> Iterator[int]:
+    """A loopback service outside every pane."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                server.accept()[0].close()
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def plans(project: Path, *roles: str, command: list[str] | None = QUIET_BASH) -> list[PanePlan]:
+    shell = discover(entry_points=False).get("shell")
+    return [
+        PanePlan(PaneSetup(adapter="shell", role=role, cwd=project, command=command), shell, "chosen by the test")
+        for role in roles
+    ]
+
+
+def type_line(app: Any, pane: Any, line: str) -> None:
+    hosted = host_of(app).pane(pane.remote.id)
+    hosted.paste(line)
+    hosted.key("enter", None)
+
+
+async def probe(app: Any, index: int, project: Path, service: int) -> dict[str, str]:
+    pane = panes(app)[index]
+    other = panes(app)[1 - index]
+    other_token = agent_of(app, other).token
+    command = f"python3 probe.py {project} {other_token} {state_dir() / 'gateway.json'} {service}"
+    type_line(app, pane, command)
+    await wait_for_text(pane.terminal, "PROBE-END", timeout=60)
+    text = screen_text(pane.terminal)
+    results = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] in {
+            "write-project",
+            "write-hook",
+            "read-other-token",
+            "read-gateway-file",
+            "connect-service",
+            "set-role",
+            "tools",
+        }:
+            results[words[0]] = words[1]
+    return results
+
+
+async def test_a_researcher_shell_pane_cannot_reach_what_it_should_not(
+    monkeypatch: Any, project: Path, service: int
+) -> None:
+    async with workspace_app(monkeypatch, plans(project, "researcher", "coder"), roles={}) as (app, _pilot):
+        assert (state_dir() / "gateway.json").exists()
+        results = await probe(app, 0, project, service)
+        assert results == {
+            "write-project": "FAILED",
+            "write-hook": "FAILED",
+            "read-other-token": "FAILED",
+            "read-gateway-file": "FAILED",
+            "connect-service": "FAILED",
+            "set-role": "REFUSED",
+            "tools": "OK",
+        }, screen_text(panes(app)[0].terminal)
+        assert not (project / "notes.txt").exists() and not (project / ".git/hooks/pre-commit").exists()
+        assert agent_of(app, panes(app)[0]).role == "researcher"
+
+
+async def test_a_coder_shell_pane_writes_the_project_and_not_the_git_hooks(
+    monkeypatch: Any, project: Path, service: int
+) -> None:
+    async with workspace_app(monkeypatch, plans(project, "researcher", "coder"), roles={}) as (app, _pilot):
+        results = await probe(app, 1, project, service)
+        assert results["write-project"] == "DONE" and results["write-hook"] == "FAILED", results
+        assert {results[name] for name in ("read-other-token", "read-gateway-file", "connect-service")} == {"FAILED"}
+        assert (project / "notes.txt").read_text() == "x"
+        assert not (project / ".git/hooks/pre-commit").exists()
+
+
+HUMAN = """\
+extends = "coder"
+description = "The human's own shell"
+
+[sandbox]
+shell = "unconfined"
+"""
+
+
+async def test_a_shell_pane_whose_role_opts_out_runs_unconfined(monkeypatch: Any, project: Path) -> None:
+    """The user's own shell (``$SHELL``, here ``sh``) under a role that opts out; a pane running a ``command`` of
+    its own is an agent's and stays confined under the same role."""
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    opened = [*plans(project, "human", command=None), *plans(project, "human")]
+    async with workspace_app(monkeypatch, opened, roles={"human": HUMAN}) as (app, _pilot):
+        human, coder = panes(app)
+        for pane in (human, coder):
+            type_line(app, pane, 'echo "IN-$POLTER_SANDBOX-X"')
+        await wait_for_text(human.terminal, "IN--X")
+        await wait_for_text(coder.terminal, "IN-1-X")
