@@ -7,7 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_json, add_state_dir, print_table
+from polter.cli._admin import add_json, add_state_dir, print_table, refuse_inside_pane
 
 if TYPE_CHECKING:
     from polter.gateway.models import AuditRow
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from polter.gateway.audit import AUDIT_FILE, read_rows
     from polter.paths import state_dir
 
+    refuse_inside_pane("`polter audit` (every pane's decisions)")
     path = (args.state_dir or state_dir()) / AUDIT_FILE
     rows = read_rows(path, pane=args.pane, limit=args.limit, newest=True)
     if not rows and not args.follow:
