@@ -30,7 +30,7 @@ import threading
 
 from polter.errors import EgressError
 from polter.sandbox.egress_gateway import GatewayRefusal, ask_gateway, gateway_address
-from polter.sandbox.egress_http import Refusal, forward_head, read_request, refusal_answer, relay
+from polter.sandbox.egress_http import Refusal, forward_head, linger_close, read_request, refusal_answer, relay
 from polter.sandbox.egress_panes import PaneSettings, pane_settings, text_field
 from polter.sandbox.egress_targets import Resolver, forbidden_kind
 
@@ -193,10 +193,7 @@ class EgressProxy:
         except Refusal as refusal:
             pane.refused += 1
             self.log(f"egress: pane {pane.settings.pane}: {refusal.status}: {refusal.sentence}")
-            try:
-                client.sendall(refusal_answer(refusal, pane.settings.role))
-            except OSError:
-                pass
+            linger_close(client, refusal_answer(refusal, pane.settings.role))
         except OSError as exc:
             self.log(f"egress: pane {pane.settings.pane}: connection broke: {exc}")
         finally:

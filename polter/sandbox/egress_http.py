@@ -20,13 +20,23 @@ if TYPE_CHECKING:
 
     from polter.sandbox.egress_targets import Target
 
-__all__ = ["ProxyRequest", "Refusal", "forward_head", "read_request", "refusal_answer", "relay"]
+__all__ = [
+    "ProxyRequest",
+    "Refusal",
+    "forward_head",
+    "linger_close",
+    "read_request",
+    "refusal_answer",
+    "relay",
+]
 
 MAX_HEAD: Final = 32 * 1024
 """A request head larger than this is refused (400): no client a pane runs needs more."""
 PIPE_SIZE: Final = 1 << 20
 """The relay's pipe (``F_SETPIPE_SZ``; Linux caps it at /proc/sys/fs/pipe-max-size, 1 MiB by default)."""
 COPY_CHUNK: Final = 256 * 1024
+LINGER_SECONDS: Final = 1.0
+LINGER_BYTES: Final = 1 << 20
 _HOP_BY_HOP: Final = frozenset(
     {"connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "te", "trailer"}
     | {"upgrade", "host", "transfer-encoding"}
@@ -84,6 +94,8 @@ def read_request(client: socket.socket) -> ProxyRequest:
         if not chunk:
             raise _bad("the connection closed before the request head ended")
         buffer += chunk
+    if end > MAX_HEAD:
+        raise _bad(f"its head is longer than {MAX_HEAD} bytes")
     head, early = bytes(buffer[:end]), bytes(buffer[end + 4 :])
     try:
         lines = head.decode("ascii").split("\r\n")
@@ -153,6 +165,20 @@ def refusal_answer(refusal: Refusal, role: str) -> bytes:
         "Connection: close",
     ]
     return ("\r\n".join(headers) + "\r\n\r\n").encode("ascii") + body
+
+
+def linger_close(client: socket.socket, answer: bytes) -> None:
+    """Send a refusal, then read what the client still sends for a moment before closing: a socket closed
+    with unread data resets the connection, and the client would lose the answer that explains why."""
+    try:
+        client.sendall(answer)
+        client.shutdown(socket.SHUT_WR)
+        client.settimeout(LINGER_SECONDS)
+        drained = 0
+        while drained < LINGER_BYTES and (chunk := client.recv(65536)):
+            drained += len(chunk)
+    except OSError:
+        pass
 
 
 def _pump(source: socket.socket, destination: socket.socket, limit: int | None = None) -> None:
