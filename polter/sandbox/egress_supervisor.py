@@ -136,7 +136,8 @@ class EgressSupervisor:
             waiter.exception()  # retrieved: nobody may be waiting
 
     def set_gateway(self, url: str) -> None:
-        """The gateway moved (it restarted on another port): every pane's decisions go to ``url``."""
+        """The gateway moved (it restarted on another port): every pane's decisions go to ``url``. Commands
+        apply in order, so any answer that follows (``pane_ready``, ``stats``) comes after this took effect."""
         for command in self._panes.values():
             command["gateway"] = url
         self._send({"op": "gateway", "url": url})

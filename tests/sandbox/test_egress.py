@@ -221,6 +221,7 @@ async def test_without_a_gateway_every_decision_is_refused(proxy: Proxy, web: We
     async with liar:
         for url in (f"http://127.0.0.1:{port}", f"http://127.0.0.1:{liar.sockets[0].getsockname()[1]}"):
             proxy.supervisor.set_gateway(url)
+            await proxy.supervisor.stats()  # answered after every earlier command: the new URL is in force
             head, body = await tunnel(proxy.socket, f"allowed.test:{web.port}", "allowed.test")
             assert head.startswith(b"HTTP/1.1 403") and b"gave no verdict" in body, (url, head, body)
     assert web.hosts == []
@@ -276,3 +277,12 @@ async def test_closing_stdin_stops_the_proxy_and_removes_its_sockets(isolated_di
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), 30) == 0
     assert not path.exists()
+
+
+async def test_a_removed_pane_loses_its_socket(proxy: Proxy, web: Web) -> None:
+    proxy.supervisor.remove_pane(proxy.pane_id)
+    stats = await proxy.supervisor.stats()  # answered after the removal
+    assert stats["panes"] == 0
+    assert not Path(proxy.socket).exists()
+    with pytest.raises(OSError):
+        await asyncio.open_unix_connection(proxy.socket)
