@@ -247,6 +247,7 @@ class EgressProxy:
             ) from None
         if not answer.allowed:
             reason = answer.reason.rstrip(". ") or "no reason given"
+            reason = reason[0].lower() + reason[1:] if reason[:4] == "The " else reason  # it follows a colon
             rule = answer.rule or "none named"
             named = "" if f"role {settings.role}" in reason else f" (role {settings.role})"
             raise Refusal(
