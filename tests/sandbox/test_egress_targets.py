@@ -26,9 +26,24 @@ def test_a_host_is_compared_lowercase_without_its_trailing_dot_in_ascii(authorit
 
 @pytest.mark.parametrize(
     "authority",
-    ["evil.example", "evil.example:", "evil.example:0", "evil.example:99999", "::1:443", "[::1", "[127.0.0.1]:1",
-     "a..b:443", "-a.example:443", "a b:443", ":443", "127.1:443", "0x7f000001:443", "2130706433:443",
-     "[fe80::1%eth0]:443", "user@host:443"],
+    [
+        "evil.example",
+        "evil.example:",
+        "evil.example:0",
+        "evil.example:99999",
+        "::1:443",
+        "[::1",
+        "[127.0.0.1]:1",
+        "a..b:443",
+        "-a.example:443",
+        "a b:443",
+        ":443",
+        "127.1:443",
+        "0x7f000001:443",
+        "2130706433:443",
+        "[fe80::1%eth0]:443",
+        "user@host:443",
+    ],
 )
 def test_a_target_that_does_not_parse_is_refused(authority: str) -> None:
     with pytest.raises(BadTarget):
