@@ -18,6 +18,7 @@
     │   └── SpawnError             a pane's command cannot start (not found, bad cwd)
     ├── SessionError               a session cannot be started, found or reached (name taken, no such session)
     │   └── SessionLost            the connection to a session's host broke (the host ended or was killed)
+    ├── EgressError                the egress proxy cannot start, or refused a pane's socket (carries its words)
     └── BackendError
         └── TShockError            the TShock REST API refused or failed a request
 
@@ -27,7 +28,9 @@ next to the object, as httpx does for streams: those are bugs, not user errors.
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False  # as typing's, without importing typing: the egress proxy counts its megabytes
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "AdapterError",
@@ -36,6 +39,7 @@ __all__ = [
     "BackendError",
     "ConfigError",
     "ControlError",
+    "EgressError",
     "GatewayError",
     "GatewayUnavailable",
     "GitError",
@@ -170,6 +174,10 @@ class SessionError(PolterError):
 
 class SessionLost(SessionError):
     """The connection to a session's host broke: the host ended, was killed, or the socket went away."""
+
+
+class EgressError(PolterError):
+    """The egress proxy (the panes' only way to the network) cannot start, or cannot listen for a pane."""
 
 
 class BackendError(PolterError):
