@@ -8,6 +8,7 @@ Polter keeps its config, roles and state, and where the pane's git repository ke
 
 from __future__ import annotations
 
+import asyncio
 import os
 import posixpath
 import time
@@ -177,22 +178,10 @@ async def decide_builtin_call(
             False, "deny", "polter:hook", f"{call.cli_tool}: the hook names no directory, so paths cannot be judged"
         )
     else:
-        protected = protected_targets(
-            project,
-            state_dirs=(gateway.config.state_dir,),
-            role_dirs=[layer.path for layer in gateway.roles.layers],
-            runtime_dir=request.runtime_dir,
+        recent_input = pane.recent_input(gateway.policy.input_window)
+        verdict = await asyncio.to_thread(
+            _decide_off_loop, gateway, pane, call, project, request, resolve, tuple(recent_input)
         )
-        builtin = BuiltinRequest(
-            call=call,
-            project=os.path.realpath(project),
-            home=str(Path.home()),
-            resolve=resolve,
-            protected=protected,
-            recent_input=pane.recent_input(gateway.policy.input_window),
-            phase=pane.phase,
-        )
-        verdict = gateway.policy.decide_builtin(pane, builtin)
         grant = (f"builtin:{call.kind}", target)
         if verdict.decision == "ask" and grant in pane.grants:
             verdict = Verdict(
@@ -224,6 +213,35 @@ async def decide_builtin_call(
     )
     await gateway.audit.write(row)
     return auth
+
+
+def _decide_off_loop(
+    gateway: Gateway,
+    pane: RegisteredPane,
+    call: BuiltinCall,
+    project: str,
+    request: HookRequest,
+    resolve: Resolver,
+    recent_input: tuple[str, ...],
+) -> Verdict:
+    """The pure decision plus the disk reads it needs (symlinks, git dirs), run in a worker thread: reading a
+    long command line takes milliseconds to seconds, and the gateway's event loop serves every pane."""
+    protected = protected_targets(
+        project,
+        state_dirs=(gateway.config.state_dir,),
+        role_dirs=[layer.path for layer in gateway.roles.layers],
+        runtime_dir=request.runtime_dir,
+    )
+    builtin = BuiltinRequest(
+        call=call,
+        project=os.path.realpath(project),
+        home=str(Path.home()),
+        resolve=resolve,
+        protected=protected,
+        recent_input=recent_input,
+        phase=pane.phase,
+    )
+    return gateway.policy.decide_builtin(pane, builtin)
 
 
 def _now() -> datetime:
