@@ -342,6 +342,8 @@ class _Walker:
                     self.cwd = before
             self.cwd = before
         elif kind in _BRANCHES or kind in ("elif_clause", "else_clause"):
+            if kind == "for_statement":
+                self.loop_variable(node)
             before = self.cwd
             for child in node.children:
                 start = self.cwd
@@ -413,6 +415,13 @@ class _Walker:
         for child in node.children:
             self.node(child, depth)
 
+    def loop_variable(self, node: Any) -> None:
+        """``for i in 1 2 3``: the variable holds numbers when every value is one."""
+        variable = node.child_by_field_name("variable")
+        values = node.children_by_field_name("value")
+        if variable is not None:
+            self.remember(self.text(variable), bool(values) and all(self.text(v).isdigit() for v in values))
+
     def remember(self, name: str, numeric: bool) -> None:
         self.numeric.add(name) if numeric else self.numeric.discard(name)
 
@@ -456,9 +465,7 @@ class _Walker:
             ]
         elif node.type == "c_style_for_statement":
             operands = [
-                child
-                for name in ("initializer", "condition", "update")
-                for child in node.children_by_field_name(name)
+                child for name in ("initializer", "condition", "update") for child in node.children_by_field_name(name)
             ]
         elif node.type == "compound_statement":
             operands = node.children if node.children and node.children[0].type == "((" else []
