@@ -188,8 +188,8 @@ def test_toml_syntax_errors_of_any_file_name_their_line() -> None:
     from polter.roles.loader import toml_syntax_error
 
     for text, expected in [
-        ('[a]\nx = 1\n[b\n', "any.toml:3: invalid TOML: Expected ']' at the end of a table declaration (column 3)"),
-        ('x = 1\ny = 2\nx = 3\n', "any.toml:3: invalid TOML: Cannot overwrite a value (column 6)"),
+        ("[a]\nx = 1\n[b\n", "any.toml:3: invalid TOML: Expected ']' at the end of a table declaration (column 3)"),
+        ("x = 1\ny = 2\nx = 3\n", "any.toml:3: invalid TOML: Cannot overwrite a value (column 6)"),
     ]:
         with pytest.raises(tomllib.TOMLDecodeError) as caught:
             tomllib.loads(text)
