@@ -18,19 +18,29 @@ This is a seatbelt, not a sandbox: a program can still do anything its arguments
 from __future__ import annotations
 
 import codecs
-import posixpath
 import re
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import cache
 from typing import Any
 
 from polter.roles.executing import Runs, programs_run
+from polter.roles.wrappers import (
+    ELEVATING,
+    HOLE,
+    SHELLS,
+    TRANSPARENT,
+    ShellScript,
+    after_assignments,
+    after_options,
+    git_global_options,
+    harmless_git_setting,
+    join_dir,
+    program_name,
+    shell_script,
+)
 
 __all__ = ["HOLE", "CommandLine", "Redirect", "SimpleCommand", "split_command_line"]
 
-HOLE = "\x00"
-"""Stands for text known only when the line runs (a variable, a command's output, xargs' input)."""
 
 MAX_DEPTH = 8
 """How deep ``bash -c``/``eval``/``sudo`` nesting is followed before the line counts as unreadable."""
@@ -42,65 +52,6 @@ MAX_COMMANDS = 512
 MAX_NESTING = 96
 """How deep the parse tree is followed (``$($($(...)))``, long ``&&`` chains) before the rest counts as
 unreadable: each level costs Python stack frames."""
-SYSTEM_BIN_DIRS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
-"""Where the system's own commands live: ``/usr/bin/ls`` is ``ls``, but ``./ls`` or ``/tmp/x/ls`` is some other
-program that happens to share the name, judged as an unknown program."""
-
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
-"""Programs that run a script given with ``-c`` (or read from stdin)."""
-TRANSPARENT = frozenset({"env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout", "stdbuf", "setsid"})
-"""Wrappers that run the rest of their arguments as a command: decided by that command alone."""
-ELEVATING = frozenset({"sudo", "doas"})
-"""Wrappers that run a command as someone else: decided by both the wrapper and the command."""
-_OPTIONS_WITH_VALUE = {
-    "env": {"-u", "--unset", "-C", "--chdir", "-S", "--split-string"},
-    "exec": {"-a"},
-    "nice": {"-n", "--adjustment"},
-    "timeout": {"-s", "--signal", "-k", "--kill-after"},
-    "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"},
-    "sudo": {
-        "-u",
-        "--user",
-        "-g",
-        "--group",
-        "-C",
-        "--close-from",
-        "-D",
-        "--chdir",
-        "-h",
-        "--host",
-        "-p",
-        "--prompt",
-        "-r",
-        "--role",
-        "-t",
-        "--type",
-        "-T",
-        "--command-timeout",
-        "-U",
-        "--other-user",
-    },
-    "doas": {"-u", "-C"},
-    "xargs": {
-        "-a",
-        "--arg-file",
-        "-d",
-        "--delimiter",
-        "-E",
-        "-e",
-        "-I",
-        "-i",
-        "-L",
-        "-l",
-        "-n",
-        "--max-args",
-        "-P",
-        "--max-procs",
-        "-s",
-        "--max-chars",
-    },
-}
-_GIT_OPTIONS_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
 _WRITE_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _READ_REDIRECTS = frozenset({"<"})
 _DUPLICATIONS = frozenset({">&", "<&", ">&-", "<&-"})
@@ -114,14 +65,6 @@ _HARMLESS_VARIABLES = re.compile(
     r"LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|GREP_COLORS?|LS_COLORS"
 )
 """Environment variables that change how a program prints, never what it runs or reads as its configuration."""
-_HARMLESS_GIT_CONFIG = re.compile(
-    r"(color|log|advice|column|pretty|status|blame|grep|i18n)\..*"
-    r"|core\.(quotepath|abbrev)|format\.pretty|init\.defaultbranch|user\.(name|email)"
-    r"|diff\.(noprefix|renames|algorithm|colormoved|relative|mnemonicprefix|indentheuristic)",
-    re.IGNORECASE,
-)
-"""``git -c`` settings that change how git prints; others (``core.fsmonitor``, ``diff.external``, ``core.pager``,
-``alias.*``...) make git run a program, so ``git -c core.fsmonitor=x status`` is judged as more than a status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,17 +187,6 @@ _CHDIR_OPTIONS = {
     "tar": ("-C", "--directory"),
 }
 """Options that run a command (or the program itself) in another directory."""
-
-
-def join_dir(cwd: str | None, directory: str) -> str:
-    """The directory ``cd directory`` leads to from ``cwd`` (None: the line's own directory), as written."""
-    if not directory or directory == "~":
-        return "~"
-    if directory == "-":
-        return HOLE
-    if directory.startswith(("/", "~")) or cwd is None:
-        return directory
-    return posixpath.join(cwd, directory)
 
 
 @dataclass
@@ -555,12 +487,12 @@ class _Walker:
         if name in TRANSPARENT or name in ELEVATING:
             if name in ELEVATING:
                 self.record(SimpleCommand(words, cwd=self.cwd))
-            inner = _after_options(name, rest)
+            inner = after_options(name, rest)
             if name == "command" and rest[:1] and rest[0] in ("-v", "-V"):
                 inner = None  # a lookup, not a run
             if name == "env":
                 assigned = inner or ()
-                inner = _after_assignments(assigned)
+                inner = after_assignments(assigned)
                 for word in assigned[: len(assigned) - len(inner or ())]:
                     self.environment(*word.split("=", 1))
             if name == "timeout" and inner:
@@ -575,25 +507,25 @@ class _Walker:
                 return
         elif name == "xargs":
             self.record(SimpleCommand(words, cwd=self.cwd))
-            inner = _after_options(name, rest)
+            inner = after_options(name, rest)
             self.run((*(inner or ("echo",)), HOLE), depth + 1)
             return
         elif name == "eval":
             self.inline_script(words, " ".join(rest), depth)
             return
         elif name in SHELLS:
-            script = _shell_script(rest)
+            script = shell_script(rest)
             if any(re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", word) for word in rest[:4]):
                 self.runs_unknown(f"`{name} -i`: an interactive shell first runs its startup files")
-            if script is _Script.FILE:
+            if script is ShellScript.FILE:
                 self.record(SimpleCommand(words, cwd=self.cwd))  # the script's content is not the line's to judge
             elif not runs.unknown:
-                self.inline_script(words, stdin if script is _Script.READS_STDIN else script, depth)
+                self.inline_script(words, stdin if script is ShellScript.READS_STDIN else script, depth)
             return
         elif name == "git":
-            settings, subcommand, directory = _git_global_options(rest)
+            settings, subcommand, directory = git_global_options(rest)
             for setting in settings:
-                if not _HARMLESS_GIT_CONFIG.fullmatch(setting.split("=", 1)[0]):
+                if not harmless_git_setting(setting):
                     self.record(SimpleCommand(("git", "-c", setting), cwd=self.cwd))
             words = ("git", *subcommand)
             cwd = join_dir(self.cwd, directory) if directory is not None else self.cwd
@@ -663,22 +595,9 @@ class _Walker:
         return HOLE if kind != "brace_expression" else self.text(node)
 
 
-def program_name(word: str) -> str:
-    """``/usr/bin/ls`` → ``ls``; any other path (``./ls``, ``/tmp/x/ls``) stays as written: another program."""
-    directory, _, base = word.rpartition("/")
-    return base if directory in SYSTEM_BIN_DIRS and HOLE not in word else word
-
-
 def _merge(first: str | None, second: str | None) -> str | None:
     """The directory after one of two paths ran: known only when they agree."""
     return first if first == second else HOLE
-
-
-class _Script(Enum):
-    """What a shell runs when it is not given a ``-c`` script."""
-
-    READS_STDIN = "stdin"
-    FILE = "a script file"
 
 
 def _unescape(text: str) -> str:
@@ -690,70 +609,3 @@ def _ansi_c(body: str) -> str:
         return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return HOLE
-
-
-def _after_options(name: str, words: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The command a wrapper runs: its arguments after the wrapper's own options."""
-    with_value = _OPTIONS_WITH_VALUE.get(name, set())
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            index += 1
-            break
-        if not word.startswith("-") or word == "-":
-            break
-        if word in with_value:
-            index += 2
-            continue
-        index += 1
-    inner = words[index:]
-    return inner or None
-
-
-def _after_assignments(words: tuple[str, ...]) -> tuple[str, ...] | None:
-    index = 0
-    while index < len(words) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[index], flags=re.DOTALL):
-        index += 1
-    return words[index:] or None
-
-
-def _shell_script(words: tuple[str, ...]) -> str | _Script:
-    """What a shell runs: the ``-c`` script, a script file (its content is not the line's), or stdin."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            index += 1
-            break
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            return words[index + 1] if index + 1 < len(words) else HOLE
-        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            index += 2
-            continue
-        if not word.startswith(("-", "+")):
-            break
-        index += 1
-    if index < len(words) and words[index] != "-" and words[index] != "-s":
-        return _Script.FILE
-    return _Script.READS_STDIN
-
-
-def _git_global_options(words: tuple[str, ...]) -> tuple[list[str], tuple[str, ...], str | None]:
-    """``git -C dir -c k=v push`` → ``(["k=v"], ("push",), "dir")``: the ``key=value`` settings of git's global
-    ``-c`` and ``--config-env`` options, the subcommand with its arguments (rules name git's subcommands, whatever
-    options come first), and the directory ``-C`` moves to."""
-    settings: list[str] = []
-    directory: str | None = None
-    index = 0
-    while index < len(words) and words[index].startswith("-"):
-        option, _, attached = words[index].partition("=")
-        value = attached or (words[index + 1] if index + 1 < len(words) else "")
-        if option in ("-c", "--config-env"):
-            settings.append(value)
-        elif option == "-C":
-            directory = join_dir(directory, value)
-        elif option == "--exec-path" and attached:
-            settings.append(f"--exec-path={attached}")  # git runs its subcommands from there
-        index += 2 if option in _GIT_OPTIONS_WITH_VALUE and not attached else 1
-    return settings, words[index:], directory
