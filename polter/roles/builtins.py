@@ -346,8 +346,9 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
     ) -> None:
         kind = "write" if write else "read"
         shown = shown or path_text.replace(HOLE, "…")
-        if _NETWORK_DEVICES.match(path_text):
-            web(f"{_NETWORK_DEVICES.match(path_text)[1]}://{path_text.split('/', 4)[3]}:{path_text.split('/')[-1]}")
+        device = _NETWORK_DEVICES.match(path_text)
+        if device is not None:
+            web(f"{device[1]}://{device[2]}:{device[3]}")
             return
         if cwd is not None and not path_text.startswith(("/", "~")):
             path_text = posixpath.join(cwd, path_text)

@@ -52,7 +52,7 @@ _GLOBAL_VALUE_OPTIONS = {
 }
 """Options before a tool's subcommand that take a value (``kubectl --context prod delete``)."""
 
-_SAME_AS = {
+_SAME_AS: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {
     ("git", "push"): {
         "-f": ("--force",),
         "--force": ("-f",),
@@ -130,5 +130,5 @@ def _moved_flags(words: tuple[str, ...]) -> list[str]:
         flags += ["--force", "-f"]  # a + refspec forces, a :branch deletes
     for flag in list(flags):
         flags += same.get(flag.split("=", 1)[0], ())
-    rest = [word for word in arguments]
+    rest = list(arguments)
     return [" ".join((*head, flag, *rest)) for flag in dict.fromkeys(flags)][:MAX_SPELLINGS]

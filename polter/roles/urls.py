@@ -48,10 +48,11 @@ def parse_url(url: str) -> tuple[str, str] | None:
             return None
         port = authority[close + 1 :].removeprefix(":")
     else:
-        host, _, port = authority.partition(":")
-        host = _domain(host) if special else (host.lower() or None)
-        if host is None:
+        written, _, port = authority.partition(":")
+        parsed = _domain(written) if special else (written.lower() or None)
+        if parsed is None:
             return None
+        host = parsed
     if port and not port.isdigit():
         return None
     shown_port = f":{int(port)}" if port and int(port) != _SPECIAL.get(scheme) else ""
