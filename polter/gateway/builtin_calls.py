@@ -8,6 +8,7 @@ Polter keeps its config, roles and state, and where the pane's git repository ke
 
 from __future__ import annotations
 
+import asyncio
 import os
 import posixpath
 import time
@@ -38,6 +39,8 @@ __all__ = [
 GIT_TARGETS = (
     Protected(".git/hooks", "a git hooks folder", writes_only=True, anywhere=True),
     Protected(".git/config", "a git repository's config", writes_only=True, anywhere=True, tree=False),
+    Protected(".git/modules/**/hooks", "a submodule's git hooks folder", writes_only=True, anywhere=True),
+    Protected(".git/modules/**/config", "a submodule's git config", writes_only=True, anywhere=True, tree=False),
 )
 """In any repository: writing a hook, or the config (``core.hooksPath``, aliases, ``core.fsmonitor``), runs code
 outside any rule."""
@@ -50,6 +53,8 @@ def real_resolver(cwd: str, home: str) -> Resolver:
     def resolve(path: str) -> tuple[str, ...]:
         if path == "~" or path.startswith("~/"):
             path = home + path[1:]
+        elif path.startswith("~"):
+            path = os.path.expanduser(path)  # ~user
         joined = posixpath.join(cwd, path)
         lexical = posixpath.normpath(joined)
         try:
@@ -86,6 +91,22 @@ def _git_dirs(project: Path) -> list[Path]:
     return []
 
 
+def _hooks_path(config: Path) -> str | None:
+    """``core.hooksPath`` of a git config file (git runs the hooks it finds there), or None."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]").split()[0].lower() if line.strip("[]").split() else ""
+        elif section == "core" and "=" in line and line.split("=", 1)[0].strip().lower() == "hookspath":
+            return os.path.expanduser(line.split("=", 1)[1].strip().strip('"')) or None
+    return None
+
+
 def protected_targets(
     project: str, *, state_dirs: Iterable[Path] = (), role_dirs: Iterable[Path] = (), runtime_dir: str | None = None
 ) -> tuple[Protected, ...]:
@@ -110,6 +131,9 @@ def protected_targets(
         add(git_dir / "hooks", "the repository's git hooks folder", writes_only=True)
         add(git_dir / "config", "the repository's git config", writes_only=True, tree=False)
         add(git_dir / "config.worktree", "the worktree's git config", writes_only=True, tree=False)
+        hooks_path = _hooks_path(git_dir / "config")
+        if hooks_path is not None:
+            add(Path(project) / hooks_path, "the folder core.hooksPath names for git hooks", writes_only=True)
     return (*targets, *GIT_TARGETS)
 
 
@@ -178,22 +202,10 @@ async def decide_builtin_call(
             False, "deny", "polter:hook", f"{call.cli_tool}: the hook names no directory, so paths cannot be judged"
         )
     else:
-        protected = protected_targets(
-            project,
-            state_dirs=(gateway.config.state_dir,),
-            role_dirs=[layer.path for layer in gateway.roles.layers],
-            runtime_dir=request.runtime_dir,
+        recent_input = pane.recent_input(gateway.policy.input_window)
+        verdict = await asyncio.to_thread(
+            _decide_off_loop, gateway, pane, call, project, request, resolve, tuple(recent_input)
         )
-        builtin = BuiltinRequest(
-            call=call,
-            project=os.path.realpath(project),
-            home=str(Path.home()),
-            resolve=resolve,
-            protected=protected,
-            recent_input=pane.recent_input(gateway.policy.input_window),
-            phase=pane.phase,
-        )
-        verdict = gateway.policy.decide_builtin(pane, builtin)
         grant = (f"builtin:{call.kind}", target)
         if verdict.decision == "ask" and grant in pane.grants:
             verdict = Verdict(
@@ -225,6 +237,35 @@ async def decide_builtin_call(
     )
     await gateway.audit.write(row)
     return auth
+
+
+def _decide_off_loop(
+    gateway: Gateway,
+    pane: RegisteredPane,
+    call: BuiltinCall,
+    project: str,
+    request: HookRequest,
+    resolve: Resolver,
+    recent_input: tuple[str, ...],
+) -> Verdict:
+    """The pure decision plus the disk reads it needs (symlinks, git dirs), run in a worker thread: reading a
+    long command line takes milliseconds to seconds, and the gateway's event loop serves every pane."""
+    protected = protected_targets(
+        project,
+        state_dirs=(gateway.config.state_dir,),
+        role_dirs=[layer.path for layer in gateway.roles.layers],
+        runtime_dir=request.runtime_dir,
+    )
+    builtin = BuiltinRequest(
+        call=call,
+        project=os.path.realpath(project),
+        home=str(Path.home()),
+        resolve=resolve,
+        protected=protected,
+        recent_input=recent_input,
+        phase=pane.phase,
+    )
+    return gateway.policy.decide_builtin(pane, builtin)
 
 
 def _now() -> datetime:

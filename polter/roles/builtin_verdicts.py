@@ -15,13 +15,15 @@ Pure: paths arrive resolved by the request's resolver.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from polter.protocol import Decision
-from polter.roles.builtins import HOLE, Access, BuiltinCall, BuiltinMatcher, Protected, Resolver, accesses
+from polter.roles.builtin_matcher import BuiltinMatcher, could_match
+from polter.roles.builtins import HOLE, Access, BuiltinCall, Protected, Resolver, accesses
 from polter.roles.patterns import normalise_text
 
 __all__ = ["BuiltinRequest", "BuiltinRules", "decide_builtin"]
@@ -100,12 +102,14 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
         judged = [_judge(rules, request, replace(access, subject=form, forms=(form,))) for form in access.forms]
         return max(judged, key=lambda item: _RANK[item.decision])
     named = _named(access)
-    guard = _protected(request, access)
-    if guard is not None:
+    guard, surely = _protected(request, access)
+    if guard is not None and surely and not access.unsure:
         why = f"{named} is refused: the path is within {guard.what}, which no role can " + (
             "write (writing it runs code outside any rule)." if guard.writes_only else "open."
         )
         return _Judged("deny", "protected", why, access)
+    if guard is not None:
+        access = replace(access, unsure=access.unsure or f"it could reach {guard.what}, which no role can open")
     hits, sure = rules.matcher.matches(access, request.project, request.home)
     candidates = [(rules.labels[pattern.text][0], pattern.text) for pattern, _rank in hits]
     strictest = max(candidates, key=lambda item: _RANK[item[0]], default=None)
@@ -124,6 +128,8 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
             )
         if strictest is not None:
             why += f' (it could also match "{strictest[1]}": part of it is known only when it runs)'
+        if access.caveat:
+            why += f" ({access.caveat}, so the read-only list does not cover it)"
     else:
         decision, pattern = strictest
         rule = rules.labels[pattern][1]
@@ -156,6 +162,9 @@ def _judge(rules: BuiltinRules, request: BuiltinRequest, access: Access) -> _Jud
                 f"(or ask the human) to move to the action phase, then try again.",
                 access,
             )
+    if decision == "allow" and access.unsure:
+        why = f"{named} cannot be read for sure ({access.unsure}), so the human is asked ({why})"
+        return _Judged("ask", "polter:unsure", why + ".", access)
     return _Judged(decision, rule, why + ".", access)
 
 
@@ -172,24 +181,79 @@ def _named(access: Access) -> str:
     return f"the tool {access.shown}"
 
 
-def _protected(request: BuiltinRequest, access: Access) -> Protected | None:
-    """The protected target ``access`` opens (or, for a path known only when it runs, could open)."""
+def _protected(request: BuiltinRequest, access: Access) -> tuple[Protected | None, bool]:
+    """The protected target ``access`` opens, and whether surely: a path known only when it runs, a glob or a
+    folder's whole tree that could reach one is not sure (the call is asked about, never allowed)."""
     if access.kind not in ("read", "write"):
-        return None
+        return None, False
+    unsure: Protected | None = None
     for form in access.forms or (access.subject,):
-        known, dynamic = form.split(HOLE, 1)[0], HOLE in form
         for target in request.protected:
             if target.writes_only and access.kind != "write":
                 continue
-            if not dynamic and target.covers(form):
-                return target
-            if (
-                dynamic
-                and known.startswith("/")
-                and (target.covers(known.rstrip("/")) or target.path.startswith(known))
-            ):
-                return target
+            for option in expand_braces(form):
+                reach = _reaches(target, option, access.tree)
+                if reach == "surely":
+                    return target, True
+                if reach == "could":
+                    unsure = unsure or target
+    return unsure, False
+
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _reaches(target: Protected, form: str, tree: bool) -> str | None:
+    """Whether the path ``form`` (a glob, a hole, a whole tree) reaches ``target``: "surely", "could" or None."""
+    if HOLE not in form and not _GLOB.search(form):
+        if target.covers(form):
+            return "surely"
+        inside = target.path if not target.anywhere else None
+        return "could" if tree and inside is not None and inside.startswith(form.rstrip("/") + "/") else None
+    known = form.split(HOLE, 1)[0]
+    if HOLE in form and known.startswith("/") and (target.covers(known.rstrip("/")) or target.path.startswith(known)):
+        return "surely" if target.covers(known.rstrip("/")) else "could"
+    segments = [part for part in target.path.strip("/").split("/") if part]
+    literal = [part for part in re.split(r"[/\x00]", form) if part and not _GLOB.search(part)]
+    near = HOLE in form and any(part in segments[-2:] for part in literal)
+    if _GLOB.search(form) and HOLE not in form:
+        return "could" if _glob_reaches(target, form) else None
+    if near and could_match(_path_tokens(target.path, target.anywhere), _path_tokens(form, False)):
+        return "could"
     return None
+
+
+def _glob_reaches(target: Protected, glob: str) -> bool:
+    """Whether some path the glob names is within ``target`` (segment by segment, as the shell expands it)."""
+    parts = glob.strip("/").split("/")
+    wanted = target.path.strip("/").split("/")
+    starts = range(len(parts) - len(wanted) + 1) if target.anywhere else [0]
+    for start in starts:
+        window = parts[start : start + len(wanted)]
+        if len(window) == len(wanted) and all(
+            fnmatch.fnmatchcase(name, part) for part, name in zip(window, wanted, strict=True)
+        ):
+            return True
+    return False
+
+
+def _path_tokens(path: str, anywhere: bool) -> list[str]:
+    tokens = ["ANY"] if anywhere else []
+    tokens += ["ANY" if char == HOLE else char for char in path]
+    return tokens + ["ANY"]
+
+
+def expand_braces(word: str, limit: int = 64) -> list[str]:
+    """Bash's brace expansion of a path (``.git/{hooks,x}`` → both), up to ``limit`` results."""
+    match = re.search(r"\{([^{}]*,[^{}]*)\}", word)
+    if match is None:
+        return [word]
+    results: list[str] = []
+    for choice in match[1].split(","):
+        results += expand_braces(word[: match.start()] + choice + word[match.end() :], limit)
+        if len(results) >= limit:
+            break
+    return results[:limit]
 
 
 def strictest(decisions: Sequence[Decision]) -> Decision:

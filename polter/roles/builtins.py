@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
-from polter.roles.shell import HOLE, CommandLine, SimpleCommand, split_command_line
+from polter.roles.command_effects import command_paths, network_targets, read_only_caveat
+from polter.roles.shell import HOLE, CommandLine, split_command_line
+from polter.roles.spellings import strict_spellings
+from polter.roles.urls import parse_url
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -40,7 +43,6 @@ __all__ = [
     "READ_ONLY_COMMANDS",
     "Access",
     "BuiltinCall",
-    "BuiltinMatcher",
     "BuiltinPattern",
     "Protected",
     "accesses",
@@ -273,6 +275,9 @@ class Protected:
     """``path`` is a relative tail (``.git/hooks``) protected wherever it appears."""
 
     def covers(self, path: str) -> bool:
+        if self.anywhere and "**" in self.path:  # .git/modules/**/hooks: a submodule's, however deep
+            inner = "/(?:[^/]+/)*?".join(re.escape(part.strip("/")) for part in self.path.split("**"))
+            return re.search(f"/{inner}{'(?:/|$)' if self.tree else '$'}", path) is not None
         if self.anywhere:
             tail = "/" + self.path.strip("/")
             return path.endswith(tail) or (self.tree and tail + "/" in path)
@@ -290,6 +295,8 @@ def lexical_resolver(cwd: str, home: str) -> Resolver:
     def resolve(path: str) -> tuple[str, ...]:
         if path == "~" or path.startswith("~/"):
             path = home + path[1:]
+        elif path.startswith("~"):
+            path = posixpath.expanduser(path)  # ~user
         return (posixpath.normpath(posixpath.join(cwd, path)),)
 
     return resolve
@@ -307,103 +314,21 @@ class Access:
     forms: tuple[str, ...] = ()
     """For a path: every normalised form (lexical, real); rules match each, the strictest wins."""
     host: str | None = None
+    spellings: tuple[str, ...] = ()
+    """For a command: its other spellings, which ask and deny rules match too (never an allow)."""
+    caveat: str | None = None
+    """For a command: why it is not read-only as spelled, though the read-only list names it."""
+    unsure: str | None = None
+    """Why this part cannot be read for sure: it is never allowed, at most asked about."""
+    tree: bool = False
+    """For a path: the folder and everything under it (``grep -r``, ``tar -x``)."""
 
 
-_WRITES_ALL = frozenset({"rm", "rmdir", "touch", "mkdir", "unlink", "shred", "mv", "tee", "truncate"})
-_WRITES_AFTER_FIRST = frozenset({"chmod", "chown", "chgrp"})
-_WRITES_LAST = frozenset({"cp", "ln", "install", "rsync", "scp"})
-_PATHISH = re.compile(r"^(?:~|\.{1,2}(?:/|$)|/)|/")
-
-
-@dataclass(frozen=True, slots=True)
-class _Output:
-    """How a command that otherwise only reads is told to write a file."""
-
-    options: tuple[str, ...] = ()
-    """Options whose value is the file written: ``-o FILE``, ``-oFILE``, ``--output=FILE``, ``-fprint FILE``."""
-    short_values: str = ""
-    """Its one-letter options that take a value, so that ``-ro FILE`` and ``-t, -o FILE`` are read as getopt does."""
-    operand: int | None = None
-    """Which operand (0-based) is the file written: ``uniq IN OUT``."""
-
-
-_OUTPUTS: dict[str, _Output] = {
-    "find": _Output(options=("-fprint", "-fprint0", "-fprintf", "-fls")),
-    "git": _Output(options=("--output",)),
-    "sort": _Output(options=("-o", "--output"), short_values="kotST"),
-    "tree": _Output(options=("-o",), short_values="LPIoHT"),
-    "uniq": _Output(short_values="fsw", operand=1),
-    "xxd": _Output(short_values="cglosn", operand=1),
-}
-"""Read-only commands (:data:`READ_ONLY_COMMANDS`) that can still write a file, and how."""
-
-
-def _shell_path_accesses(command: SimpleCommand) -> list[tuple[str, bool]]:
-    """(path, written) for the paths a command names: all arguments of known writers, path-like ones of others."""
-    words = command.words
-    name = words[0].rsplit("/", 1)[-1]
-    operands = [word for word in words[1:] if not word.startswith("-") or word == "-"]
-    found: list[tuple[str, bool]] = []
-    if name in _WRITES_ALL:
-        found = [(word, True) for word in operands]
-    elif name in _WRITES_AFTER_FIRST:
-        found = [(word, True) for word in operands[1:]]
-    elif name in _WRITES_LAST and operands:
-        found = [(word, False) for word in operands[:-1]] + [(operands[-1], True)]
-    elif name in ("sed", "perl") and any(word == "-i" or word.startswith(("-i", "--in-place")) for word in words[1:]):
-        found = [(word, True) for word in operands[1:]]
-    elif name == "dd":
-        found = [(word[3:], word.startswith("of=")) for word in words[1:] if word.startswith(("if=", "of="))]
-    elif name == "git" and words[1:2] == ("config",) and not _git_config_reads(words[2:]):
-        found = [(".git/config", True)]
-    else:
-        written = _output_files(name, words[1:])
-        found = [(word, True) for word in written]
-        found += [
-            (word, False) for word in operands if _PATHISH.search(word) and "://" not in word and word not in written
-        ]
-    return found
-
-
-def _output_files(name: str, arguments: Sequence[str]) -> list[str]:
-    """The files an otherwise read-only command writes (:data:`_OUTPUTS`)."""
-    output = _OUTPUTS.get(name)
-    if output is None:
-        return []
-    written: list[str] = []
-    operands: list[str] = []
-    index = 0
-    while index < len(arguments):
-        word = arguments[index]
-        following = arguments[index + 1] if index + 1 < len(arguments) else None
-        long_option = word.split("=", 1)[0]
-        if word.startswith("--") or long_option in output.options:  # --output=F, --output F, find's -fprint F
-            if long_option in output.options:
-                value = word.split("=", 1)[1] if "=" in word else following
-                written += [value] if value is not None else []
-                index += "=" not in word
-        elif word.startswith("-") and word != "-":  # a group of one-letter options: -r, -ro F, -oF, -t,
-            for position, letter in enumerate(word[1:], start=1):
-                if letter in output.short_values:
-                    value = word[position + 1 :] or following
-                    if f"-{letter}" in output.options and value is not None:
-                        written.append(value)
-                    index += not word[position + 1 :]
-                    break
-        else:
-            operands.append(word)
-        index += 1
-    if output.operand is not None:
-        written += operands[output.operand : output.operand + 1]
-    return written
-
-
-def _git_config_reads(options: Sequence[str]) -> bool:
-    reading = ("--get", "--get-all", "--get-regexp", "--list", "-l", "--show-origin", "--show-scope", "--get-urlmatch")
-    return (
-        any(option.startswith(reading) for option in options)
-        or len([word for word in options if not word.startswith("-")]) == 1
-    )
+_PROCESS_PATHS = re.compile(r"^/(?:proc/|dev/fd/(?![0-9]+$)|dev/std(?:in|out|err)/)")
+"""Paths through a process's own view (``/proc/self/cwd``, ``/dev/fd/../cwd``): where they lead depends on the
+process that opens them, not on the gateway, so they are known only when the line runs."""
+_NETWORK_DEVICES = re.compile(r"^/dev/(tcp|udp)/([^/]+)/([^/]+)$")
+"""bash's own sockets: ``cat < /dev/tcp/HOST/PORT``."""
 
 
 def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = None) -> tuple[list[Access], str | None]:
@@ -411,35 +336,75 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
     found: list[Access] = []
     problem = None
 
-    def path(path_text: str, write: bool, shown: str | None = None) -> None:
+    def path(
+        path_text: str,
+        write: bool,
+        shown: str | None = None,
+        cwd: str | None = None,
+        tree: bool = False,
+        unsure: str | None = None,
+    ) -> None:
         kind = "write" if write else "read"
+        shown = shown or path_text.replace(HOLE, "…")
+        device = _NETWORK_DEVICES.match(path_text)
+        if device is not None:
+            web(f"{device[1]}://{device[2]}:{device[3]}")
+            return
+        if cwd is not None and not path_text.startswith(("/", "~")):
+            path_text = posixpath.join(cwd, path_text)
+        if _PROCESS_PATHS.match(path_text):
+            path_text = HOLE  # where it leads is the process's, not the gateway's
         forms: tuple[str, ...]
         if HOLE in path_text:
             known = path_text.split(HOLE, 1)[0]
-            forms = (resolve(known)[0] + HOLE,) if known and not known.endswith("/") and known != "~" else (HOLE,)
+            tail = path_text[len(known) :]
+            head = resolve(known)[0] if known and known not in ("~", "~/") else ""
             if known.endswith("/") or known in ("~", "~/"):
-                forms = (resolve(known)[0].rstrip("/") + "/" + HOLE,) if known else (HOLE,)
+                head = (resolve(known)[0].rstrip("/") + "/") if known else ""
+            forms = (head + tail,)
         else:
             forms = resolve(path_text)
-        found.append(Access(kind, forms[0], shown or path_text.replace(HOLE, "…"), forms=forms))
+        found.append(Access(kind, forms[0], shown, forms=forms, tree=tree, unsure=unsure))
+
+    def web(url: str, shown: str | None = None) -> None:
+        parsed = parse_url(url) if HOLE not in url else None
+        if parsed is None:
+            unsure = None if HOLE in url else "its host cannot be read for sure"
+            found.append(Access("web", HOLE, shown or f"fetching {url.replace(HOLE, '…')}", host=HOLE, unsure=unsure))
+        else:
+            found.append(Access("web", parsed[0], shown or url, host=parsed[1]))
 
     if call.kind == "shell":
         line = line or split_command_line(call.command or "")
         problem = line.problem
         for command in line.commands:
-            shown = "a command known only when the line runs" if command.text == HOLE else f"`{command}`"
-            found.append(Access("shell", command.text, shown))
+            if command.text == HOLE:
+                shown = command.why or "a command known only when the line runs"
+                found.append(Access("shell", HOLE, shown, unsure=command.why or None))
+                continue
+            found.append(
+                Access(
+                    "shell",
+                    command.text,
+                    f"`{command}`",
+                    spellings=tuple(strict_spellings(command.words)),
+                    caveat=read_only_caveat(command.words),
+                )
+            )
             if command.words and HOLE not in command.words[0]:
-                for path_text, write in _shell_path_accesses(command):
-                    path(path_text, write)
+                for use in command_paths(command.words):
+                    path(use.path, use.write, cwd=command.cwd, tree=use.tree, unsure=use.unsure)
+                for url in network_targets(command.words):
+                    web(url, f"`{command}` reaching {url.replace(HOLE, 'a remote')}")
         for redirect in line.redirects:
             path(
                 redirect.path,
                 redirect.write,
                 f"{redirect.path.replace(HOLE, '…')} (redirected {'to' if redirect.write else 'from'})",
+                cwd=redirect.cwd,
             )
         if problem is not None:
-            found.append(Access("shell", HOLE, "a part the shell parser cannot read"))
+            found.append(Access("shell", HOLE, f"a part the shell reading cannot follow ({problem})", unsure=problem))
         if not found:  # nothing but blanks or comments: judged as written
             found.append(Access("shell", (call.command or "").strip(), f"`{(call.command or '').strip()}`"))
     elif call.kind in PATH_KINDS:
@@ -447,8 +412,7 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
             path(path_text, call.kind == "write")
     elif call.kind == "web":
         for url in call.urls:
-            host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", url, flags=re.I).split("/", 1)[0].rsplit("@", 1)[-1]
-            found.append(Access("web", url, url, host=host.split(":", 1)[0].lower()))
+            web(url)
         if call.query is not None:
             found.append(Access("web", "search", f"the web search {call.query!r}"))
         if not found:
@@ -460,227 +424,3 @@ def accesses(call: BuiltinCall, resolve: Resolver, line: CommandLine | None = No
     else:
         found.append(Access(call.kind, call.cli_tool, call.cli_tool))
     return found, problem
-
-
-# -- matching ------------------------------------------------------------------------------------------
-
-
-def _glob_tokens(glob: str, *, path: bool) -> list[str]:
-    """A glob as tokens: literal characters, ``ANY`` (crosses '/'), ``SEG`` (one path segment's worth)."""
-    tokens: list[str] = []
-    index = 0
-    while index < len(glob):
-        char = glob[index]
-        if char == "*":
-            double = glob.startswith("**", index)
-            tokens.append("ANY" if double or not path else "SEG")
-            index += 2 if double else 1
-        elif char == HOLE:
-            tokens.append("ANY")
-            index += 1
-        else:
-            tokens.append(char)
-            index += 1
-    return tokens
-
-
-def _regex(tokens: list[str]) -> re.Pattern[str]:
-    parts = [".*" if token == "ANY" else "[^/]*" if token == "SEG" else re.escape(token) for token in tokens]
-    return re.compile("".join(parts), re.DOTALL)
-
-
-def could_match(rule: list[str], subject: list[str]) -> bool:
-    """Whether some value of ``subject``'s holes matches ``rule`` (both as tokens; every wildcard counted
-    as crossing '/', which errs on the strict side)."""
-    rule = ["ANY" if token == "SEG" else token for token in rule]
-    rows, cols = len(rule), len(subject)
-    reach = [[False] * (cols + 1) for _ in range(rows + 1)]
-    reach[rows][cols] = True
-    for i in range(rows, -1, -1):
-        for j in range(cols, -1, -1):
-            if i == rows and j == cols:
-                continue
-            a = rule[i] if i < rows else None
-            b = subject[j] if j < cols else None
-            ok = False
-            if a == "ANY":
-                ok = reach[i + 1][j] or (j < cols and reach[i][j + 1])
-            if not ok and b == "ANY":
-                ok = reach[i][j + 1] or (i < rows and reach[i + 1][j])
-            if not ok and a is not None and b is not None and a != "ANY" and b != "ANY":
-                ok = a == b and reach[i + 1][j + 1]
-            reach[i][j] = ok
-    return reach[0][0]
-
-
-@dataclass(slots=True)
-class _Compiled:
-    pattern: BuiltinPattern
-    rank: int
-    tokens: list[str] = field(default_factory=list)
-    regex: re.Pattern[str] | None = None
-    prefix: str | None = None
-    """For a rule of the form LITERAL* : the literal (a subject starting with it is surely matched)."""
-
-
-class BuiltinMatcher:
-    """The role's built-in rules, ready to answer "which rules match this access, and how strictly".
-
-    Built from ``(pattern, rank)`` pairs (rank: 0 allow, 1 ask, 2 deny) plus the pane's directory and
-    home, which anchor relative and ``~`` path patterns.
-    """
-
-    def __init__(self, patterns: Iterable[tuple[BuiltinPattern, int]]) -> None:
-        self._rules: dict[str, list[tuple[BuiltinPattern, int]]] = {}
-        self._tools: list[tuple[re.Pattern[str], BuiltinPattern, int]] = []
-        for pattern, rank in patterns:
-            if pattern.tool_name:
-                regex = re.compile(".*".join(re.escape(part) for part in pattern.kind.split("*")))
-                self._tools.append((regex, pattern, rank))
-            else:
-                self._rules.setdefault(pattern.kind, []).append((pattern, rank))
-        self._compiled: dict[tuple[str, str, str], list[_Compiled]] = {}
-
-    def has(self, kind: str) -> bool:
-        return bool(self._rules.get(kind))
-
-    def _for(self, kind: str, project: str, home: str) -> list[_Compiled]:
-        key = (kind, project, home)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            compiled = []
-            for pattern, rank in self._rules.get(kind, ()):
-                compiled += _compile(pattern, rank, project, home)
-            if len(self._compiled) > 256:
-                self._compiled.clear()
-            self._compiled[key] = compiled
-        return compiled
-
-    def matches(self, access: Access, project: str, home: str) -> tuple[list[tuple[BuiltinPattern, int]], bool]:
-        """The rules that match (or, for a dynamic subject, could match) ``access``, and whether one of them
-        surely matches (so the default cannot apply)."""
-        if access.kind not in BUILTIN_KINDS:
-            tool_hits = [(pattern, rank) for regex, pattern, rank in self._tools if regex.fullmatch(access.kind)]
-            return tool_hits, bool(tool_hits)
-        rules = self._for(access.kind, project, home)
-        hits: list[tuple[BuiltinPattern, int]] = []
-        sure = False
-        subjects = _subjects(access)
-        for rule in rules:
-            if rule.pattern.argument is None:
-                hits.append((rule.pattern, rule.rank))
-                sure = True
-                continue
-            if access.kind == "web" and rule.pattern.argument.startswith("domain:"):
-                if access.host is None:
-                    continue
-                subject_list = [access.host]
-            else:
-                subject_list = subjects
-            hit, surely = _rule_hits(rule, subject_list)
-            if hit:
-                hits.append((rule.pattern, rule.rank))
-                sure = sure or surely
-        return hits, sure
-
-
-def _subjects(access: Access) -> list[str]:
-    if access.kind in PATH_KINDS:
-        return list(access.forms or (access.subject,))
-    if access.kind == "shell" and access.subject and HOLE not in access.subject.split(" ", 1)[0]:
-        words = access.subject.split(" ")
-        base = words[0].rsplit("/", 1)[-1]
-        if base != words[0]:
-            return [access.subject, " ".join([base, *words[1:]])]
-    return [access.subject]
-
-
-def _rule_hits(rule: _Compiled, subjects: list[str]) -> tuple[bool, bool]:
-    """Whether ``rule`` matches one of the subjects (a path's forms, a command as written and by its
-    program's name): (could, surely)."""
-    if isinstance(rule, _Outside):
-        return rule.hits(subjects)
-    could = sure = False
-    for subject in subjects:
-        if HOLE not in subject:
-            if rule.regex is not None and rule.regex.fullmatch(subject):
-                return True, True
-            continue
-        if could_match(rule.tokens, _glob_tokens(subject, path=False)):
-            could = True
-            known = subject.split(HOLE, 1)[0]
-            if rule.prefix is not None and known.startswith(rule.prefix):
-                sure = True
-    return could, sure
-
-
-def _compile(pattern: BuiltinPattern, rank: int, project: str, home: str) -> list[_Compiled]:
-    """A pattern as one or more matchable rules (a selector or path set expands to several)."""
-    argument = pattern.argument
-    if argument is None:
-        return [_Compiled(pattern, rank)]
-    if pattern.kind == "shell":
-        globs = list(READ_ONLY_COMMANDS) if argument == "@read-only" else [argument]
-        return [_glob_rule(pattern, rank, glob, path=False) for glob in globs]
-    if pattern.kind in PATH_KINDS:
-        if argument == "@project":
-            return [
-                _glob_rule(pattern, rank, project, path=True),
-                _glob_rule(pattern, rank, project + "/**", path=True),
-            ]
-        if argument == "@outside":
-            return [_Outside(pattern, rank, project)]
-        return [_glob_rule(pattern, rank, _anchor(argument, project, home), path=True)]
-    if pattern.kind == "web" and argument.startswith("domain:"):
-        return [_glob_rule(pattern, rank, argument[len("domain:") :].lower(), path=False)]
-    return [_glob_rule(pattern, rank, argument, path=False)]
-
-
-def _glob_rule(pattern: BuiltinPattern, rank: int, glob: str, *, path: bool) -> _Compiled:
-    """A glob as a rule; Claude Code's ``cmd:*`` means the command alone, or followed by a space and anything."""
-    if not path and glob.endswith(":*"):
-        stem = glob[:-2]
-        tokens = _glob_tokens(stem, path=False)
-        regex = re.compile(_regex(tokens).pattern + r"(?: .*)?", re.DOTALL)
-        return _Compiled(pattern, rank, tokens + ["ANY"], regex, stem + " " if "*" not in stem else None)
-    tokens = _glob_tokens(glob, path=path)
-    prefix = glob[:-1] if glob.endswith("*") and "*" not in glob[:-1] and not path else None
-    if path and glob.endswith("/**") and "*" not in glob[:-3]:
-        prefix = glob[:-2]
-    return _Compiled(pattern, rank, tokens, _regex(tokens), prefix)
-
-
-class _Outside(_Compiled):
-    """``@outside``: any path that is not the pane's directory or under it."""
-
-    def __init__(self, pattern: BuiltinPattern, rank: int, project: str) -> None:
-        super().__init__(pattern, rank, ["ANY"], None, None)
-        self.project = project
-
-    def inside(self, path: str) -> bool:
-        return path == self.project or path.startswith(self.project.rstrip("/") + "/")
-
-    def hits(self, subjects: list[str]) -> tuple[bool, bool]:
-        """A form outside surely matches; a dynamic path could always leave (``$X`` may hold ``../..``)."""
-        could = sure = False
-        for subject in subjects:
-            known = subject.split(HOLE, 1)[0]
-            if HOLE not in subject:
-                if not self.inside(subject):
-                    return True, True
-                continue
-            could = True
-            sure = sure or (known.startswith("/") and not self.inside(known) and not self.project.startswith(known))
-        return could, sure
-
-
-def _anchor(argument: str, project: str, home: str) -> str:
-    """A path pattern as an absolute glob: ``~/`` → home, ``//x`` and ``/x`` absolute, else under the project."""
-    if argument == "~" or argument.startswith("~/"):
-        return home + argument[1:]
-    if argument.startswith("//"):
-        return argument[1:]
-    if argument.startswith("/"):
-        return argument
-    relative = argument[2:] if argument.startswith("./") else argument
-    return posixpath.join(project, relative) if relative else project

@@ -31,8 +31,9 @@ from typing import Any, NamedTuple
 
 from polter.errors import RoleError
 from polter.protocol import FLOOR_SERVER, Decision, Phase
+from polter.roles.builtin_matcher import BuiltinMatcher
 from polter.roles.builtin_verdicts import BuiltinRequest, BuiltinRules, decide_builtin
-from polter.roles.builtins import BuiltinMatcher, is_builtin_pattern, parse_builtin_pattern
+from polter.roles.builtins import is_builtin_pattern, parse_builtin_pattern
 from polter.roles.models import DECISIONS, Role
 from polter.roles.patterns import NameMatcher, ToolMatcher, keyword_regex, normalise_text, parse_tool_pattern
 

@@ -94,7 +94,9 @@ def test_non_ascii_text_is_kept_and_cannot_crash_the_parser(monkeypatch: pytest.
     """tree-sitter-bash 0.25.1 calls C's ``isalpha`` on characters above 255, reading outside its table: ``{``
     followed by a 4-byte character segfaults the process, depending on memory layout (tree-sitter-bash#337). The
     parser sees only ASCII (stand-ins for other characters); the words keep the line's own characters."""
-    lines = [prefix + chr(code) for prefix in ("{", "]{", "a {", "echo ]{") for code in range(0x70000, 0x110000, 0x4000)]
+    lines = [
+        prefix + chr(code) for prefix in ("{", "]{", "a {", "echo ]{") for code in range(0x70000, 0x110000, 0x4000)
+    ]
     script = "import sys\nfrom polter.roles.shell import split_command_line\nfor line in sys.argv[1:]: split_command_line(line)"
     result = subprocess.run([sys.executable, "-c", script, *lines], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"the parser crashed (exit {result.returncode}): {result.stderr[-500:]}"
@@ -108,10 +110,13 @@ def test_non_ascii_text_is_kept_and_cannot_crash_the_parser(monkeypatch: pytest.
             return real.parse(source)
 
     monkeypatch.setattr(shell_module, "_parser", Recording)
-    parsed = [split_command_line(line) for line in ("]{\U000e2557\xaaz", 'git commit -m "🎉 é" && bash -c "rm -rf ~/é"')]
+    parsed = [
+        split_command_line(line) for line in ("]{\U000e2557\xaaz", 'git commit -m "🎉 é" && bash -c "rm -rf ~/é"')
+    ]
     assert seen and all(byte < 0x80 for source in seen for byte in source), seen
     assert [[command.text for command in line.commands] for line in parsed] == [
-        ["]{\U000e2557\xaaz"], ["git commit -m 🎉 é", "rm -rf ~/é"]
+        ["]{\U000e2557\xaaz"],
+        ["git commit -m 🎉 é", "rm -rf ~/é"],
     ]
     assert shell('git commit -m "🎉 é" && git push') == "deny"
 
@@ -245,7 +250,9 @@ def test_read_only_commands_made_to_run_a_program_are_not_read_only(line: str) -
     assert shell(line) == "ask", line
 
 
-@pytest.mark.parametrize("line", ["LANG=C ls", "env LC_ALL=C NO_COLOR=1 wc -l x", "git -c color.ui=never log", "n=$(pwd)"])
+@pytest.mark.parametrize(
+    "line", ["LANG=C ls", "env LC_ALL=C NO_COLOR=1 wc -l x", "git -c color.ui=never log", "n=$(pwd)"]
+)
 def test_settings_that_only_change_how_things_print_stay_read_only(line: str) -> None:
     assert shell(line) == "allow", line
 

@@ -197,11 +197,23 @@ def test_explain_judges_a_shell_command_or_a_path(capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "roles", "explain", "researcher", "--kind", "shell", "ls && git push origin main")
     assert code == 0 and "decision: ask" in out and "runs:     ls; git push origin main" in out
     assert "protected (no role can open" in out and ".git/hooks *" in out
-    code, out, _ = run(capsys, "roles", "explain", "coder", "--kind", "write", "a/../.git/hooks/pre-commit",
-                       "--project", str(tmp_path), "--json")
+    code, out, _ = run(
+        capsys,
+        "roles",
+        "explain",
+        "coder",
+        "--kind",
+        "write",
+        "a/../.git/hooks/pre-commit",
+        "--project",
+        str(tmp_path),
+        "--json",
+    )
     verdict = json.loads(out)
     assert code == 0 and (verdict["decision"], verdict["rule"]) == ("deny", "protected")
     code, out, _ = run(capsys, "roles", "explain", "reviewer", "--kind", "shell", "gh pr merge 3", "--json")
     assert json.loads(out)["decision"] == "deny"
-    code, out, _ = run(capsys, "roles", "explain", "researcher", "--kind", "shell", "find . -fprint found.txt", "--json")
+    code, out, _ = run(
+        capsys, "roles", "explain", "researcher", "--kind", "shell", "find . -fprint found.txt", "--json"
+    )
     assert json.loads(out)["decision"] == "deny", out  # the researcher writes nothing, not even through find

@@ -212,7 +212,12 @@ def test_an_unrelated_exception_never_changes_another_tools_decision() -> None:
     seen = Tally()
 
     @example(  # two selectors match contradictory hints: the one reported must not depend on the new pattern
-        {"server_default": "allow", "servers": {}, "tool_default": "allow", "tools": {"@destructive": "deny", "@read-only": "deny"}},
+        {
+            "server_default": "allow",
+            "servers": {},
+            "tool_default": "allow",
+            "tools": {"@destructive": "deny", "@read-only": "deny"},
+        },
         ToolCallRequest("xx", "_", True, True),
         ("tools", "x/@destructive"),
         "allow",
