@@ -126,6 +126,14 @@ class EgressSupervisor:
         self._expect(pane_id)
         self._send(command)
 
+    def rename_role(self, pane_id: str, role: str) -> None:
+        """The pane switched roles: its refusals name the new one (the gateway decides by the new one already)."""
+        command = self._panes.get(pane_id)
+        if command is not None and command["role"] != role:
+            command["role"] = role
+            self._expect(pane_id)
+            self._send(command)
+
     def remove_pane(self, pane_id: str) -> None:
         """Close a pane's socket and cut its open connections."""
         if self._panes.pop(pane_id, None) is not None:

@@ -7,14 +7,18 @@ from pathlib import Path
 from polter.adapters import PaneToPrepare, PreparedPane
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
-from polter.sandbox.confine import PaneFacts, confine, model_api
+from polter.sandbox.confine import ModelApi, PaneFacts, confine
 from polter.session.agents import AgentPane
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["GATEWAY_SOCKET", "confined_launch", "egress_socket_dir"]
+__all__ = ["EGRESS_SOCKET", "GATEWAY_SOCKET", "confined_launch", "egress_socket_dir"]
 
 GATEWAY_SOCKET = Path("gateway") / "gateway.sock"
 """The gateway's panes socket, under the session's run dir (its folder is what every sandbox mounts)."""
+
+
+EGRESS_SOCKET = "egress.sock"
+"""A pane's socket of the egress proxy, in its own folder (what the pane's sandbox mounts)."""
 
 
 def egress_socket_dir(run_dir: Path, pane_id: str) -> Path:
@@ -35,9 +39,9 @@ def confined_launch(
     spec: LaunchSpec,
     policy: BuiltinsPolicy | None,
     *,
+    model: ModelApi,
     run_dir: Path,
     session_state: Path,
-    egress: bool,
 ) -> LaunchSpec:
     """``spec`` (the adapter's launch, or the pane's own ``command``) inside the pane's sandbox."""
     root = pane.runtime_dir
@@ -52,8 +56,8 @@ def confined_launch(
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
         gateway_socket_dir=(run_dir / GATEWAY_SOCKET).parent,
-        egress_socket_dir=egress_socket_dir(run_dir, agent.id) if egress else None,
-        model=model_api(agent.adapter.model_endpoints(pane, spec.environment())),
+        egress_socket_dir=egress_socket_dir(run_dir, agent.id),
+        model=model,
         home=pane.user_home,
     )
     return confine(spec, facts)

@@ -49,6 +49,7 @@ from polter.session.workspace import (
     AuditAppended,
     GatewayDown,
     GatewayUp,
+    NetworkChanged,
     PaneChanged,
     RolesChanged,
     ServersChanged,
@@ -428,6 +429,13 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
                 self._broadcast(wire.ServersEvent(report=report))
             case GatewayDown(reason=reason):
                 self._broadcast(wire.GatewayEvent(up=False, text=reason))
+            case NetworkChanged(up=False, reason=reason):
+                text = f"The panes have no network until Polter's egress proxy is back (restarting): {reason}"
+                self._notify(wire.Notice(text=text, title="Network", severity="warning"))
+            case NetworkChanged(up=True):
+                self._notify(
+                    wire.Notice(text="The panes' network is back (Polter's egress proxy restarted).", title="Network")
+                )
             case GatewayUp(url=url, restarted=restarted):
                 workspace = self.workspace
                 self._broadcast(

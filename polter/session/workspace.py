@@ -37,7 +37,7 @@ from pydantic import SecretStr
 
 from polter.adapters import PaneToPrepare, PreparedPane, TestMode
 from polter.adapters.host import RuntimeDir, write_pane_files
-from polter.errors import ConfigError, ControlError, GatewayError
+from polter.errors import ConfigError, ControlError, EgressError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
     AskAnswer,
@@ -54,8 +54,10 @@ from polter.gateway.models import (
 from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
 from polter.paths import state_dir as default_state_dir
 from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
+from polter.sandbox.confine import ModelApi, model_api
+from polter.sandbox.egress_supervisor import EgressSupervisor
 from polter.session.agents import AgentPane, PanePlan, denied_skills
-from polter.session.confined import GATEWAY_SOCKET, confined_launch
+from polter.session.confined import EGRESS_SOCKET, GATEWAY_SOCKET, confined_launch, egress_socket_dir
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import process_exists
@@ -84,6 +86,15 @@ class GatewayUp:
 class GatewayDown:
     """The gateway died (``reason``); it is being restarted."""
 
+    reason: str
+
+
+@dataclass(frozen=True)
+class NetworkChanged:
+    """The egress proxy, the panes' only way out, died (``up`` false: no pane has a network until it is back;
+    a restart follows) or is back."""
+
+    up: bool
     reason: str
 
 
@@ -141,6 +152,7 @@ class ServersChanged:
 WorkspaceEvent = (
     GatewayUp
     | GatewayDown
+    | NetworkChanged
     | PaneChanged
     | AskRequested
     | AskClosed
@@ -157,6 +169,7 @@ class Workspace:
 
     GatewayUp = GatewayUp
     GatewayDown = GatewayDown
+    NetworkChanged = NetworkChanged
     PaneChanged = PaneChanged
     AskRequested = AskRequested
     AskClosed = AskClosed
@@ -197,6 +210,8 @@ class Workspace:
             on_event=self._on_event,
             on_down=self._gateway_down,
         )
+        self.egress = EgressSupervisor(on_down=self._egress_down, on_up=self._egress_up)
+        """The panes' only way out of their sandboxes' networks (decides by each role's web rules)."""
         self.panes: dict[str, AgentPane] = {}
         self.roles = RolesStatus(names=[], problems=[])
         self.server_names: list[str] = []
@@ -245,6 +260,10 @@ class Workspace:
             self.file_servers = await asyncio.to_thread(load_servers, self.servers_file, expand=False)
         await asyncio.to_thread(self._prepare_run_dir)
         await self.supervisor.start()
+        try:
+            await self.egress.start()
+        except EgressError as exc:  # the panes start without a network (closed) and are told why
+            self._egress_down(str(exc))
         if self.servers_file is not None:
             self._spawn(self._follow_servers_file(self.servers_file), "following the servers file")
 
@@ -296,6 +315,7 @@ class Workspace:
         self.panes.clear()
         for task in list(self._tasks):
             task.cancel()
+        await self.egress.aclose()
         await self.supervisor.aclose()
         await self._stack.aclose()
         RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home (issue 16)
@@ -303,6 +323,8 @@ class Workspace:
     async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
         moved = self._url is not None and gateway.url != self._url
         self._url = gateway.url
+        if moved:
+            self.egress.set_gateway(gateway.url)
         for ask_id in list(self._futures):
             self._ask_over(self.asks.get(ask_id), ask_id)  # the old gateway's asks died with it
         for agent in list(self.panes.values()):
@@ -324,6 +346,13 @@ class Workspace:
     def _gateway_down(self, reason: str) -> None:
         self._down = True
         self._broadcast(GatewayDown(reason))
+
+    def _egress_down(self, reason: str) -> None:
+        self._broadcast(NetworkChanged(False, reason))
+
+    def _egress_up(self, restarted: bool) -> None:
+        if restarted:
+            self._broadcast(NetworkChanged(True, "the egress proxy is back"))
 
     async def _catch_up(self, client: GatewayClient) -> None:
         """Audit rows and asks that happened while nobody followed the events."""
@@ -376,6 +405,7 @@ class Workspace:
         """Forget the pane: the gateway refuses its token from now on; its runtime dir is removed."""
         agent.closed = True
         self.panes.pop(agent.id, None)
+        self.egress.remove_pane(agent.id)
         agent.runtime.remove()
         with contextlib.suppress(GatewayError):
             await self.client.remove(agent.id)
@@ -404,6 +434,9 @@ class Workspace:
         if setup.command:
             spec = spec.model_copy(update={"argv": tuple(setup.command)})
         spec = spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
+        model = model_api(agent.adapter.model_endpoints(pane, spec.environment()))
+        if pane.confined:
+            await self._give_network(agent, pane, model)
         return await asyncio.to_thread(
             confined_launch,
             agent,
@@ -411,10 +444,30 @@ class Workspace:
             prepared,
             spec,
             capabilities.builtins,
+            model=model,
             run_dir=self.run_dir,
             session_state=self.state_dir,
-            egress=False,
         )
+
+    async def _give_network(self, agent: AgentPane, pane: PaneToPrepare, model: ModelApi) -> None:
+        """The pane's socket of the egress proxy, listening before the pane starts (or the pane starts without a
+        network, and the notice says why)."""
+        folder = egress_socket_dir(self.run_dir, agent.id)
+        await asyncio.to_thread(folder.mkdir, 0o700, True, True)
+        self.egress.add_pane(
+            agent.id,
+            socket=str(folder / EGRESS_SOCKET),
+            token=agent.token,
+            gateway=pane.gateway_url,
+            project=str(pane.cwd),
+            role=agent.role,
+            model_hosts=model.hosts,
+            loopback_ports=model.loopback_ports,
+        )
+        try:
+            await self.egress.pane_ready(agent.id)
+        except EgressError as exc:
+            logger.warning("pane %s starts without a network: %s", agent.id, exc)
 
     def _pane(
         self,
@@ -482,6 +535,7 @@ class Workspace:
 
     async def set_role(self, agent: AgentPane, role: str) -> None:
         agent.update(await self.client.set_role(agent.id, role))
+        self.egress.rename_role(agent.id, agent.role)
         await self._role_changed(agent)
 
     async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
