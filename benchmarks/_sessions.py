@@ -41,11 +41,28 @@ def private_dirs() -> Iterator[Path]:
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+UNCONFINED = "POLTER_BENCH_UNCONFINED"
+"""Set to 1: the benchmark's panes run outside the pane sandbox (the reference for what the sandbox costs)."""
+
+
 def write_config(folder: Path, panes: int, *, agents: bool = True) -> Path:
     """A polter.toml with ``panes`` quiet bash panes (shell-adapter agent panes under ``coder``, so the
-    gateway runs as it does for users; ``agents=False`` would still start it: panes come from the config)."""
+    gateway runs as it does for users; ``agents=False`` would still start it: panes come from the config).
+
+    They run in the pane sandbox, as every pane does; with ``$POLTER_BENCH_UNCONFINED`` set, outside it: plain
+    shell panes (``$SHELL`` is a script that starts the same bash) under a role that opts its shell out."""
     path = folder / "polter.toml"
-    pane = f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
+    if os.environ.get(UNCONFINED):
+        shell = folder / "quiet-bash"
+        shell.write_text(f"#!/bin/sh\nexec {BASH} --norc --noprofile\n")
+        shell.chmod(0o755)
+        os.environ["SHELL"] = str(shell)
+        roles = folder / "config" / "roles"
+        roles.mkdir(parents=True, exist_ok=True)
+        (roles / "bench-human.toml").write_text('extends = "coder"\n[sandbox]\nshell = "unconfined"\n')
+        pane = '[[panes]]\nadapter = "shell"\nrole = "bench-human"\n'
+    else:
+        pane = f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
     path.write_text(pane * panes)
     return path
 

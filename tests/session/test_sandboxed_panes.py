@@ -179,3 +179,34 @@ async def test_a_shell_pane_whose_role_opts_out_runs_unconfined(monkeypatch: Any
             type_line(app, pane, 'echo "IN-$POLTER_SANDBOX-X"')
         await wait_for_text(human.terminal, "IN--X")
         await wait_for_text(coder.terminal, "IN-1-X")
+
+
+async def test_the_egress_proxy_dying_closes_the_network_and_the_session_brings_it_back(
+    monkeypatch: Any, project: Path
+) -> None:
+    """Killed, the proxy takes every pane's network with it (closed, never open); the windows are told, the
+    session host starts it again, and the pane's proxy answers again at the same place."""
+    import os
+    import signal
+
+    from polter.session.workspace import NetworkChanged
+    from support.waiting import wait_until
+    from support.workspace_app import workspace_of
+
+    async with workspace_app(monkeypatch, plans(project, "coder"), roles={}) as (app, _pilot):
+        workspace = workspace_of(app)
+        changes: list[NetworkChanged] = []
+        workspace.subscribe(lambda event: changes.append(event) if isinstance(event, NetworkChanged) else None)
+        [pane] = panes(app)
+        check = (
+            "curl -s --noproxy '' -o /dev/null -w 'PROXY-%{http_code}-END\\n' -x \"$HTTPS_PROXY\" http://127.0.0.1:1/"
+        )
+        type_line(app, pane, check)
+        await wait_for_text(pane.terminal, "PROXY-403-END")  # the proxy itself refuses an undeclared loopback port
+        pid = workspace.egress.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await wait_until(lambda: [change.up for change in changes] == [False, True], timeout=30, message="the restart")
+        assert workspace.egress.pid not in (None, pid)
+        type_line(app, pane, "clear; " + check)
+        await wait_for_text(pane.terminal, "PROXY-403-END")
