@@ -23,7 +23,6 @@ what to install or enable (:func:`unavailable`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shlex
 import shutil
@@ -51,6 +50,8 @@ EGRESS_SOCKET_INSIDE: Final = "/run/polter/egress/egress.sock"
 PROXY_PORT_CHOICES: Final = (3128, 8118, 18080, 28080)
 """The proxy's port inside the pane's own network (any free number: the namespace is the pane's alone)."""
 
+LAUNCHERS: Final = 2
+"""bubblewrap, then its first process in the pane's PID namespace: the pane's program is their grandchild."""
 HOME_CODE_FILES: Final = (
     ".bashrc",
     ".bash_profile",
@@ -90,7 +91,7 @@ UNSET_INSIDE: Final = (
 """Variables naming sockets the pane cannot reach."""
 
 _READY_SCRIPT: Final = r"""
-forward() { setsid socat "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr,fork" "$2" </dev/null >/dev/null 2>&1 & }
+forward() { "$SETSID" "$SOCAT" "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr,fork" "$2" </dev/null >/dev/null 2>&1 & }
 listening() {
     while read -r _ address _ state _; do
         [ "$state" = 0A ] && [ "${address#*:}" = "$1" ] && return 0
@@ -126,16 +127,33 @@ class PaneSandbox:
     """Folders the program needs that may lie under a hidden one (``PATH`` entries, Python, Polter itself)."""
 
 
-@functools.cache
+SYSTEM_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+
+
+def system_program(name: str) -> str | None:
+    """A program the sandbox needs, found on ``PATH`` or where the system keeps it (a pane's ``PATH`` may be the
+    user's own choice, without the system's folders)."""
+    return shutil.which(name) or shutil.which(name, path=SYSTEM_PATH)
+
+
+_WORKS: set[str] = set()
+"""The bubblewraps that started a sandbox here (a refusal is asked again: the user may fix it meanwhile)."""
+
+
 def _probe(bwrap: str) -> str | None:
-    """Start an empty sandbox once: the kernel's answer (user namespaces refused, ...) or None."""
+    """Start an empty sandbox (once, if it works): the kernel's answer (user namespaces refused, ...) or None."""
+    if bwrap in _WORKS:
+        return None
     argv = [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user", "--disable-userns"]
-    argv += ["--cap-drop", "ALL", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "true"]
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--proc", "/proc", "--dev", "/dev", "/bin/sh", "-c", ":"]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
-    return None if done.returncode == 0 else (done.stderr.strip() or f"bwrap exited {done.returncode}")
+    if done.returncode != 0:
+        return done.stderr.strip() or f"bwrap exited {done.returncode}"
+    _WORKS.add(bwrap)
+    return None
 
 
 def unavailable() -> str | None:
@@ -146,7 +164,7 @@ def unavailable() -> str | None:
             "start. Run Polter on Linux, or open only a shell pane whose role opts out ([sandbox] shell = "
             '"unconfined").'
         )
-    bwrap, socat = shutil.which("bwrap"), shutil.which("socat")
+    bwrap, socat = system_program("bwrap"), system_program("socat")
     missing = [name for name, path in (("bubblewrap", bwrap), ("socat", socat)) if path is None]
     if missing:
         return (
@@ -169,25 +187,30 @@ def _under(path: Path, folders: Iterable[str | Path]) -> bool:
     return any(text == str(folder) or text.startswith(str(folder).rstrip("/") + "/") for folder in folders)
 
 
-def _git_dirs(project: Path) -> list[Path]:
-    """The git dirs that govern ``project`` (a linked worktree has its own and the repository's common dir)."""
+def _repository(project: Path) -> tuple[Path | None, list[Path]]:
+    """The folder holding the ``.git`` that governs ``project``, and the git dirs (a linked worktree has its own
+    and the repository's common dir)."""
     for folder in (project, *project.parents):
         marker = folder / ".git"
         if marker.is_dir():
-            return [marker]
+            return folder, [marker]
         if marker.is_file():
             try:
                 text = marker.read_text(encoding="utf-8", errors="replace").strip()
             except OSError:
-                return []
+                return folder, []
             if not text.startswith("gitdir:"):
-                return []
+                return folder, []
             own = (folder / text[len("gitdir:") :].strip()).resolve()
             with contextlib.suppress(OSError):
                 common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
-                return [own, common] if common != own else [own]
-            return [own]
-    return []
+                return folder, [own, common] if common != own else [own]
+            return folder, [own]
+    return None, []
+
+
+def _git_dirs(project: Path) -> list[Path]:
+    return _repository(project)[1]
 
 
 def _hooks_path(project: Path) -> Path | None:
@@ -255,7 +278,15 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     rules = sandbox.rules
     if sandbox.home.is_dir() and (rules.home or _under(sandbox.home, HIDDEN_SYSTEM)):
         args += ["--bind" if rules.home else "--ro-bind", str(sandbox.home), str(sandbox.home)]
+    top, git_dirs = _repository(sandbox.project)
+    if top is not None and top != sandbox.project and _under(top, HIDDEN_SYSTEM):
+        args += ["--ro-bind", str(top), str(top)]  # the repository around the pane's folder, for git to find
+        seen.append(top)
     args += ["--bind" if rules.project else "--ro-bind", str(sandbox.project), str(sandbox.project)]
+    for git_dir in sorted(git_dirs, key=lambda path: len(path.parts)):  # a linked worktree's: commits write there
+        if not _under(git_dir, [sandbox.project]) and git_dir.is_dir():
+            args += ["--bind" if rules.project else "--ro-bind", str(git_dir), str(git_dir)]
+            seen.append(git_dir)
     for folder in rules.folders:
         path = Path(folder.path)
         if path.exists() and (folder.writable or in_view(path)):
@@ -290,7 +321,8 @@ def network_script(sandbox: PaneSandbox, proxy_port: int) -> str:
         forwards += [
             (port, f"PROXY:127.0.0.1:127.0.0.1:{port},proxyport={proxy_port}") for port in sandbox.loopback_ports
         ]
-    lines = [_READY_SCRIPT]
+    programs = {name.upper(): shlex.quote(system_program(name) or name) for name in ("socat", "setsid")}
+    lines = [*(f"{name}={path}" for name, path in programs.items()), _READY_SCRIPT]
     lines += [f"forward {port} {shlex.quote(target)}" for port, target in forwards]
     for port, _target in forwards:
         lines.append(
@@ -313,7 +345,7 @@ def proxy_environment(proxy_port: int) -> dict[str, str]:
 
 def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = None) -> LaunchSpec:
     """``spec`` run inside the pane's sandbox."""
-    bwrap = bwrap or shutil.which("bwrap") or "bwrap"
+    bwrap = bwrap or system_program("bwrap") or "bwrap"
     proxy_port = _proxy_port(sandbox)
     argv: list[str] = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     argv += ["--die-with-parent", "--hostname", "polter-pane"]
@@ -325,7 +357,7 @@ def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = Non
         env |= proxy_environment(proxy_port)
     env[ENV_SANDBOX] = "1"
     unset = tuple(dict.fromkeys((*spec.unset_env, *UNSET_INSIDE)))
-    return spec.model_copy(update={"argv": tuple(argv), "env": env, "unset_env": unset})
+    return spec.model_copy(update={"argv": tuple(argv), "env": env, "unset_env": unset, "launchers": LAUNCHERS})
 
 
 def program_folders(env: dict[str, str], argv: Sequence[str]) -> tuple[Path, ...]:

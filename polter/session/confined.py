@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from polter.adapters import PaneToPrepare, PreparedPane
@@ -11,19 +14,31 @@ from polter.sandbox.confine import ModelApi, PaneFacts, confine
 from polter.session.agents import AgentPane
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["EGRESS_SOCKET", "GATEWAY_SOCKET", "confined_launch", "egress_socket_dir"]
-
-GATEWAY_SOCKET = Path("gateway") / "gateway.sock"
-"""The gateway's panes socket, under the session's run dir (its folder is what every sandbox mounts)."""
+__all__ = ["PaneSockets", "confined_launch"]
 
 
-EGRESS_SOCKET = "egress.sock"
-"""A pane's socket of the egress proxy, in its own folder (what the pane's sandbox mounts)."""
+@dataclass(frozen=True)
+class PaneSockets:
+    """Where a session keeps the sockets its panes reach: in the runtime dir (short paths, as a Unix socket's must
+    be; out of every pane's view), each in a folder of its own, which is what a sandbox mounts."""
 
+    root: Path
 
-def egress_socket_dir(run_dir: Path, pane_id: str) -> Path:
-    """The folder of a pane's own egress-proxy socket (mounted into that pane's sandbox alone)."""
-    return run_dir / "egress" / pane_id
+    @classmethod
+    def of_this_session(cls) -> PaneSockets:
+        return cls(runtime_dir() / "panes" / str(os.getpid()))
+
+    @property
+    def gateway(self) -> Path:
+        """The gateway's panes socket (it never serves the control API); every pane's sandbox mounts its folder."""
+        return self.root / "gateway" / "gateway.sock"
+
+    def egress(self, pane_id: str) -> Path:
+        """A pane's own socket of the egress proxy; only that pane's sandbox mounts its folder."""
+        return self.root / "egress" / pane_id / "egress.sock"
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def hidden_folders(session_state: Path) -> tuple[Path, ...]:
@@ -40,7 +55,7 @@ def confined_launch(
     policy: BuiltinsPolicy | None,
     *,
     model: ModelApi,
-    run_dir: Path,
+    sockets: PaneSockets,
     session_state: Path,
 ) -> LaunchSpec:
     """``spec`` (the adapter's launch, or the pane's own ``command``) inside the pane's sandbox."""
@@ -55,8 +70,8 @@ def confined_launch(
         state_folders=state_folders,
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
-        gateway_socket_dir=(run_dir / GATEWAY_SOCKET).parent,
-        egress_socket_dir=egress_socket_dir(run_dir, agent.id),
+        gateway_socket_dir=sockets.gateway.parent,
+        egress_socket_dir=sockets.egress(agent.id).parent,
         model=model,
         home=pane.user_home,
     )

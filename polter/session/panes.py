@@ -99,7 +99,7 @@ class SessionPane:
                 time.monotonic() if now is None else now,
                 terminal.last_output,
                 terminal.last_input,
-                foreground_job=foreground is not None and process is not None and foreground != process.pid,
+                foreground_job=foreground is not None and process is not None and foreground != process.program_pid,
             )
         return state
 

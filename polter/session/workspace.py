@@ -57,7 +57,7 @@ from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
 from polter.sandbox.confine import ModelApi, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
 from polter.session.agents import AgentPane, PanePlan, denied_skills
-from polter.session.confined import EGRESS_SOCKET, GATEWAY_SOCKET, confined_launch, egress_socket_dir
+from polter.session.confined import PaneSockets, confined_launch
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import process_exists
@@ -200,12 +200,13 @@ class Workspace:
         """Every pane's CLI pointed at a fake model API (end-to-end tests of real CLIs in a session)."""
         self._stack = contextlib.AsyncExitStack()
         self.run_dir = self.state_dir / "run" / str(os.getpid())
+        self.sockets = PaneSockets.of_this_session()
         self.supervisor = GatewaySupervisor(
             state_dir=self.state_dir,
             servers_file=self.run_dir / SERVERS_FILE,
             roles_dirs=list(roles_dirs),
             ask_timeout=ask_timeout,
-            pane_socket=self.run_dir / GATEWAY_SOCKET,
+            pane_socket=self.sockets.gateway,
             on_up=self._gateway_up,
             on_event=self._on_event,
             on_down=self._gateway_down,
@@ -317,6 +318,7 @@ class Workspace:
             task.cancel()
         await self.egress.aclose()
         await self.supervisor.aclose()
+        self.sockets.remove()
         await self._stack.aclose()
         RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home (issue 16)
 
@@ -445,18 +447,18 @@ class Workspace:
             spec,
             capabilities.builtins,
             model=model,
-            run_dir=self.run_dir,
+            sockets=self.sockets,
             session_state=self.state_dir,
         )
 
     async def _give_network(self, agent: AgentPane, pane: PaneToPrepare, model: ModelApi) -> None:
         """The pane's socket of the egress proxy, listening before the pane starts (or the pane starts without a
         network, and the notice says why)."""
-        folder = egress_socket_dir(self.run_dir, agent.id)
-        await asyncio.to_thread(folder.mkdir, 0o700, True, True)
+        socket = self.sockets.egress(agent.id)
+        await asyncio.to_thread(socket.parent.mkdir, 0o700, True, True)
         self.egress.add_pane(
             agent.id,
-            socket=str(folder / EGRESS_SOCKET),
+            socket=str(socket),
             token=agent.token,
             gateway=pane.gateway_url,
             project=str(pane.cwd),

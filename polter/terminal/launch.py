@@ -22,6 +22,12 @@ class LaunchSpec(BaseModel):
     )
     cwd: Path | None = Field(default=None, description="Working directory; None means Polter's own.")
     title: str | None = Field(default=None, description="Pane title until the program sets one (OSC 0/2).")
+    launchers: int = Field(
+        default=0,
+        ge=0,
+        description="Processes between the one started and the pane's own program (a sandbox's two): the program is "
+        "found that many generations down, to tell a job in the foreground from the program itself.",
+    )
     refused: str | None = Field(
         default=None,
         description="Why this must not start (a sandbox that cannot be set up): the pane shows it instead of running.",

@@ -59,6 +59,15 @@ class PtyClosedError(RuntimeError):
     """Writing to or resizing a terminal that was closed (a bug in the caller)."""
 
 
+def _first_child(pid: int) -> int | None:
+    """The oldest child of ``pid`` (Linux's ``/proc/PID/task/PID/children``), or None."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
 def describe_exit(returncode: int) -> str:
     """``exited 0``, ``exited 2``, ``killed by SIGKILL``: how a pane header says why its program ended."""
     if returncode >= 0:
@@ -85,8 +94,11 @@ class PtyProcess:
         *,
         on_output: Callable[[bytes], None],
         on_exit: Callable[[int], None],
+        launchers: int = 0,
     ) -> None:
         self._popen = popen
+        self._launchers = launchers
+        self._program_pid: int | None = None if launchers else popen.pid
         self._fd: int | None = master_fd
         self._on_output = on_output
         self._on_exit = on_exit
@@ -143,13 +155,24 @@ class PtyProcess:
             raise SpawnError(f"cannot start {spec.argv[0]!r}: {exc.strerror or exc}") from exc
         finally:
             os.close(slave_fd)
-        return cls(popen, master_fd, on_output=on_output, on_exit=on_exit)
+        return cls(popen, master_fd, on_output=on_output, on_exit=on_exit, launchers=spec.launchers)
 
     # -- state ---------------------------------------------------------------------------------
 
     @property
     def pid(self) -> int:
         return self._popen.pid
+
+    @property
+    def program_pid(self) -> int | None:
+        """The pane's own program: the process started, or the one its launchers (``LaunchSpec.launchers``, a
+        sandbox's) started; None until they have. The foreground group is the program's when no job runs."""
+        if self._program_pid is None:
+            pid: int | None = self.pid
+            for _ in range(self._launchers):
+                pid = _first_child(pid) if pid is not None else None
+            self._program_pid = pid
+        return self._program_pid
 
     @property
     def returncode(self) -> int | None:

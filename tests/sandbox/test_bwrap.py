@@ -325,3 +325,38 @@ def test_the_network_reaches_the_gateway_and_nothing_else(
     output = run(sandbox, CONNECT.format(ports=[gateway_port, loopback_service]), as_user=user)
     assert f"PORT {gateway_port} GATEWAY" in output, output
     assert f"PORT {loopback_service} refused" in output, output
+
+
+def test_a_linked_worktree_commits_and_its_repositorys_hooks_stay_read_only(layout: Layout, user: int | None) -> None:
+    """A pane in a subfolder of a linked worktree (both under the hidden /tmp): git finds the repository, a commit
+    writes the repository's common dir, and the common dir's hooks and config are still read-only."""
+    main = layout.project
+    git = ["git", "-c", "safe.directory=*", "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run([*git, "-C", str(main), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    worktree = layout.root / "worktree"
+    subprocess.run([*git, "-C", str(main), "worktree", "add", "-q", str(worktree), "-b", "feature"], check=True)
+    (worktree / "src").mkdir()
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.root)], check=True)
+    rules = write_rules("allow", [], project=str(worktree / "src"), home=str(layout.home))
+    sandbox = PaneSandbox(**{**layout.sandbox(rules).__dict__, "project": worktree / "src"})
+    code = """
+import subprocess
+def git(*args):
+    return subprocess.run(["git", *args], capture_output=True, text=True)
+open("new.py", "w").write("x")
+print("ADD", git("add", "new.py").returncode)
+done = git("-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "new")
+print("COMMIT", done.returncode, done.stderr.strip())
+for path in ("{main}/.git/hooks/pre-commit", "{main}/.git/config"):
+    try:
+        open(path, "a").write("x")
+        print("WROTE", path)
+    except OSError:
+        print("REFUSED", path)
+""".format(main=main)
+    output = run(sandbox, code, as_user=user)
+    assert "ADD 0" in output and "COMMIT 0" in output, output
+    assert "WROTE" not in output, output
+    log = subprocess.run([*git, "-C", str(worktree), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.split() == ["new", "init"], log

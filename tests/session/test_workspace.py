@@ -129,7 +129,8 @@ async def test_a_pane_is_registered_with_its_own_token_and_a_private_runtime_dir
 async def test_a_command_runs_instead_of_the_cli_with_the_panes_environment(shared: Shared, tmp_path: Path) -> None:
     space, _inbox = shared
     _agent, spec = await space.open(plan("open", command=["python3", "-c", "print(1)"]))
-    assert spec.argv == ("python3", "-c", "print(1)") and ENV_TOKEN in spec.env
+    assert spec.argv[-3:] == ("python3", "-c", "print(1)") and ENV_TOKEN in spec.env
+    assert spec.argv[0].endswith("bwrap"), "a command agent runs in the pane's sandbox"
 
 
 async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_again(tmp_path: Path) -> None:
@@ -344,18 +345,19 @@ from polter.ui.workspace_screen import servers_report
 async def main():
     space = Workspace(state_dir=Path({str(tmp_path / "state")!r}))
     await space.start()
-    print(space.supervisor.current.process.pid, flush=True)
+    print(space.supervisor.current.process.pid, space.egress.pid, flush=True)
     await asyncio.Event().wait()
 
 asyncio.run(main())
 """
     app = await asyncio.create_subprocess_exec(sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE)
     assert app.stdout is not None
-    gateway_pid = int(await asyncio.wait_for(app.stdout.readline(), 60))
-    assert process_running(gateway_pid)
+    gateway_pid, egress_pid = map(int, (await asyncio.wait_for(app.stdout.readline(), 60)).split())
+    assert process_running(gateway_pid) and process_running(egress_pid)
     app.kill()  # no cleanup runs in the app
     await app.wait()
     await wait_until(lambda: not process_running(gateway_pid), timeout=30, message="the orphaned gateway to stop")
+    await wait_until(lambda: not process_running(egress_pid), timeout=30, message="the orphaned egress proxy to stop")
 
 
 async def test_a_restored_pane_continues_its_clis_conversation_and_a_new_one_does_not(

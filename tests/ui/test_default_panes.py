@@ -57,5 +57,5 @@ async def test_the_first_agent_cli_found_runs_in_every_pane(monkeypatch: Any, bi
         for pane, role in zip(panes(app), DEFAULT_ROLES, strict=True):
             assert badges(pane)["adapter"] == "Codex CLI (detected)" and badges(pane)["role"] == role
             argv = session_pane(app, pane).terminal.spec.argv
-            assert Path(argv[0]).name == "codex", argv
+            assert Path(argv[argv.index("polter-sandbox") + 1]).name == "codex", argv  # inside the pane's sandbox
             assert "first agent CLI found on PATH" in str(pane.header.query_one("#badge-adapter").tooltip)
