@@ -50,8 +50,12 @@ EGRESS_SOCKET_INSIDE: Final = "/run/polter/egress/egress.sock"
 PROXY_PORT_CHOICES: Final = (3128, 8118, 18080, 28080)
 """The proxy's port inside the pane's own network (any free number: the namespace is the pane's alone)."""
 
-LAUNCHERS: Final = 2
-"""bubblewrap, then its first process in the pane's PID namespace: the pane's program is their grandchild."""
+LAUNCHERS: Final = 1
+"""bubblewrap: the pane's program is its child, the first process of the pane's PID namespace (``--as-pid-1``).
+
+No reaper of bubblewrap's own stands in between, and bubblewrap does not kill the pane when it dies
+(``--die-with-parent`` would): closing a pane hangs its program up as a closed terminal does, and the program
+cleans up (a lock file, a half-written file) before its namespace ends with it."""
 HOME_CODE_FILES: Final = (
     ".bashrc",
     ".bash_profile",
@@ -348,7 +352,7 @@ def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = Non
     bwrap = bwrap or system_program("bwrap") or "bwrap"
     proxy_port = _proxy_port(sandbox)
     argv: list[str] = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
-    argv += ["--die-with-parent", "--hostname", "polter-pane"]
+    argv += ["--as-pid-1", "--hostname", "polter-pane"]
     argv += mounts(sandbox)
     argv += ["--chdir", str(spec.cwd or sandbox.project)]
     argv += ["--", "/bin/sh", "-c", network_script(sandbox, proxy_port), "polter-sandbox", *spec.argv]

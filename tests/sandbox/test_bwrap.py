@@ -360,3 +360,30 @@ for path in ("{main}/.git/hooks/pre-commit", "{main}/.git/config"):
     assert "WROTE" not in output, output
     log = subprocess.run([*git, "-C", str(worktree), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.split() == ["new", "init"], log
+
+
+async def test_closing_a_pane_hangs_its_program_up_and_lets_it_clean_up(tmp_path: Path) -> None:
+    """As a closed terminal does: the program gets SIGHUP and finishes its trap (a lock file removed, a file
+    written) before its namespace ends; bubblewrap dying first must not kill it outright."""
+    import asyncio
+
+    from polter.terminal.pty import PtyProcess
+
+    layout = Layout(tmp_path)
+    rules = write_rules("allow", [], project=str(layout.project), home=str(layout.home))
+    bye = layout.project / "bye"
+    script = f"trap 'sleep 0.2; echo bye > {bye}; exit' HUP; echo ready; while :; do sleep 1 & wait $!; done"
+    spec = sandboxed(LaunchSpec(argv=("/bin/bash", "--norc", "-c", script), cwd=layout.project), layout.sandbox(rules))
+    seen = bytearray()
+    ready = asyncio.Event()
+
+    def output(data: bytes) -> None:
+        seen.extend(data)
+        if b"ready" in seen:
+            ready.set()
+
+    process = PtyProcess.spawn(spec, columns=80, lines=24, on_output=output, on_exit=lambda _code: None)
+    await asyncio.wait_for(ready.wait(), 30)
+    assert process.program_pid is not None and process.program_pid != process.pid
+    await process.aclose()
+    assert bye.read_text() == "bye\n"
