@@ -38,15 +38,22 @@ def _veto(reason: str) -> int:
     return 2
 
 
-def _address(url: str) -> tuple[str, int]:
+CONNECT_TIMEOUT = 5.0
+MAX_ANSWER = 1 << 20
+"""Bytes of an answer read at most: no verdict is larger."""
+
+
+def gateway_address(url: str) -> tuple[str, int]:
     """``http://127.0.0.1:PORT`` → (host, port); the gateway binds loopback only, over plain HTTP."""
     if not url.startswith("http://"):
-        raise ValueError(f"not an http:// URL: {url!r}")
+        raise ValueError(f"the gateway URL {url!r} is not http://HOST:PORT")
     authority = url[len("http://") :].split("/", 1)[0]
     if authority.startswith("["):
         host, _, port = authority[1:].partition("]:")
     else:
         host, _, port = authority.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"the gateway URL {url!r} is not http://HOST:PORT")
     return host, int(port)
 
 
@@ -68,6 +75,46 @@ def _dechunk(body: bytes) -> bytes:
         body = body[size + 2 :]
 
 
+def post(url: str, path: str, token: str, body: bytes, *, timeout: float) -> tuple[int, bytes]:
+    """One ``POST`` of JSON to the gateway (``path`` already quoted) with a pane's token, over a plain socket:
+    (status, body). Raises OSError (unreachable) or ValueError (not a readable HTTP answer). Also the egress
+    proxy's way to the gateway: ``http.client`` would cost the hook its start and the proxy its memory."""
+    import socket
+
+    host, port = gateway_address(url)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {url[len('http://') :].split('/', 1)[0]}\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, port), timeout=min(timeout, CONNECT_TIMEOUT)) as connection:
+        connection.settimeout(timeout)
+        connection.sendall(head.encode("latin-1") + body)
+        chunks: list[bytes] = []
+        received = 0
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+            received += len(chunk)
+            if received > MAX_ANSWER:
+                raise ValueError("the answer is larger than any verdict")
+    header, separator, payload = b"".join(chunks).partition(b"\r\n\r\n")
+    if not separator:
+        raise ValueError("the answer ends before its headers do")
+    lines = header.split(b"\r\n")
+    status = lines[0].split(b" ", 2)
+    if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
+        raise ValueError(f"not an HTTP status line: {lines[0][:80]!r}")
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(b":") for line in lines[1:])}
+    if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+        payload = _dechunk(payload)
+    elif b"content-length" in headers:
+        length = int(headers[b"content-length"])
+        if len(payload) < length:
+            raise ValueError("the answer is shorter than it says")
+        payload = payload[:length]
+    return int(status[1]), payload
+
+
 def ask(
     url: str,
     token: str,
@@ -82,43 +129,21 @@ def ask(
     """POST the payload to ``/hook/ADAPTER/ENDPOINT``; (exit code, stdout, stderr) of the gateway's reply.
 
     Raises :class:`Refused` with the reason when there is no verdict: unreachable, an HTTP error, or garbage."""
-    import socket
-
-    try:
-        host, port = _address(url)
-    except ValueError as exc:
-        raise Refused(f"POLTER_GATEWAY_URL is not a gateway address ({exc})") from exc
     query = "reply=command"
     if project:
         query += "&project=" + _quote(project)
     if runtime:
         query += "&runtime=" + _quote(runtime)
-    head = (
-        f"POST /hook/{_quote(adapter)}/{endpoint}?{query} HTTP/1.1\r\n"
-        f"Host: {url[len('http://') :].split('/', 1)[0]}\r\n"
-        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-        "Connection: close\r\n\r\n"
-    )
     try:
-        with socket.create_connection((host, port), timeout=timeout) as connection:
-            connection.sendall(head.encode("latin-1") + payload)
-            chunks = []
-            while chunk := connection.recv(65536):
-                chunks.append(chunk)
+        status, body = post(url, f"/hook/{_quote(adapter)}/{endpoint}?{query}", token, payload, timeout=timeout)
     except OSError as exc:
         raise Refused(f"the gateway at {url} cannot be reached ({exc})") from exc
-    header, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line = header.split(b"\r\n", 1)[0].split(b" ", 2)
+    except ValueError as exc:
+        raise Refused(f"the gateway's answer cannot be read ({exc})") from exc
+    if status != 200:
+        detail = body[:300].decode("utf-8", "replace").strip()
+        raise Refused(f"the gateway answered HTTP {status}{': ' + detail if detail else ''}")
     try:
-        if b"transfer-encoding: chunked" in header.lower():
-            body = _dechunk(body)
-        if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/"):
-            raise ValueError("not an HTTP response")
-        if status_line[1] != b"200":
-            detail = body[:300].decode("utf-8", "replace").strip()
-            raise Refused(
-                f"the gateway answered HTTP {status_line[1].decode('latin-1')}{': ' + detail if detail else ''}"
-            )
         code, _, rest = body.partition(b"\n")
         length, _, rest = rest.partition(b"\n")
         size = int(length)
