@@ -52,9 +52,10 @@ class HookRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["mcp_tool", "skill", "builtin", "other"] = Field(
+    kind: Literal["mcp_tool", "skill", "builtin", "other", "network"] = Field(
         description="An MCP tool of a gateway server, a skill, one of the CLI's own tools (decided by the role's "
-        "[builtins]), or a call Polter has no say over (allowed)."
+        "[builtins]), a call Polter has no say over (allowed), or a connection the pane's egress proxy decided by "
+        "itself (recorded as it says: a declared model API allowed, a loopback or private address refused)."
     )
     cli_tool: str = Field(description="The tool's name as the CLI knows it, e.g. mcp__terraria__world_rain.")
     server: str | None = Field(default=None, description="For mcp_tool: the gateway server (endpoint) name.")
@@ -78,6 +79,11 @@ class HookRequest(BaseModel):
     runtime_dir: str | None = Field(
         default=None, description="The pane's runtime dir (the files Polter writes for its CLI), from the same place."
     )
+    verdict: Literal["allow", "deny"] | None = Field(
+        default=None, description="For network: what the egress proxy decided (recorded; it grants nothing)."
+    )
+    rule: str | None = Field(default=None, description="For network: the proxy's rule (polter:egress-loopback).")
+    reason: str | None = Field(default=None, description="For network: the proxy's reason, in words.")
 
 
 class HookAnswer(BaseModel):

@@ -502,7 +502,11 @@ class Gateway:
         started = time.perf_counter()
         server: str | None = None
         name: str | None = request.cli_tool
-        if request.kind == "other":
+        if request.kind == "network":  # what the pane's own egress proxy decided: recorded as it says
+            allowed = request.verdict == "allow"
+            because = request.reason or ("allowed" if allowed else "refused") + " by the pane's egress proxy"
+            auth = Authorization(allowed, "allow" if allowed else "deny", request.rule or "polter:egress", because)
+        elif request.kind == "other":
             auth = Authorization(
                 True,
                 "allow",

@@ -173,6 +173,7 @@ class EgressProxy:
 
     def _serve(self, pane: _Pane, client: socket.socket) -> None:
         upstream: socket.socket | None = None
+        request: ProxyRequest | None = None
         try:
             client.settimeout(HEAD_TIMEOUT)
             request = read_request(client)
@@ -193,6 +194,8 @@ class EgressProxy:
         except Refusal as refusal:
             pane.refused += 1
             self.log(f"egress: pane {pane.settings.pane}: {refusal.status}: {refusal.sentence}")
+            if not refusal.audited and request is not None:
+                self._record(pane.settings, request, "deny", refusal.rule or "polter:egress", refusal.sentence)
             linger_close(client, refusal_answer(refusal, pane.settings.role))
         except OSError as exc:
             self.log(f"egress: pane {pane.settings.pane}: connection broke: {exc}")
@@ -244,6 +247,7 @@ class EgressProxy:
                 f"Polter: the connection to {request.target.authority} is refused because the gateway, which "
                 f"decides by the role {settings.role}, gave no verdict: {exc} (rule polter:egress-gateway).",
                 rule="polter:egress-gateway",
+                audited=True,  # nobody to record it with
             ) from None
         if not answer.allowed:
             reason = answer.reason.rstrip(". ") or "no reason given"
@@ -254,6 +258,7 @@ class EgressProxy:
                 403,
                 f"Polter: the web host {host} is not allowed{named}: {reason} (rule {rule}).",
                 rule=answer.rule,
+                audited=True,
             )
 
     def _resolve(self, settings: PaneSettings, target: Target, *, check: bool) -> list[Address]:
@@ -271,16 +276,30 @@ class EgressProxy:
         return addresses
 
     @staticmethod
-    def _hook_request(settings: PaneSettings, request: ProxyRequest, allowed_because: str = "") -> dict[str, Any]:
-        """The HookRequest the gateway judges (``builtin: web``) or records (``other``: allowed by the proxy)."""
+    def _hook_request(settings: PaneSettings, request: ProxyRequest) -> dict[str, Any]:
+        """The HookRequest the gateway judges: ``builtin: web``, by the role's web rules."""
         common = {"cwd": settings.project, "project": settings.project, "arguments": {"url": request.url}}
-        if allowed_because:
-            return {"kind": "other", "cli_tool": f"network {request.target.authority} ({allowed_because})", **common}
         return {"kind": "builtin", "builtin": "web", "cli_tool": "network", "urls": [request.url], **common}
 
     def _audit_allowed(self, settings: PaneSettings, request: ProxyRequest, because: str) -> None:
-        """Record a connection the proxy allowed by itself, off the connection's path (a lost row is logged)."""
-        self._audits.put((settings, self._hook_request(settings, request, because)))
+        self._record(settings, request, "allow", "polter:egress-model-api", f"allowed: {because}")
+
+    def _record(self, settings: PaneSettings, request: ProxyRequest, verdict: str, rule: str, reason: str) -> None:
+        """An audit row for a connection the proxy decided by itself, written off the connection's path (a lost
+        row is logged)."""
+        self._audits.put(
+            (
+                settings,
+                {
+                    "kind": "network",
+                    "cli_tool": f"network {request.target.authority}",
+                    "arguments": {"url": request.url},
+                    "verdict": verdict,
+                    "rule": rule,
+                    "reason": reason,
+                },
+            )
+        )
         if self._auditor is None:
             with self._lock:
                 if self._auditor is None:

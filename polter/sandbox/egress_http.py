@@ -47,8 +47,10 @@ _REASONS: Final = {400: "Bad Request", 403: "Forbidden", 411: "Length Required",
 class Refusal(EgressError):
     """A connection the proxy will not make: the HTTP status, one readable sentence, and the rule behind it."""
 
-    def __init__(self, status: int, sentence: str, *, rule: str | None = None) -> None:
+    def __init__(self, status: int, sentence: str, *, rule: str | None = None, audited: bool = False) -> None:
         self.status, self.sentence, self.rule = status, sentence, rule
+        self.audited = audited
+        """The gateway decided it, so its audit row is written (the proxy records its own refusals)."""
         super().__init__(sentence)
 
 

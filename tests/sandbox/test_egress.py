@@ -176,7 +176,9 @@ async def test_a_declared_model_host_is_allowed_by_the_proxy_and_audited(
         return [row.name or "" for row in read_rows(gateway.gateway.audit.path, pane=proxy.pane_id)]
 
     await wait_until(lambda: len(rows()) == 1, message="the model host's audit row")
-    assert f"model.test:{web.port}" in rows()[0] and "model API" in rows()[0]
+    assert f"model.test:{web.port}" in rows()[0]
+    [row] = read_rows(gateway.gateway.audit.path, pane=proxy.pane_id)
+    assert row.decision == "allow" and "model API" in (row.reason or ""), row
 
 
 async def test_loopback_only_on_a_declared_port(proxy: Proxy, gateway: Harness, web: Web, tmp_path: Path) -> None:
@@ -190,6 +192,15 @@ async def test_loopback_only_on_a_declared_port(proxy: Proxy, gateway: Harness, 
         head, body = await tunnel(proxy.socket, forbidden, "x")
         assert head.startswith(b"HTTP/1.1 403"), (forbidden, head, body)
     assert web.hosts == []
+
+    def refusals() -> list[tuple[str | None, str]]:
+        rows = read_rows(gateway.gateway.audit.path, pane=proxy.pane_id)
+        return [(row.rule, row.decision) for row in rows]
+
+    # every connection the proxy refused by itself is an audit row too, with its rule
+    await wait_until(lambda: len(refusals()) == 6, message=lambda: f"the refusals' audit rows: {refusals()}")
+    assert set(refusals()) >= {("polter:egress-loopback", "deny"), ("polter:egress-gateway", "deny")}
+    assert all(decision == "deny" for _rule, decision in refusals())
     pane = await gateway.pane("surfer")
     proxy.supervisor.add_pane(
         pane.pane.id,
