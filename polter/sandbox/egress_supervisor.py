@@ -19,10 +19,10 @@ import logging
 import os
 import signal
 import sys
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from polter.children import ChildOutput
 from polter.errors import EgressError
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.terminal.pty import describe_exit
@@ -61,13 +61,12 @@ class EgressSupervisor:
         """Tests only: host names the proxy resolves to these addresses, exempt from its loopback refusal."""
         self.process: asyncio.subprocess.Process | None = None
         self.starts = 0
-        self.stderr: deque[str] = deque(maxlen=40)
-        """The proxy's last lines on stderr (refusals, errors), for error messages."""
+        self.output = ChildOutput()
+        """Its output, and the tail of its stderr for error messages."""
         self._panes: dict[str, dict[str, Any]] = {}
         self._ready: dict[str, asyncio.Future[None]] = {}
         self._stats: asyncio.Future[dict[str, Any]] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._readers: set[asyncio.Task[None]] = set()
         self._closing = False
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -88,8 +87,7 @@ class EgressSupervisor:
         if self.process is not None:
             await _stop(self.process)
             self.process = None
-        for reader in list(self._readers):
-            reader.cancel()
+        self.output.cancel()
         self._fail_waiters("the egress proxy was stopped")
 
     @property
@@ -177,7 +175,7 @@ class EgressSupervisor:
     async def _spawn(self) -> None:
         env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
         env["PYTHONUNBUFFERED"] = "1"
-        self.stderr.clear()
+        self.output.lines.clear()
         process = await asyncio.create_subprocess_exec(
             *self._argv(),
             stdin=asyncio.subprocess.PIPE,
@@ -187,7 +185,7 @@ class EgressSupervisor:
             start_new_session=True,
         )
         assert process.stdout is not None and process.stderr is not None
-        self._read(process.stderr, self.stderr.append)
+        self.output.follow(process.stderr)
         try:
             line = await asyncio.wait_for(process.stdout.readline(), START_TIMEOUT)
         except TimeoutError:
@@ -195,10 +193,10 @@ class EgressSupervisor:
         if line.decode(errors="replace").strip() != READY_LINE:
             await _stop(process)
             await asyncio.sleep(0)  # let the stderr reader take the last lines
-            raise EgressError(self._failure("the egress proxy did not start"))
+            raise EgressError(self.output.failure("the egress proxy did not start"))
         self.process = process
         self.starts += 1
-        self._read(process.stdout, self._on_reply)
+        self.output.follow(process.stdout, self._on_reply)
         for pane_id, command in self._panes.items():
             self._expect(pane_id)
             self._send(command)
@@ -246,19 +244,6 @@ class EgressSupervisor:
                 waiter.set_exception(EgressError(reason))
                 waiter.exception()
 
-    def _failure(self, what: str) -> str:
-        tail = [line for line in self.stderr if line.strip()][-3:]
-        return f"{what}: " + " / ".join(tail) if tail else what
-
-    def _read(self, stream: asyncio.StreamReader, sink: Callable[[str], None]) -> None:
-        async def read() -> None:
-            while line := await stream.readline():
-                sink(line.decode(errors="replace").rstrip())
-
-        task = asyncio.create_task(read())
-        self._readers.add(task)
-        task.add_done_callback(self._readers.discard)
-
     # -- supervision -----------------------------------------------------------------------------
 
     async def _supervise(self) -> None:
@@ -268,7 +253,7 @@ class EgressSupervisor:
             if self._closing:
                 return
             await asyncio.sleep(0)  # let the stderr reader take the last lines
-            reason = self._failure(f"the egress proxy {describe_exit(code)}")
+            reason = self.output.failure(f"the egress proxy {describe_exit(code)}")
             logger.warning("%s; restarting it", reason)
             self.process = None
             self.on_down(reason)

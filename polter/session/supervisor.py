@@ -22,12 +22,12 @@ import os
 import re
 import signal
 import sys
-from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from polter.children import ChildOutput
 from polter.errors import GatewayError, GatewayUnavailable, PolterError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import GatewayEvent
@@ -91,12 +91,11 @@ class GatewaySupervisor:
         self.on_up, self.on_event, self.on_down = on_up, on_event, on_down
         self.current: GatewayProcess | None = None
         self.starts = 0
-        self.stderr: deque[str] = deque(maxlen=40)
-        """The gateway's last lines on stderr, for error messages."""
+        self.output = ChildOutput()
+        """Its output, and the tail of its stderr for error messages."""
         self._port = 0
         self._task: asyncio.Task[None] | None = None
         self._closing = False
-        self._readers: set[asyncio.Task[None]] = set()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -129,8 +128,7 @@ class GatewaySupervisor:
             await _stop(self.current.process)
             await self.current.client.aclose()
             self.current = None
-        for reader in list(self._readers):
-            reader.cancel()
+        self.output.cancel()
 
     # -- one run ---------------------------------------------------------------------------------
 
@@ -159,7 +157,7 @@ class GatewaySupervisor:
     async def _spawn(self) -> GatewayProcess:
         env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
         env["PYTHONUNBUFFERED"] = "1"
-        self.stderr.clear()
+        self.output.lines.clear()
         process = await asyncio.create_subprocess_exec(  # stdin: a pipe that closes when this app ends, however
             *self._argv(),
             stdin=asyncio.subprocess.PIPE,
@@ -169,14 +167,14 @@ class GatewaySupervisor:
             start_new_session=True,
         )
         assert process.stdout is not None and process.stderr is not None
-        self._read(process.stderr, self.stderr.append)
+        self.output.follow(process.stderr)
         try:
             url = await asyncio.wait_for(_listening_url(process.stdout), START_TIMEOUT)
         except (TimeoutError, EOFError):
             await _stop(process)
             await asyncio.sleep(0)  # let the stderr reader take the last lines
-            raise GatewayError(self._failure("the gateway did not start")) from None
-        self._read(process.stdout, lambda line: None)
+            raise GatewayError(self.output.failure("the gateway did not start")) from None
+        self.output.follow(process.stdout, lambda line: None)
         try:
             state = read_state(self.state_dir)
         except PolterError as exc:
@@ -190,19 +188,6 @@ class GatewaySupervisor:
         self.current = GatewayProcess(process, url, GatewayClient(url, state.admin_token))
         return self.current
 
-    def _failure(self, what: str) -> str:
-        tail = [line for line in self.stderr if line.strip()][-3:]
-        return f"{what}: " + " / ".join(tail) if tail else what
-
-    def _read(self, stream: asyncio.StreamReader, sink: Callable[[str], None]) -> None:
-        async def read() -> None:
-            while line := await stream.readline():
-                sink(line.decode(errors="replace").rstrip())
-
-        task = asyncio.create_task(read())
-        self._readers.add(task)
-        task.add_done_callback(self._readers.discard)
-
     # -- supervision -----------------------------------------------------------------------------
 
     async def _supervise(self, gateway: GatewayProcess) -> None:
@@ -211,7 +196,7 @@ class GatewaySupervisor:
             if self._closing:
                 return
             code = gateway.process.returncode
-            reason = self._failure(f"the gateway {describe_exit(code) if code is not None else 'stopped'}")
+            reason = self.output.failure(f"the gateway {describe_exit(code) if code is not None else 'stopped'}")
             logger.warning("%s; restarting it", reason)
             await gateway.client.aclose()
             self.current = None
