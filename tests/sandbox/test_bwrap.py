@@ -13,11 +13,11 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.loopback import answering
 
 from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
 from polter.sandbox.rules import WriteRules, write_rules
@@ -253,25 +253,8 @@ def test_escapes_fail(layout: Layout, user: int | None) -> None:
 @pytest.fixture
 def loopback_service() -> Iterator[int]:
     """A TCP service on the machine's loopback that no pane was given."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except TimeoutError:
-                continue
-            connection.sendall(b"REACHED")
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    with answering(socket.create_server(("127.0.0.1", 0)), b"REACHED") as server:
+        yield server.getsockname()[1]
 
 
 @pytest.fixture
@@ -286,24 +269,8 @@ def gateway_socket(layout: Layout, user: int | None) -> Iterator[Path]:
     if user is not None:
         os.chown(folder, user, user)
         os.chown(path, user, user)
-    stop = threading.Event()
-
-    def serve() -> None:
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except TimeoutError:
-                continue
-            connection.sendall(b"GATEWAY")
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield folder
-    stop.set()
-    thread.join()
-    server.close()
+    with answering(server, b"GATEWAY"):
+        yield folder
 
 
 CONNECT = """
@@ -340,7 +307,7 @@ def test_a_linked_worktree_commits_and_its_repositorys_hooks_stay_read_only(layo
         subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.root)], check=True)
     rules = write_rules("allow", [], project=str(worktree / "src"), home=str(layout.home))
     sandbox = PaneSandbox(**{**layout.sandbox(rules).__dict__, "project": worktree / "src"})
-    code = """
+    code = f"""
 import subprocess
 def git(*args):
     return subprocess.run(["git", *args], capture_output=True, text=True)
@@ -354,7 +321,7 @@ for path in ("{main}/.git/hooks/pre-commit", "{main}/.git/config"):
         print("WROTE", path)
     except OSError:
         print("REFUSED", path)
-""".format(main=main)
+"""
     output = run(sandbox, code, as_user=user)
     assert "ADD 0" in output and "COMMIT 0" in output, output
     assert "WROTE" not in output, output

@@ -13,12 +13,12 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.loopback import answering
 from support.panes import screen_text, wait_for_text
 from support.workspace_app import QUIET_BASH, agent_of, host_of, panes, workspace_app
 
@@ -72,23 +72,8 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def service() -> Iterator[int]:
     """A loopback service outside every pane."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                server.accept()[0].close()
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    with answering(socket.create_server(("127.0.0.1", 0))) as server:
+        yield server.getsockname()[1]
 
 
 def plans(project: Path, *roles: str, command: list[str] | None = QUIET_BASH) -> list[PanePlan]:
@@ -189,9 +174,10 @@ async def test_the_egress_proxy_dying_closes_the_network_and_the_session_brings_
     import os
     import signal
 
-    from polter.session.workspace import NetworkChanged
     from support.waiting import wait_until
     from support.workspace_app import workspace_of
+
+    from polter.session.workspace import NetworkChanged
 
     async with workspace_app(monkeypatch, plans(project, "coder"), roles={}) as (app, _pilot):
         workspace = workspace_of(app)
