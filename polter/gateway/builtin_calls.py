@@ -36,6 +36,9 @@ __all__ = [
     "real_resolver",
 ]
 
+EGRESS = "egress"
+"""The adapter name the panes' egress proxy posts its questions under (``/hook/egress``)."""
+
 GIT_TARGETS = (
     Protected(".git/hooks", "a git hooks folder", writes_only=True, anywhere=True),
     Protected(".git/config", "a git repository's config", writes_only=True, anywhere=True, tree=False),
@@ -225,7 +228,7 @@ async def decide_builtin_call(
         time=_now(),
         pane=pane.id,
         role=pane.role,
-        layer="hook",
+        layer="network" if adapter == EGRESS else "hook",
         server=None,
         name=call.cli_tool,
         builtin=call.kind,

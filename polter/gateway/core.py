@@ -546,7 +546,8 @@ class Gateway:
                     grant_key=(server, name),
                     preapprove=True,
                 )
-        await self._audit(pane, "hook", server, name, auth, started, request.arguments, via=adapter)
+        layer: Layer = "network" if request.kind == "network" else "hook"
+        await self._audit(pane, layer, server, name, auth, started, request.arguments, via=adapter)
         return HookAnswer(decision="allow" if auth.allowed else "deny", reason=auth.reason, rule=auth.rule)
 
     # -- audit -------------------------------------------------------------------------------------

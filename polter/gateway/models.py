@@ -48,7 +48,8 @@ __all__ = [
 AskAnswer = Literal["allow_once", "allow_pane", "deny"]
 """How the human answered an ask: this call only, this tool for the rest of the pane's role, or no."""
 
-Layer = Literal["listing", "call", "hook", "ask", "phase", "prompt", "resource"]
+Layer = Literal["listing", "call", "hook", "network", "ask", "phase", "prompt", "resource"]
+"""Where a decision was made; ``network``: a connection through a pane's egress proxy."""
 """Which layer an audit row records."""
 
 TOKEN_PATTERN = r"^[A-Za-z0-9_\-]{32,128}$"
