@@ -11,8 +11,13 @@ from ``/proc``, read the gateway's state file (the admin credential), switch its
 set-role``, open a raw socket to a loopback port that is not the gateway, and ``curl`` (a compiled program) an
 allowed and a denied host through the proxy (a loopback server stands for both, by the proxy's test hook). It
 cannot write, so its lines are read from the tool result the CLI sends back to the model. Only the allowed host
-answers; every other attempt fails and nothing changes on disk. Under ``coder`` the project write succeeds and
-``.git/hooks`` still fails.
+answers; every other attempt fails, nothing changes on disk (the project, and the home but for the CLI's own state
+folders), the panes keep their roles, and the gateway's audit shows no host but the two tried through the proxy.
+Under ``coder`` the project write succeeds and ``.git/hooks`` still fails.
+
+The harness runs each CLI non-interactively (``-p``, ``exec``, ``run``) as :func:`.agent_pane.run_once` does, but
+in the sandbox: the home is the test's (read-only there, but for the CLI's state), and ``TMPDIR`` is left to the
+sandbox's private ``/tmp`` (Codex's own sandbox, which needed a folder of its own, is off in a confined pane).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
@@ -211,9 +217,12 @@ def sockets() -> Iterator[Path]:
 @contextlib.contextmanager
 def holding(token: str) -> Iterator[None]:
     """A process outside every sandbox with ``token`` in its environment, as another pane's CLI has."""
-    process = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
-                               env={**os.environ, "POLTER_TOKEN": token})
+    process = subprocess.Popen([sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "POLTER_TOKEN": token})
     try:
+        assert process.stdout is not None and process.stdout.readline() == b"up\n"
+        environ = Path(f"/proc/{process.pid}/environ").read_bytes()
+        assert token.encode() in environ, "outside every sandbox, the token is in view"
         yield
     finally:
         assert process.stdin is not None
@@ -253,6 +262,15 @@ def results(tool_result: str) -> dict[str, str]:
     return dict(re.findall(r"PROBE (\S+) (\S+)", tool_result))
 
 
+WEB_DECISIONS = [("allowed.test", "allow"), ("allowed.test", "allow"), ("denied.test", "deny"), ("denied.test", "deny")]
+
+
+def web_decisions(gateway: PolterGateway, pane_id: str) -> list[tuple[str | None, str]]:
+    """The hosts the pane's connections through the proxy named, with the role's decision (the gateway's audit)."""
+    rows = gateway.audit(pane_id)
+    return sorted((urlsplit(row["target"]).hostname, row["decision"]) for row in rows if row.get("builtin") == "web")
+
+
 class Sandboxed:
     """One CLI, its panes confined as a session confines them."""
 
@@ -278,9 +296,8 @@ class Sandboxed:
             confined=True,
         )
 
-    async def ask(self, pane: PaneToPrepare, role: str, prompt: str) -> tuple[str, tuple[Path, ...]]:
-        """Run one prompt in the confined pane: the tool result the CLI sent back to the model, and the user's
-        folders the CLI keeps its state in (writable in the sandbox)."""
+    async def ask(self, pane: PaneToPrepare, role: str, prompt: str) -> str:
+        """Run one prompt in the confined pane: the tool result the CLI sent back to the model."""
         adapter = self.cli.adapter
         prepared = adapter.prepare(pane)
         assert prepared.launch.refused is None, prepared.launch.refused
@@ -306,7 +323,8 @@ class Sandboxed:
             policy=pane.builtins,
             agent=True,
             polter_files=tuple(root / name for name in prepared.files),
-            state_folders=tuple((root / home.folder, home.user_folder) for home in prepared.homes),
+            state_folders=tuple((root / home.folder, home.user_folder) for home in prepared.homes)
+            + tuple((folder, folder) for folder in prepared.state_folders),  # as confined_launch does
             hidden=(self.gateway.state_dir, state_dir(), config_dir(), runtime_dir()),
             gateway_url=self.gateway.url,
             gateway_socket_dir=self.gateway.pane_socket.parent,
@@ -328,7 +346,7 @@ class Sandboxed:
             self.model.wait_for, lambda request: request.tool_result is not None and "PROBE" in request.tool_result,
             30, start=start,
         )
-        return answer.tool_result or "", tuple(home.user_folder for home in prepared.homes)
+        return answer.tool_result or ""
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode"])
@@ -361,22 +379,28 @@ async def test_a_confined_cli_reaches_only_what_its_role_gives(
         model.rules += [probe("researcher", researcher_id, coder_token), probe("coder", coder_id, researcher_token)]
 
         before = snapshot(project)
+        homes = cli.adapter.prepare(sandboxed.pane(researcher_id, "prober", researcher_token))
+        state = (*(home.user_folder for home in homes.homes), *homes.state_folders)  # the CLI's own: writable
+        for folder in state:
+            folder.mkdir(parents=True, exist_ok=True)
+        home_before = snapshot(home, skip=state)
         with holding(coder_token):
-            output, state = await sandboxed.ask(sandboxed.pane(researcher_id, "prober", researcher_token), "prober",
-                                                "please run the probe as researcher")
+            output = await sandboxed.ask(sandboxed.pane(researcher_id, "prober", researcher_token), "prober",
+                                         "please run the probe as researcher")
         assert results(output) == DENIED, output
         assert snapshot(project) == before, "the researcher's pane changed the project"
+        assert snapshot(home, skip=state) == home_before, "the researcher's pane changed the home"
         assert web.hosts.count("allowed.test") == 2 and "denied.test" not in web.hosts, web.hosts
-        assert json.loads(gateway.polter("panes", "list", "--json"))  # the gateway still serves the human
         assert {pane["id"]: pane["role"] for pane in json.loads(gateway.polter("panes", "list", "--json"))} == {
             researcher_id: "prober", coder_id: "coder-prober"}
-        gateway.wait_for_audit(researcher_id, lambda row: row.get("builtin") == "web" and "denied.test" in (
-            row.get("target") or "") and row["decision"] == "deny")
+        # The role decided the four connections, and the CLI tried no other host through the proxy.
+        assert web_decisions(gateway, researcher_id) == WEB_DECISIONS
 
         with holding(researcher_token):
-            output, _state = await sandboxed.ask(sandboxed.pane(coder_id, "coder-prober", coder_token),
-                                                 "coder-prober", "please run the probe as coder")
+            output = await sandboxed.ask(sandboxed.pane(coder_id, "coder-prober", coder_token), "coder-prober",
+                                         "please run the probe as coder")
         assert results(output) == {**DENIED, "write-project": "DONE"}, output
         assert (project / "notes.txt").read_text() == "written from inside the pane"
         assert not (project / ".git" / "hooks" / "pre-commit").exists()
         assert "denied.test" not in web.hosts, web.hosts
+        assert web_decisions(gateway, coder_id) == WEB_DECISIONS
