@@ -181,6 +181,15 @@ class Opencode(Adapter):
         base = os.environ.get("XDG_CONFIG_HOME")
         return (Path(base) if base else home / ".config") / "opencode"
 
+    def state_folders(self, home: Path) -> tuple[Path, ...]:
+        """Where opencode keeps its state at every start (its data, with the database, logs and snapshots, and its
+        state), writable in a confined pane: opencode has no home variable of its own to move them."""
+        folders = []
+        for variable, default in (("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state")):
+            base = os.environ.get(variable)
+            folders.append((Path(base) if base else home / default) / "opencode")
+        return tuple(folders)
+
     # -- skills ------------------------------------------------------------------------------------------
 
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
@@ -283,7 +292,13 @@ class Opencode(Adapter):
         argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
         launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
         warnings += unconfined_notices(self.display_name, pane.builtins, "it has no OS sandbox")
-        return PreparedPane(launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=tuple(warnings))
+        return PreparedPane(
+            launch=launch,
+            files=files,
+            hidden_skills=tuple(hidden_names),
+            warnings=tuple(warnings),
+            state_folders=self.state_folders(pane.user_home),
+        )
 
     # -- hook --------------------------------------------------------------------------------------------
 

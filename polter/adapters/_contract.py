@@ -401,6 +401,21 @@ class PreparedPane(BaseModel):
         description="The CLI's folders moved into the runtime dir, with the state in them that the host keeps in "
         "the user's home (see StateHome). Empty for a CLI that keeps its state where it always does.",
     )
+    state_folders: tuple[Path, ...] = Field(
+        default=(),
+        description="The user's folders a CLI that keeps its state where it always does (not in ``homes``) writes "
+        "at every start: its data, state and cache folders (opencode's ~/.local/share/opencode). The pane's sandbox "
+        "leaves them writable whatever the role, as it does ``homes``; never a folder of config or code the CLI "
+        "runs outside the pane (opencode's plugins in ~/.config/opencode).",
+    )
+
+    @field_validator("state_folders")
+    @classmethod
+    def _state_folders_absolute(cls, folders: tuple[Path, ...]) -> tuple[Path, ...]:
+        for folder in folders:
+            if not folder.is_absolute():
+                raise ValueError(f"state folder {str(folder)!r} must be an absolute path")
+        return folders
 
     @field_validator("files")
     @classmethod

@@ -117,7 +117,8 @@ class PaneSandbox:
     polter_files: tuple[Path, ...] = ()
     """The files Polter wrote for the CLI (read-only even inside a writable state folder)."""
     state_folders: tuple[tuple[Path, Path], ...] = ()
-    """The CLI's state: (its folder in the runtime dir, the user's own folder it keeps state in), both writable."""
+    """The CLI's state: (its folder in the runtime dir, the user's own folder it keeps state in), both writable; a
+    folder the CLI keeps where it always does is given as (folder, folder)."""
     hidden: tuple[Path, ...] = ()
     """Polter's state and config dirs and the sessions' sockets: replaced by empty folders."""
     protected: tuple[Path, ...] = ()
@@ -301,7 +302,9 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     args += ["--ro-bind", str(sandbox.runtime_dir), str(sandbox.runtime_dir)]
     for inside, user_folder in sandbox.state_folders:
         user_folder.mkdir(parents=True, exist_ok=True)
-        args += ["--bind", str(inside), str(inside), "--bind", str(user_folder), str(user_folder)]
+        if inside != user_folder:
+            args += ["--bind", str(inside), str(inside)]
+        args += ["--bind", str(user_folder), str(user_folder)]
     for written in sandbox.polter_files:
         if written.exists() and not written.is_symlink():
             args += ["--ro-bind", str(written), str(written)]

@@ -61,6 +61,7 @@ def confined_launch(
     """``spec`` (the adapter's launch, or the pane's own ``command``) inside the pane's sandbox."""
     root = pane.runtime_dir
     state_folders = tuple((root / home.folder, home.user_folder) for home in prepared.homes)
+    state_folders += tuple((folder, folder) for folder in prepared.state_folders)  # kept where they are
     facts = PaneFacts(
         project=pane.cwd,
         runtime_dir=root,

@@ -99,6 +99,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             backends=self.launch.backends,
             state_dir=state_dir,
             test_mode=self.launch.test_mode,
+            egress_test_hosts=self.launch.egress_test_hosts,
         )
         self.panes: list[SessionPane] = []
         self.windows: set[Window] = set()

@@ -64,6 +64,9 @@ class Launch:
     """How the session tells the human that an agent needs them."""
     test_mode: TestMode | None = None
     """Agent panes' CLIs pointed at a fake model API (the end-to-end tests run real CLIs in a session)."""
+    egress_test_hosts: dict[str, str] = field(default_factory=dict)
+    """Tests only (no option or config file sets it): host names the egress proxy maps to these addresses, exempt
+    from its loopback refusal, so that a loopback server stands in for web hosts (``polter egress --test-host``)."""
     demo: bool = False
     hint: str | None = None
     """A first notification for the human (the demo says what to try)."""

@@ -188,6 +188,7 @@ class Workspace:
         roles_dirs: Iterable[Path] = (),
         backends: Iterable[Callable[[], AbstractAsyncContextManager[dict[str, ServerConfig]]]] = (),
         test_mode: TestMode | None = None,
+        egress_test_hosts: dict[str, str] | None = None,
     ) -> None:
         self.state_dir = state_dir or default_state_dir()
         self.servers = dict(servers or {})
@@ -211,8 +212,9 @@ class Workspace:
             on_event=self._on_event,
             on_down=self._gateway_down,
         )
-        self.egress = EgressSupervisor(on_down=self._egress_down, on_up=self._egress_up)
-        """The panes' only way out of their sandboxes' networks (decides by each role's web rules)."""
+        self.egress = EgressSupervisor(on_down=self._egress_down, on_up=self._egress_up, test_hosts=egress_test_hosts)
+        """The panes' only way out of their sandboxes' networks (decides by each role's web rules). Tests only:
+        ``egress_test_hosts`` maps host names to a loopback server (:attr:`Launch.egress_test_hosts`)."""
         self.panes: dict[str, AgentPane] = {}
         self.roles = RolesStatus(names=[], problems=[])
         self.server_names: list[str] = []

@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from polter.adapters import HookAnswer, PaneToPrepare, TestMode
 from polter.adapters.host import AdapterRegistry, write_pane_files
 
@@ -61,3 +63,15 @@ def test_opencode_test_mode_uses_a_bundled_provider_on_the_fake_model(bundled: A
     assert provider["npm"] == "@ai-sdk/anthropic" and provider["options"]["baseURL"] == "http://127.0.0.1:7/v1"
     assert config["model"] == "polter-test/fake-model"
     assert prepared.launch.env["OPENCODE_DISABLE_MODELS_FETCH"] == "1"
+
+
+def test_opencode_names_the_state_it_keeps_in_place(
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its data and state folders (the log, the database) are writable in a confined pane; its config is not named."""
+    opencode = bundled.get("opencode")
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    prepared = opencode.prepare(make_pane(confined=True))
+    assert prepared.state_folders == (tmp_path / "data" / "opencode", home / ".local" / "state" / "opencode")

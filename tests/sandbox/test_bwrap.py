@@ -135,6 +135,18 @@ def test_a_role_that_writes_nothing_writes_nothing(layout: Layout, user: int | N
     assert not Path("/tmp/scratch").exists(), "the pane's /tmp is its own"
 
 
+def test_the_state_a_cli_keeps_in_place_stays_writable(layout: Layout, user: int | None) -> None:
+    """A CLI that keeps its state where it always does (opencode's ``~/.local/share/opencode``): that folder, named
+    as (folder, folder), is writable under a role that writes nothing; the rest of the home is not."""
+    data = layout.home / ".local" / "share" / "cli"
+    data.mkdir(parents=True)
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home)], check=True)
+    sandbox = layout.sandbox(READ_ONLY, state_folders=((data, data),))
+    written = attempt_writes(sandbox, data / "cli.log", layout.home / ".local" / "share" / "other", as_user=user)
+    assert written == {str(data / "cli.log"): True, str(layout.home / ".local" / "share" / "other"): False}
+
+
 def test_coder_writes_the_project_and_never_a_protected_target(layout: Layout, user: int | None) -> None:
     rules = write_rules("allow", [("write(@outside)", "ask")], project=str(layout.project), home=str(layout.home))
     allowed = [layout.project / "src.py", layout.home / "notes.txt"]

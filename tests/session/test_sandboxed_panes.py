@@ -2,8 +2,10 @@
 
 From inside a ``researcher`` pane, a program (``python3``) tries what an agent would: write the project and its
 git hooks, read another pane's token from ``/proc``, read the gateway's state file (the admin credential), switch
-its own role with ``polter panes set-role``, reach a loopback service that is not the gateway. Every attempt fails
-and nothing changes on disk, while the pane still reaches the gateway as itself (``polter whoami``). Under
+its own role with ``polter panes set-role``, reach a loopback service that is not the gateway, and ``curl`` an
+allowed and a denied host through the egress proxy (a loopback server stands for both: the session's proxy maps
+their names to it, ``Launch.egress_test_hosts``). Only the allowed host answers; every other attempt fails and
+nothing changes on disk, while the pane still reaches the gateway as itself (``polter tools``). Under
 ``coder`` the project write succeeds and the git hooks stay read-only. A shell pane whose role opts out (the
 human's own shell) runs unconfined.
 """
@@ -14,6 +16,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pl
 
 PROBE = """\
 import os, socket, subprocess, sys
-project, other_token, gateway_file, service = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+project, other_token, gateway_file, service, web = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 def attempt(name, action):
     try:
         action()
@@ -56,6 +59,13 @@ done = subprocess.run(["polter", "panes", "set-role", "p1", "ops"], capture_outp
 print("set-role", "REFUSED" if done.returncode and "the human's" in done.stderr else f"ANSWERED {done.returncode}")
 done = subprocess.run(["polter", "tools"], capture_output=True, text=True)
 print("tools", "OK" if done.returncode == 0 and "role" in done.stdout else f"BROKEN {done.stderr[-200:]}")
+def curl(host):
+    done = subprocess.run(["curl", "-sS", "-m", "30", "-o", "-", "-w", "\\n%{http_code}", f"http://{host}:{web}/"],
+                          capture_output=True, text=True)
+    body, _, code = done.stdout.rpartition("\\n")
+    print(f"curl-{host.split('.')[0]}", "ANSWERED" if code == "200" and body == f"hello {host}" else f"REFUSED-{code}")
+curl("allowed.test")
+curl("denied.test")
 print("PROBE-END")
 """
 
@@ -76,6 +86,38 @@ def service() -> Iterator[int]:
         yield server.getsockname()[1]
 
 
+@pytest.fixture
+def web() -> Iterator[int]:
+    """A loopback web server standing for two hosts, allowed.test and denied.test (the proxy's test hook maps
+    both to it): it answers ``hello HOST``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+        def do_GET(self) -> None:
+            body = f"hello {(self.headers.get('host') or '').split(':')[0]}".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+WEB_ROLES = {
+    name: f'extends = "{name}"\n[builtins]\ndeny = ["web(domain:denied.test)"]\n' for name in ("researcher", "coder")
+}
+"""The bundled researcher and coder (which both allow the web), denied one host."""
+TEST_HOSTS = {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}
+
+
 def plans(project: Path, *roles: str, command: list[str] | None = QUIET_BASH) -> list[PanePlan]:
     shell = discover(entry_points=False).get("shell")
     return [
@@ -90,11 +132,11 @@ def type_line(app: Any, pane: Any, line: str) -> None:
     hosted.key("enter", None)
 
 
-async def probe(app: Any, index: int, project: Path, service: int) -> dict[str, str]:
+async def probe(app: Any, index: int, project: Path, service: int, web: int) -> dict[str, str]:
     pane = panes(app)[index]
     other = panes(app)[1 - index]
     other_token = agent_of(app, other).token
-    command = f"python3 probe.py {project} {other_token} {state_dir() / 'gateway.json'} {service}"
+    command = f"python3 probe.py {project} {other_token} {state_dir() / 'gateway.json'} {service} {web}"
     type_line(app, pane, command)
     await wait_for_text(pane.terminal, "PROBE-END", timeout=60)
     text = screen_text(pane.terminal)
@@ -109,17 +151,20 @@ async def probe(app: Any, index: int, project: Path, service: int) -> dict[str, 
             "connect-service",
             "set-role",
             "tools",
+            "curl-allowed",
+            "curl-denied",
         }:
             results[words[0]] = words[1]
     return results
 
 
 async def test_a_researcher_shell_pane_cannot_reach_what_it_should_not(
-    monkeypatch: Any, project: Path, service: int
+    monkeypatch: Any, project: Path, service: int, web: int
 ) -> None:
-    async with workspace_app(monkeypatch, plans(project, "researcher", "coder"), roles={}) as (app, _pilot):
+    opened = plans(project, "researcher", "coder")
+    async with workspace_app(monkeypatch, opened, roles=WEB_ROLES, egress_test_hosts=TEST_HOSTS) as (app, _pilot):
         assert (state_dir() / "gateway.json").exists()
-        results = await probe(app, 0, project, service)
+        results = await probe(app, 0, project, service, web)
         assert results == {
             "write-project": "FAILED",
             "write-hook": "FAILED",
@@ -128,18 +173,22 @@ async def test_a_researcher_shell_pane_cannot_reach_what_it_should_not(
             "connect-service": "FAILED",
             "set-role": "REFUSED",
             "tools": "OK",
+            "curl-allowed": "ANSWERED",
+            "curl-denied": "REFUSED-403",
         }, screen_text(panes(app)[0].terminal)
         assert not (project / "notes.txt").exists() and not (project / ".git/hooks/pre-commit").exists()
         assert agent_of(app, panes(app)[0]).role == "researcher"
 
 
 async def test_a_coder_shell_pane_writes_the_project_and_not_the_git_hooks(
-    monkeypatch: Any, project: Path, service: int
+    monkeypatch: Any, project: Path, service: int, web: int
 ) -> None:
-    async with workspace_app(monkeypatch, plans(project, "researcher", "coder"), roles={}) as (app, _pilot):
-        results = await probe(app, 1, project, service)
+    opened = plans(project, "researcher", "coder")
+    async with workspace_app(monkeypatch, opened, roles=WEB_ROLES, egress_test_hosts=TEST_HOSTS) as (app, _pilot):
+        results = await probe(app, 1, project, service, web)
         assert results["write-project"] == "DONE" and results["write-hook"] == "FAILED", results
         assert {results[name] for name in ("read-other-token", "read-gateway-file", "connect-service")} == {"FAILED"}
+        assert (results["curl-allowed"], results["curl-denied"]) == ("ANSWERED", "REFUSED-403"), results
         assert (project / "notes.txt").read_text() == "x"
         assert not (project / ".git/hooks/pre-commit").exists()
 

@@ -53,13 +53,19 @@ def write_test_skills(project: Path) -> None:
             write_skill(project / folder, name, f"The {name} for tests")
 
 
+OPENCODE_GITIGNORE = "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore"
+"""What opencode 1.18.33 writes into each of its config dirs at a start that finds it missing (a start in a pane
+whose sandbox keeps that dir read-only fails there)."""
+
+
 def seed_opencode_plugin_sdk(home: Path, project: Path) -> None:
     """What opencode's config dirs hold after its first start with a plugin configured: the plugin SDK, which
     it otherwise installs from npm into each of them (the user's and the project's ``.opencode``) at every
-    start in a fresh home. Seeding it keeps the tests offline."""
+    start in a fresh home, and the ``.gitignore`` it writes beside it. Seeding it keeps the tests offline."""
     prefix = npm_package("@opencode-ai/plugin", PINNED["opencode"][1])
     for config in (home / ".config" / "opencode", project / ".opencode"):
         config.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):  # without the lock file opencode installs again
             (config / name).write_text((prefix / name).read_text())
         (config / "node_modules").symlink_to(prefix / "node_modules")
+        (config / ".gitignore").write_text(OPENCODE_GITIGNORE)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
@@ -41,8 +43,13 @@ def servers_file(path: Path) -> Path:
 class PolterGateway:
     """``with PolterGateway(tmp_path, roles) as gateway: pane_id, token = gateway.register("role")``."""
 
-    def __init__(self, tmp_path: Path, roles: dict[str, str]) -> None:
+    def __init__(self, tmp_path: Path, roles: dict[str, str], *, pane_socket: bool = False) -> None:
         self.state_dir = tmp_path / "gateway-state"
+        self.pane_socket: Path | None = None
+        """With ``pane_socket``: the gateway's panes socket (what a pane's sandbox mounts; never /control), in a
+        short folder of its own (a Unix socket's path has at most 107 bytes)."""
+        if pane_socket:
+            self.pane_socket = Path(tempfile.mkdtemp(prefix="pg-")) / "gateway" / "gateway.sock"
         self.roles_dir = tmp_path / "gateway-roles"
         self.roles_dir.mkdir()
         for name, text in roles.items():
@@ -54,7 +61,8 @@ class PolterGateway:
     def __enter__(self) -> PolterGateway:
         self.process = subprocess.Popen(
             [*POLTER, "gateway", "--servers", str(self.servers), "--roles-dir", str(self.roles_dir),
-             "--state-dir", str(self.state_dir), "--ask-timeout", "5"],
+             "--state-dir", str(self.state_dir), "--ask-timeout", "5",
+             *(["--pane-socket", str(self.pane_socket)] if self.pane_socket is not None else [])],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         assert self.process.stdout is not None and self.process.stderr is not None
@@ -73,6 +81,8 @@ class PolterGateway:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=20)
+        if self.pane_socket is not None:
+            shutil.rmtree(self.pane_socket.parent.parent, ignore_errors=True)
 
     def polter(self, *args: str) -> str:
         result = subprocess.run([*POLTER, *args, "--state-dir", str(self.state_dir)], capture_output=True,
