@@ -45,6 +45,14 @@ UNCONFINED = "POLTER_BENCH_UNCONFINED"
 """Set to 1: the benchmark's panes run outside the pane sandbox (the reference for what the sandbox costs)."""
 
 
+def work_dir(folder: Path) -> Path:
+    """The panes' directory: what a benchmark's panes read and write there is visible to them (the pane sandbox
+    gives each pane a private ``/tmp``)."""
+    work = folder / "work"
+    work.mkdir(exist_ok=True)
+    return work
+
+
 def write_config(folder: Path, panes: int, *, agents: bool = True) -> Path:
     """A polter.toml with ``panes`` quiet bash panes (shell-adapter agent panes under ``coder``, so the
     gateway runs as it does for users; ``agents=False`` would still start it: panes come from the config).
@@ -63,6 +71,7 @@ def write_config(folder: Path, panes: int, *, agents: bool = True) -> Path:
         pane = '[[panes]]\nadapter = "shell"\nrole = "bench-human"\n'
     else:
         pane = f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n'
+    pane += f"cwd = {json.dumps(str(work_dir(folder)))}\n"
     path.write_text(pane * panes)
     return path
 

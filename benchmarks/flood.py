@@ -20,13 +20,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sessions import kill_session, private_dirs, start_session, until, window, write_config  # noqa: E402
+from _sessions import kill_session, private_dirs, start_session, until, window, work_dir, write_config  # noqa: E402
 
 SIZE = (160, 45)
 MEGABYTES = 5
@@ -94,8 +93,8 @@ def tmux_round(socket: str, path: Path) -> float:
 def measure() -> dict[str, Any]:
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed (make system-tools installs it)")
-    with private_dirs() as folder, tempfile.TemporaryDirectory() as scratch:
-        path = flood_file(Path(scratch))
+    with private_dirs() as folder:
+        path = flood_file(work_dir(folder))
         socket = f"polter-bench-{os.getpid()}"
         bash = shutil.which("bash") or "/bin/bash"
         subprocess.run(

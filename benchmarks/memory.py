@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sessions import BASH, ROOT, children, command_line, private_dirs, until  # noqa: E402
+from _sessions import BASH, ROOT, children, command_line, private_dirs, until, work_dir  # noqa: E402
 
 from polter.terminal.hosted import HostedTerminal  # noqa: E402
 from polter.terminal.launch import LaunchSpec  # noqa: E402
@@ -148,7 +148,10 @@ def write_config(folder: Path, go: Path) -> Path:
             f"$((i % 7 + 1)) $i; done; echo last-of-{number}; exec {BASH} --norc --noprofile"
         )
         command = [BASH, "--norc", "--noprofile", "-c", script]
-        panes.append(f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = {json.dumps(command)}\n')
+        panes.append(
+            f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = {json.dumps(command)}\n'
+            f"cwd = {json.dumps(str(go.parent))}\n"
+        )
     path.write_text("".join(panes))
     return path
 
@@ -196,7 +199,7 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
     try:
         with private_dirs() as folder:
             name = "memory"
-            go = folder / "go"
+            go = work_dir(folder) / "go"  # where the panes (each with a private /tmp) see it
             config = write_config(folder, go)
             start = "import sys; from polter.session.daemon import start_host; start_host(sys.argv[1], sys.argv[2:])"
             # run from ``work``: ``python -m``/``-c`` put the working directory first on sys.path

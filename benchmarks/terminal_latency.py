@@ -48,7 +48,7 @@ from polter.ui.app import PolterApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sessions import kill_session, private_dirs, start_session, window, write_config  # noqa: E402
+from _sessions import kill_session, private_dirs, start_session, window, work_dir, write_config  # noqa: E402
 from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
 
 _until = partial(wait_until, timeout=30)
@@ -141,9 +141,9 @@ async def _app_latencies(samples: int, warmup: int, rounds: int) -> tuple[list[f
     flood: list[float] = []
     flood_bytes = flood_seconds = 0.0
     with private_dirs() as folder:
-        script = folder / "flood.py"
+        script = work_dir(folder) / "flood.py"
         script.write_text(FLOOD_SCRIPT)
-        counter = folder / "written"
+        counter = work_dir(folder) / "written"
         start_session("latency", write_config(folder, 4))
         try:
             async with window("latency", SIZE) as (app, pilot):
