@@ -116,9 +116,9 @@ class PaneSandbox:
     """The pane's runtime dir: read-only but for the CLI's own state folders."""
     polter_files: tuple[Path, ...] = ()
     """The files Polter wrote for the CLI (read-only even inside a writable state folder)."""
-    state_folders: tuple[tuple[Path, Path], ...] = ()
-    """The CLI's state: (its folder in the runtime dir, the user's own folder it keeps state in), both writable; a
-    folder the CLI keeps where it always does is given as (folder, folder)."""
+    state_paths: tuple[Path, ...] = ()
+    """The CLI's own state, writable: its folders in the runtime dir, each entry it keeps in the user's folder (not
+    that folder whole: the user's settings there run code in the human's own sessions), folders it keeps in place."""
     hidden: tuple[Path, ...] = ()
     """Polter's state and config dirs and the sessions' sockets: replaced by empty folders."""
     protected: tuple[Path, ...] = ()
@@ -300,11 +300,9 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
     args += ["--ro-bind", str(sandbox.runtime_dir), str(sandbox.runtime_dir)]
-    for inside, user_folder in sandbox.state_folders:
-        user_folder.mkdir(parents=True, exist_ok=True)
-        if inside != user_folder:
-            args += ["--bind", str(inside), str(inside)]
-        args += ["--bind", str(user_folder), str(user_folder)]
+    for state in sandbox.state_paths:
+        if os.path.lexists(state):
+            args += ["--bind", str(state), str(state)]
     for written in sandbox.polter_files:
         if written.exists() and not written.is_symlink():
             args += ["--ro-bind", str(written), str(written)]

@@ -70,7 +70,7 @@ class PaneFacts:
     agent: bool
     """An agent CLI or a ``command`` agent (never unconfined), not a plain shell."""
     polter_files: tuple[Path, ...] = ()
-    state_folders: tuple[tuple[Path, Path], ...] = ()
+    state_paths: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     gateway_url: str = ""
     gateway_socket_dir: Path | None = None
@@ -105,7 +105,7 @@ def confine(spec: LaunchSpec, facts: PaneFacts) -> LaunchSpec:
         rules=_rules(facts.policy, facts.project, home),
         runtime_dir=facts.runtime_dir,
         polter_files=facts.polter_files,
-        state_folders=facts.state_folders,
+        state_paths=facts.state_paths,
         hidden=tuple(path for path in dict.fromkeys(facts.hidden) if os.path.isdir(path)),
         gateway_port=port,
         gateway_socket_dir=facts.gateway_socket_dir,

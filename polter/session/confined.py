@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from polter.adapters import PaneToPrepare, PreparedPane
+from polter.adapters import PaneToPrepare, PreparedPane, StateHome
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
 from polter.sandbox.confine import ModelApi, PaneFacts, confine
 from polter.session.agents import AgentPane
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["PaneSockets", "confined_launch"]
+__all__ = ["PaneSockets", "confined_launch", "state_paths"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,27 @@ class PaneSockets:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def kept_entry(home: StateHome, entry: str, is_folder: bool) -> Path:
+    """A kept entry of the CLI's state in the user's folder, made to exist so that the sandbox can hold it
+    writable alone: a missing file is created empty where the CLI would create it (an empty file reads as none to
+    the CLIs' logs, histories, locks and SQLite databases; not a JSON file, which an empty one would break: a
+    missing one stays missing, and a pane cannot create it)."""
+    path = home.user_folder / entry
+    if not is_folder and not path.exists() and path.suffix != ".json":
+        with contextlib.suppress(OSError):
+            path.touch(mode=0o600)
+    return path
+
+
+def state_paths(runtime_dir: Path, prepared: PreparedPane) -> tuple[Path, ...]:
+    """What the CLI may write of its own state in its sandbox: its folders in the pane's runtime dir, each entry it
+    keeps in the user's folder, and the folders it keeps in place."""
+    paths = [*(runtime_dir / home.folder for home in prepared.homes), *prepared.state_folders]
+    for home in prepared.homes:
+        paths += [kept_entry(home, entry, is_folder) for entry, is_folder in home.kept().items()]
+    return tuple(dict.fromkeys(paths))
+
+
 def hidden_folders(session_state: Path) -> tuple[Path, ...]:
     """What no pane may see: Polter's state (admin credential, audit, other panes' runtime dirs), its config
     (servers' credentials) and the sessions' sockets."""
@@ -60,15 +82,13 @@ def confined_launch(
 ) -> LaunchSpec:
     """``spec`` (the adapter's launch, or the pane's own ``command``) inside the pane's sandbox."""
     root = pane.runtime_dir
-    state_folders = tuple((root / home.folder, home.user_folder) for home in prepared.homes)
-    state_folders += tuple((folder, folder) for folder in prepared.state_folders)  # kept where they are
     facts = PaneFacts(
         project=pane.cwd,
         runtime_dir=root,
         policy=policy,
         agent=agent.adapter.info.agent or bool(agent.setup.command),
         polter_files=tuple(root / name for name in prepared.files),
-        state_folders=state_folders,
+        state_paths=state_paths(root, prepared),
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
         gateway_socket_dir=sockets.gateway.parent,

@@ -142,7 +142,7 @@ def test_the_state_a_cli_keeps_in_place_stays_writable(layout: Layout, user: int
     data.mkdir(parents=True)
     if user is not None:
         subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home)], check=True)
-    sandbox = layout.sandbox(READ_ONLY, state_folders=((data, data),))
+    sandbox = layout.sandbox(READ_ONLY, state_paths=(data,))
     written = attempt_writes(sandbox, data / "cli.log", layout.home / ".local" / "share" / "other", as_user=user)
     assert written == {str(data / "cli.log"): True, str(layout.home / ".local" / "share" / "other"): False}
 
@@ -366,3 +366,24 @@ async def test_closing_a_pane_hangs_its_program_up_and_lets_it_clean_up(tmp_path
     assert process.program_pid is not None and process.program_pid != process.pid
     await process.aclose()
     assert bye.read_text() == "bye\n"
+
+
+def test_a_clis_state_is_writable_entry_by_entry_and_its_settings_are_not(layout: Layout, user: int | None) -> None:
+    """The CLI's folder in the home (``~/.claude``) holds its state (writable: each kept entry) and the user's own
+    settings, which run code in the human's sessions outside Polter (read-only, and no new file beside them)."""
+    folder = layout.home / ".claude"
+    (folder / "projects").mkdir(parents=True)
+    (folder / "history.jsonl").write_text("")
+    (folder / "settings.json").write_text("{}")
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(folder)], check=True)
+    sandbox = layout.sandbox(READ_ONLY, state_paths=(folder / "projects", folder / "history.jsonl"))
+    targets = [
+        folder / "projects" / "a.jsonl",
+        folder / "history.jsonl",
+        folder / "settings.json",
+        folder / "hooks.json",
+    ]
+    written = attempt_writes(sandbox, *targets, as_user=user)
+    assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False, str(targets[3]): False}
+    assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()

@@ -50,6 +50,7 @@ from polter.paths import config_dir, runtime_dir, state_dir
 from polter.roles import RoleLibrary
 from polter.sandbox.confine import PaneFacts, confine, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
+from polter.session.confined import state_paths
 
 from .agent_pane import with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk
@@ -323,8 +324,7 @@ class Sandboxed:
             policy=pane.builtins,
             agent=True,
             polter_files=tuple(root / name for name in prepared.files),
-            state_folders=tuple((root / home.folder, home.user_folder) for home in prepared.homes)
-            + tuple((folder, folder) for folder in prepared.state_folders),  # as confined_launch does
+            state_paths=state_paths(root, prepared),
             hidden=(self.gateway.state_dir, state_dir(), config_dir(), runtime_dir()),
             gateway_url=self.gateway.url,
             gateway_socket_dir=self.gateway.pane_socket.parent,
