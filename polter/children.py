@@ -5,8 +5,11 @@ words."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 
 __all__ = ["ChildOutput"]
 
@@ -17,6 +20,25 @@ class ChildOutput:
     def __init__(self, keep: int = 40) -> None:
         self.lines: deque[str] = deque(maxlen=keep)
         self._readers: set[asyncio.Task[None]] = set()
+
+    async def start(self, argv: Sequence[str]) -> asyncio.subprocess.Process:
+        """Start the child: in a session of its own, its stdin a pipe only this process writes to (so it stops
+        when this process ends, however it ends), without a pane's identity in its environment, its stderr
+        followed."""
+        env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
+        env["PYTHONUNBUFFERED"] = "1"
+        self.lines.clear()
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        assert process.stdout is not None and process.stderr is not None
+        self.follow(process.stderr)
+        return process
 
     def follow(self, stream: asyncio.StreamReader, sink: Callable[[str], None] | None = None) -> None:
         """Read ``stream`` until its end, each line to ``sink`` (default: kept as stderr's tail)."""

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -24,7 +23,6 @@ from typing import Any, Final
 
 from polter.children import ChildOutput
 from polter.errors import EgressError
-from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.terminal.pty import describe_exit
 
 __all__ = ["EgressSupervisor"]
@@ -173,19 +171,8 @@ class EgressSupervisor:
         return argv
 
     async def _spawn(self) -> None:
-        env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
-        env["PYTHONUNBUFFERED"] = "1"
-        self.output.lines.clear()
-        process = await asyncio.create_subprocess_exec(
-            *self._argv(),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        assert process.stdout is not None and process.stderr is not None
-        self.output.follow(process.stderr)
+        process = await self.output.start(self._argv())
+        assert process.stdout is not None
         try:
             line = await asyncio.wait_for(process.stdout.readline(), START_TIMEOUT)
         except TimeoutError:

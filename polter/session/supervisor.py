@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import signal
 import sys
@@ -32,7 +31,6 @@ from polter.errors import GatewayError, GatewayUnavailable, PolterError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import GatewayEvent
 from polter.gateway.state import read_state
-from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.terminal.pty import describe_exit
 
 __all__ = ["GatewayProcess", "GatewaySupervisor"]
@@ -155,19 +153,8 @@ class GatewaySupervisor:
         return argv
 
     async def _spawn(self) -> GatewayProcess:
-        env = {key: value for key, value in os.environ.items() if key not in (ENV_TOKEN, ENV_GATEWAY_URL)}
-        env["PYTHONUNBUFFERED"] = "1"
-        self.output.lines.clear()
-        process = await asyncio.create_subprocess_exec(  # stdin: a pipe that closes when this app ends, however
-            *self._argv(),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        assert process.stdout is not None and process.stderr is not None
-        self.output.follow(process.stderr)
+        process = await self.output.start(self._argv())
+        assert process.stdout is not None
         try:
             url = await asyncio.wait_for(_listening_url(process.stdout), START_TIMEOUT)
         except (TimeoutError, EOFError):
