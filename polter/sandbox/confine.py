@@ -71,6 +71,8 @@ class PaneFacts:
     """An agent CLI or a ``command`` agent (never unconfined), not a plain shell."""
     polter_files: tuple[Path, ...] = ()
     state_paths: tuple[Path, ...] = ()
+    protected: tuple[Path, ...] = ()
+    """More paths the pane may not write (the user's own CLI settings)."""
     hidden: tuple[Path, ...] = ()
     gateway_url: str = ""
     gateway_socket_dir: Path | None = None
@@ -106,6 +108,7 @@ def confine(spec: LaunchSpec, facts: PaneFacts) -> LaunchSpec:
         runtime_dir=facts.runtime_dir,
         polter_files=facts.polter_files,
         state_paths=facts.state_paths,
+        protected=facts.protected,
         hidden=tuple(path for path in dict.fromkeys(facts.hidden) if os.path.isdir(path)),
         gateway_port=port,
         gateway_socket_dir=facts.gateway_socket_dir,

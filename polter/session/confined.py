@@ -6,7 +6,7 @@ import contextlib
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from polter.adapters import PaneToPrepare, PreparedPane, StateHome
 from polter.paths import config_dir, runtime_dir, state_dir
@@ -15,7 +15,7 @@ from polter.sandbox.confine import ModelApi, PaneFacts, confine
 from polter.session.agents import AgentPane
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["PaneSockets", "confined_launch", "state_paths"]
+__all__ = ["PaneSockets", "confined_launch", "state_paths", "user_configs"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,19 @@ def state_paths(runtime_dir: Path, prepared: PreparedPane) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(paths))
 
 
+def user_configs(prepared: PreparedPane) -> tuple[Path, ...]:
+    """The user's own versions of the config Polter writes for the CLI in its home (``~/.claude/settings.json``
+    beside the pane's): read by the human's own sessions outside Polter, so no pane may write them."""
+    found = []
+    for home in prepared.homes:
+        folder = PurePosixPath(home.folder)
+        for name in prepared.files:
+            path = PurePosixPath(name)
+            if folder in path.parents:
+                found.append(home.user_folder / path.relative_to(folder))
+    return tuple(found)
+
+
 def hidden_folders(session_state: Path) -> tuple[Path, ...]:
     """What no pane may see: Polter's state (admin credential, audit, other panes' runtime dirs), its config
     (servers' credentials) and the sessions' sockets."""
@@ -89,6 +102,7 @@ def confined_launch(
         agent=agent.adapter.info.agent or bool(agent.setup.command),
         polter_files=tuple(root / name for name in prepared.files),
         state_paths=state_paths(root, prepared),
+        protected=user_configs(prepared),
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
         gateway_socket_dir=sockets.gateway.parent,

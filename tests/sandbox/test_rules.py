@@ -63,3 +63,19 @@ def test_roles_check_refuses_a_role_the_sandbox_cannot_hold_with_its_line(tmp_pa
         f'{folder / "careful.toml"}:7: builtins.deny: "write(**/*.env)": the sandbox holds writes by folder, not '
         'by file pattern; name a folder ("write(DIR/**)") or drop the rule'
     ]
+
+
+def test_the_users_own_cli_settings_are_protected_beside_the_panes(tmp_path: Path) -> None:
+    """What Polter writes as a CLI's config in its home (Codex's config.toml) has a counterpart the human's own
+    sessions read (``~/.codex/config.toml``): a pane whose role writes the home must still not write that one."""
+    from polter.adapters import PaneToPrepare
+    from polter.adapters.host import discover
+    from polter.session.confined import user_configs
+
+    home = tmp_path / "home"
+    home.mkdir()
+    codex = discover(entry_points=False).get("codex")
+    pane = PaneToPrepare(
+        pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=tmp_path / "runtime", cwd=tmp_path, home=home
+    )
+    assert home / ".codex" / "config.toml" in user_configs(codex.prepare(pane))
