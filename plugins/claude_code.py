@@ -92,6 +92,11 @@ TEST_MODE_KEPT = (
 plans, file history) and the user's agents, commands, skills, plugins and CLAUDE.md. Only test mode moves the
 config dir (to seed onboarding); there these stay the user's all the same."""
 
+SHARED_WITH_THE_HUMAN = ("agents/", "commands/", "skills/", "plugins/", "CLAUDE.md")
+"""Kept entries the human's own Claude Code runs or reads as instructions outside Polter: never a pane's to write."""
+STATE_ENTRIES = tuple(entry for entry in TEST_MODE_KEPT if entry not in SHARED_WITH_THE_HUMAN)
+"""What Claude Code writes of its own state under its config dir (conversations, history, the login, todos...)."""
+
 SANDBOX_PROGRAMS = ("bwrap", "socat")
 """What Claude Code's sandbox runs on Linux (bubblewrap confines, socat relays the network to its proxy)."""
 
@@ -166,6 +171,14 @@ class ClaudeCode(Adapter):
     )
 
     # -- skills ------------------------------------------------------------------------------------------
+
+    def state_folders(self, home: Path) -> tuple[Path, ...]:
+        """Where Claude Code keeps its state when it runs in place (not in test mode): each state entry of its config
+        dir and ``~/.claude.json``, writable in a confined pane (its settings, plugins and skills beside them are
+        not)."""
+        config = self.config_dir(home)
+        state_file = config / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
+        return (*(config / entry.rstrip("/") for entry in STATE_ENTRIES), state_file)
 
     def config_dir(self, home: Path) -> Path:
         override = os.environ.get("CLAUDE_CONFIG_DIR")
@@ -295,7 +308,12 @@ class ClaudeCode(Adapter):
                 )
             )
         return PreparedPane(
-            launch=launch, files=files, hidden_skills=tuple(hidden_names), warnings=warnings, homes=homes
+            launch=launch,
+            files=files,
+            hidden_skills=tuple(hidden_names),
+            warnings=warnings,
+            homes=homes,
+            state_folders=() if homes else self.state_folders(pane.user_home),
         )
 
     def _warnings(self) -> tuple[str, ...]:

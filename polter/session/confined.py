@@ -42,6 +42,20 @@ class PaneSockets:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def in_place(path: Path) -> Path:
+    """A state path a CLI keeps where it always does, made to exist so that the sandbox can hold it writable: a
+    name without a suffix is a folder, created; a file as :func:`kept_entry` makes one."""
+    if not path.exists():
+        with contextlib.suppress(OSError):
+            if path.suffix:
+                if path.suffix != ".json":
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.touch(mode=0o600)
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def kept_entry(home: StateHome, entry: str, is_folder: bool) -> Path:
     """A kept entry of the CLI's state in the user's folder, made to exist so that the sandbox can hold it
     writable alone: a missing file is created empty where the CLI would create it (an empty file reads as none to
@@ -57,7 +71,8 @@ def kept_entry(home: StateHome, entry: str, is_folder: bool) -> Path:
 def state_paths(runtime_dir: Path, prepared: PreparedPane) -> tuple[Path, ...]:
     """What the CLI may write of its own state in its sandbox: its folders in the pane's runtime dir, each entry it
     keeps in the user's folder, and the folders it keeps in place."""
-    paths = [*(runtime_dir / home.folder for home in prepared.homes), *prepared.state_folders]
+    paths = [*(runtime_dir / home.folder for home in prepared.homes)]
+    paths += [in_place(path) for path in prepared.state_folders]
     for home in prepared.homes:
         paths += [kept_entry(home, entry, is_folder) for entry, is_folder in home.kept().items()]
     return tuple(dict.fromkeys(paths))

@@ -134,3 +134,14 @@ def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
         "permissionDecisionReason": "Polter: researchers cannot write (rule: tools.deny)"}}
     allowed = json.loads(claude.hook_answer(HookAnswer(decision="allow")).stdout)["hookSpecificOutput"]
     assert allowed == {"hookEventName": "PreToolUse", "permissionDecision": "allow"}, "Claude Code need not ask again"
+
+
+def test_in_place_its_state_is_writable_in_a_confined_pane_and_its_settings_are_not(
+    claude: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path
+) -> None:
+    """Outside test mode Claude Code keeps its state where it always does: each state entry of ``~/.claude`` and
+    ``~/.claude.json`` are the pane's to write; its settings, plugins, skills, agents and commands are not."""
+    state = set(claude.prepare(make_pane()).state_folders)
+    assert {home / ".claude" / "projects", home / ".claude" / "history.jsonl", home / ".claude.json"} <= state
+    shared = {"settings.json", "plugins", "skills", "agents", "commands", "CLAUDE.md"}
+    assert not {path.name for path in state} & shared
