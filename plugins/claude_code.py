@@ -1,7 +1,7 @@
 """Claude Code: strict MCP config with every gateway endpoint, a PreToolUse veto hook that blocks when it
 fails, denied skills switched off, and the classic main-screen renderer.
 
-Verified against Claude Code 2.1.332 (see ``shared/reference/cli-adapters.md`` §A and ``docs/adapters.md``).
+Verified against Claude Code 2.1.332 (see ``docs/adapters.md``).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ BUILTIN_KINDS = {
         "meta",
     ),
 }
-"""Claude Code 2.1.332's built-in tools by the role's kinds (``shared/reference/builtin-tools.md`` §A); any other
+"""Claude Code 2.1.332's built-in tools by the role's kinds (docs/adapters.md); any other
 tool is a kind of its own (CronCreate, ScheduleWakeup, EnterWorktree)."""
 
 TEST_MODE_UNSET = (

@@ -3,7 +3,7 @@ servers, runs ``polter hook codex`` before MCP tools, and switches off denied sk
 config (model, providers, project trust, ...) is carried over; Codex's own state (login, sessions, history,
 its databases, logs, memories, rules) stays in the user's ``~/.codex`` (:meth:`Codex.state_home`).
 
-Verified against Codex CLI 0.171.0 (see ``shared/reference/cli-adapters.md`` §B and ``docs/adapters.md``).
+Verified against Codex CLI 0.171.0 (see ``docs/adapters.md``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ denied skills. The user's settings and allowed skills are carried over; the CLI'
 history, logins, trusted folders, memory, commands, extensions) stays in the user's ``~/.gemini``
 (:meth:`GeminiCli.state_home`), and ``polter --restore`` resumes the latest chat in the folder.
 
-Verified against Gemini CLI 0.61.0 (see ``shared/reference/cli-adapters.md`` §C and ``docs/adapters.md``).
+Verified against Gemini CLI 0.61.0 (see ``docs/adapters.md``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from polter.paths import bundled_dir
 from polter.roles import CompiledRole, ServerRequest, SkillRequest, ToolCallRequest
 from polter.roles.library import DEFAULT_ROLE, RoleLibrary
 
-# The 46-tool catalogue of the Terraria MCP server (shared/reference/tshock-rest-api.md §7).
+# The 46-tool catalogue of the Terraria MCP server.
 TERRARIA_READ_ONLY = [
     "server_status", "server_info", "server_motd", "world_info", "player_list", "player_info",
     "user_list", "user_info", "ban_list", "ban_info", "group_list", "group_info", "region_list",
