@@ -5,13 +5,15 @@ words."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 
-__all__ = ["ChildOutput"]
+__all__ = ["ChildOutput", "stop"]
 
 
 class ChildOutput:
@@ -60,3 +62,20 @@ class ChildOutput:
     def cancel(self) -> None:
         for reader in list(self._readers):
             reader.cancel()
+
+
+async def stop(process: asyncio.subprocess.Process, grace: float, *, stdin_first: bool = False) -> None:
+    """End a supervised child: close its stdin first when that is its own way to stop (``stdin_first``), then
+    SIGTERM, then SIGKILL, each after ``grace`` seconds; returns once it is reaped."""
+    steps = [process.stdin.close] if stdin_first and process.stdin is not None else []
+    steps += [lambda: process.send_signal(signal.SIGTERM), process.kill]
+    for step in steps:
+        if process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            step()
+        if step is process.kill:
+            break
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), grace)
+    await process.wait()

@@ -16,12 +16,11 @@ import asyncio
 import contextlib
 import json
 import logging
-import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from polter.children import ChildOutput
+from polter.children import ChildOutput, stop
 from polter.errors import EgressError
 from polter.terminal.pty import describe_exit
 
@@ -83,7 +82,7 @@ class EgressSupervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self.process is not None:
-            await _stop(self.process)
+            await stop(self.process, STOP_GRACE, stdin_first=True)
             self.process = None
         self.output.cancel()
         self._fail_waiters("the egress proxy was stopped")
@@ -178,7 +177,7 @@ class EgressSupervisor:
         except TimeoutError:
             line = b""
         if line.decode(errors="replace").strip() != READY_LINE:
-            await _stop(process)
+            await stop(process, STOP_GRACE, stdin_first=True)
             await asyncio.sleep(0)  # let the stderr reader take the last lines
             raise EgressError(self.output.failure("the egress proxy did not start"))
         self.process = process
@@ -257,16 +256,3 @@ class EgressSupervisor:
             except (EgressError, OSError) as exc:
                 logger.warning("restarting the egress proxy failed: %s", exc)
                 delay = min(delay * 2, BACKOFF_MAX)
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """Close stdin (the proxy's own way to stop), then SIGTERM, then SIGKILL, each after a grace period."""
-    if process.stdin is not None:
-        process.stdin.close()
-    for send in (lambda: None, lambda: process.send_signal(signal.SIGTERM), process.kill):
-        if process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            send()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), STOP_GRACE)

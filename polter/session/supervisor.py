@@ -19,14 +19,13 @@ import asyncio
 import contextlib
 import logging
 import re
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from polter.children import ChildOutput
+from polter.children import ChildOutput, stop
 from polter.errors import GatewayError, GatewayUnavailable, PolterError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import GatewayEvent
@@ -123,7 +122,7 @@ class GatewaySupervisor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         if self.current is not None:
-            await _stop(self.current.process)
+            await stop(self.current.process, STOP_GRACE)
             await self.current.client.aclose()
             self.current = None
         self.output.cancel()
@@ -158,17 +157,17 @@ class GatewaySupervisor:
         try:
             url = await asyncio.wait_for(_listening_url(process.stdout), START_TIMEOUT)
         except (TimeoutError, EOFError):
-            await _stop(process)
+            await stop(process, STOP_GRACE)
             await asyncio.sleep(0)  # let the stderr reader take the last lines
             raise GatewayError(self.output.failure("the gateway did not start")) from None
         self.output.follow(process.stdout, lambda line: None)
         try:
             state = read_state(self.state_dir)
         except PolterError as exc:
-            await _stop(process)
+            await stop(process, STOP_GRACE)
             raise GatewayError(f"the gateway started but its state file is unusable: {exc}") from exc
         if state.pid != process.pid or state.url != url:
-            await _stop(process)
+            await stop(process, STOP_GRACE)
             raise GatewayError(f"another gateway wrote {self.state_dir / 'gateway.json'} at the same time")
         self._port = int(url.rsplit(":", 1)[1])
         self.starts += 1
@@ -247,16 +246,3 @@ async def _listening_url(stdout: asyncio.StreamReader) -> str:
         if match:
             return match.group(1)
     raise EOFError
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), STOP_GRACE)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
