@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from polter.gitdirs import git_dirs
 from polter.paths import config_dir, project_roles_dir, state_dir
 from polter.protocol import BuiltinsPolicy, HookRequest, ProtectedTarget
 from polter.roles.builtin_verdicts import BuiltinRequest
@@ -69,31 +70,6 @@ def real_resolver(cwd: str, home: str) -> Resolver:
     return resolve
 
 
-def _git_dirs(project: Path) -> list[Path]:
-    """The git dirs that govern ``project``: the ``.git`` of its repository (found upwards), and for a linked
-    worktree (a ``.git`` file) its own git dir and the repository's common dir."""
-    for folder in (project, *project.parents):
-        marker = folder / ".git"
-        if marker.is_dir():
-            return [marker]
-        if marker.is_file():
-            try:
-                text = marker.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return []
-            if not text.startswith("gitdir:"):
-                return []
-            own = (folder / text[len("gitdir:") :].strip()).resolve()
-            dirs = [own]
-            try:
-                common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
-                dirs.append(common)
-            except OSError:
-                pass
-            return dirs
-    return []
-
-
 def _hooks_path(config: Path) -> str | None:
     """``core.hooksPath`` of a git config file (git runs the hooks it finds there), or None."""
     try:
@@ -130,7 +106,7 @@ def protected_targets(
     for folder in role_dirs:
         add(folder, "a folder of Polter's roles", writes_only=True)
     add(project_roles_dir(Path(project)).parent, "the project's Polter settings and roles", writes_only=True)
-    for git_dir in _git_dirs(Path(project)):
+    for git_dir in git_dirs(Path(project)):
         add(git_dir / "hooks", "the repository's git hooks folder", writes_only=True)
         add(git_dir / "config", "the repository's git config", writes_only=True, tree=False)
         add(git_dir / "config.worktree", "the worktree's git config", writes_only=True, tree=False)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from polter.gitdirs import git_dirs, repository
 from polter.paths import ENV_SANDBOX
 from polter.sandbox.rules import WriteRules
 from polter.terminal.launch import LaunchSpec
@@ -192,32 +193,6 @@ def _under(path: Path, folders: Iterable[str | Path]) -> bool:
     return any(text == str(folder) or text.startswith(str(folder).rstrip("/") + "/") for folder in folders)
 
 
-def _repository(project: Path) -> tuple[Path | None, list[Path]]:
-    """The folder holding the ``.git`` that governs ``project``, and the git dirs (a linked worktree has its own
-    and the repository's common dir)."""
-    for folder in (project, *project.parents):
-        marker = folder / ".git"
-        if marker.is_dir():
-            return folder, [marker]
-        if marker.is_file():
-            try:
-                text = marker.read_text(encoding="utf-8", errors="replace").strip()
-            except OSError:
-                return folder, []
-            if not text.startswith("gitdir:"):
-                return folder, []
-            own = (folder / text[len("gitdir:") :].strip()).resolve()
-            with contextlib.suppress(OSError):
-                common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
-                return folder, [own, common] if common != own else [own]
-            return folder, [own]
-    return None, []
-
-
-def _git_dirs(project: Path) -> list[Path]:
-    return _repository(project)[1]
-
-
 def _hooks_path(project: Path) -> Path | None:
     """The folder named by ``core.hooksPath`` (git runs its hooks from there), as git reads it."""
     git = shutil.which("git")
@@ -241,7 +216,7 @@ def protected_paths(sandbox: PaneSandbox) -> list[Path]:
     """Every existing path the pane may not write: git hooks and configs (submodules' too), the folder of
     ``core.hooksPath``, the project's ``.polter``, the home's code files and the caller's own."""
     found: list[Path] = []
-    for git_dir in _git_dirs(sandbox.project):
+    for git_dir in git_dirs(sandbox.project):
         hooks = git_dir / "hooks"
         if not hooks.exists():  # created empty so that it can be held read-only (git makes it anyway)
             with contextlib.suppress(OSError):
@@ -283,7 +258,7 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     rules = sandbox.rules
     if sandbox.home.is_dir() and (rules.home or _under(sandbox.home, HIDDEN_SYSTEM)):
         args += ["--bind" if rules.home else "--ro-bind", str(sandbox.home), str(sandbox.home)]
-    top, git_dirs = _repository(sandbox.project)
+    top, git_dirs = repository(sandbox.project)
     if top is not None and top != sandbox.project and _under(top, HIDDEN_SYSTEM):
         args += ["--ro-bind", str(top), str(top)]  # the repository around the pane's folder, for git to find
         seen.append(top)
