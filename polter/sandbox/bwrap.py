@@ -252,8 +252,8 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
         """Whether ``path`` is in the pane's view (not in a hidden folder, or in one the pane was given back)."""
         return not _under(path, sandbox.hidden) and (not _under(path, HIDDEN_SYSTEM) or _under(path, seen))
 
-    for needed in sandbox.keep_visible:
-        if _under(needed, HIDDEN_SYSTEM) and needed.is_dir():
+    for needed in sandbox.keep_visible:  # (one the user cannot reach is no folder of theirs: bwrap would fail)
+        if _under(needed, HIDDEN_SYSTEM) and needed.is_dir() and os.access(needed, os.R_OK | os.X_OK):
             args += ["--ro-bind", str(needed), str(needed)]
     rules = sandbox.rules
     if sandbox.home.is_dir() and (rules.home or _under(sandbox.home, HIDDEN_SYSTEM)):

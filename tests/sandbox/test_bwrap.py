@@ -42,6 +42,7 @@ class Layout:
 
     def __init__(self, root: Path, owner: int | None = None) -> None:
         self.root = root
+        self.owner = owner
         self.project = root / "project"
         self.home = root / "home"
         self.state = root / "state"
@@ -60,6 +61,13 @@ class Layout:
             subprocess.run(["chown", "-R", f"{owner}:{owner}", str(root)], check=True)
             root.chmod(0o755)
 
+    def reachable(self, folder: Path) -> bool:
+        """Whether the layout's owner can reach ``folder`` (a checkout in a private folder of root's is not
+        nobody's: the sandbox runs as the owner)."""
+        if self.owner is None:
+            return True
+        return all(os.stat(part).st_mode & 0o005 for part in (folder, *folder.parents) if part.exists())
+
     def sandbox(self, rules: WriteRules, **more: object) -> PaneSandbox:
         return PaneSandbox(
             project=self.project,
@@ -68,7 +76,7 @@ class Layout:
             runtime_dir=self.runtime,
             polter_files=(self.runtime / "settings.json",),
             hidden=(self.state, self.sessions),
-            keep_visible=program_folders(dict(os.environ), [PYTHON]),
+            keep_visible=tuple(filter(self.reachable, program_folders(dict(os.environ), [PYTHON]))),
             **more,  # type: ignore[arg-type]
         )
 
