@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import pytest
 import pytest_asyncio
 from support.fake_models import FakeModelServer, Rule
+from support.report import report
 
 from polter.adapters import PaneToPrepare, TestMode
 from polter.adapters.host import RuntimeDir, write_pane_files
@@ -337,10 +338,17 @@ class Sandboxed:
             write_pane_files(root, prepared.files, prepared.homes)
             confined = confine(spec, facts)
             assert confined.refused is None, confined.refused
-            done = await asyncio.to_thread(
-                subprocess.run, list(confined.argv), env=confined.environment(), cwd=self.project,
-                capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
-            )
+            for attempt in (1, 2):  # Gemini CLI 0.61.0 hangs now and then in -p (seen once in four runs): once more
+                try:
+                    done = await asyncio.to_thread(
+                        subprocess.run, list(confined.argv), env=confined.environment(), cwd=self.project,
+                        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
+                    )
+                    break
+                except subprocess.TimeoutExpired:
+                    if attempt == 2:
+                        raise
+                    report(f"{self.cli.adapter.display_name} hung in its confined pane (240 s); ran it once more")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         answer = await asyncio.to_thread(
             self.model.wait_for, lambda request: request.tool_result is not None and "PROBE" in request.tool_result,
