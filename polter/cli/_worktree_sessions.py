@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from polter.errors import SessionError, WorktreeError
+from polter.session import methods
 from polter.session.protocol import PaneWorktreeInfo, SessionInfo
 from polter.worktrees import Worktree, find_worktree
 
@@ -40,14 +41,21 @@ class RunningPane:
         """The session's only pane: closing it ends the session."""
         return self.session.panes <= 1
 
-    async def call(self, method: str, **params: object) -> object:
-        """Call ``method`` about this pane in its session's host."""
+    async def close(self) -> None:
+        """Close the pane (its program ends) in its session's host."""
+        await self._call(methods.CloseParams(pane=self.pane.pane))
+
+    async def refresh_worktree(self) -> None:
+        """Have the session's host read the pane's worktree figures again."""
+        await self._call(methods.RefreshWorktreeParams(pane=self.pane.pane))
+
+    async def _call(self, params: methods.CallParams[None]) -> None:
         from polter.session.client import SessionClient
         from polter.session.registry import session_files
 
         client = await SessionClient.connect(session_files(self.session.name), attach=False, timeout=10)
         try:
-            return await client.call(method, pane=self.pane.pane, **params)
+            await client.call(params)
         finally:
             await client.aclose()
 
@@ -84,13 +92,13 @@ async def running_panes(session: str | None = None) -> SessionPanes:
             notes.append(f"session {info.name} does not answer: {exc}")
             continue
         try:
-            rows = await client.call("worktrees")
+            rows = await client.call(methods.WorktreesParams())
         except SessionError as exc:
             notes.append(f"session {info.name} cannot say which panes work in worktrees: {exc}")
             rows = []
         finally:
             await client.aclose()
-        panes += [RunningPane(info, PaneWorktreeInfo.model_validate(row)) for row in rows]
+        panes += [RunningPane(info, row) for row in rows]
     return SessionPanes(live, panes, notes)
 
 

@@ -127,6 +127,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
 def run_kill(args: argparse.Namespace) -> int:
     from polter.session.client import SessionClient
+    from polter.session.methods import KillParams
     from polter.session.registry import session_files
     from polter.terminal.pty import process_exists
 
@@ -137,7 +138,7 @@ def run_kill(args: argparse.Namespace) -> int:
 
     async def kill() -> None:
         client = await SessionClient.connect(files, attach=False)
-        await client.call("kill", reason="ended with `polter kill`")
+        await client.call(KillParams(reason="ended with `polter kill`"))
         await client.aclose()
 
     asyncio.run(kill())

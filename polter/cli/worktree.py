@@ -231,7 +231,7 @@ def _review(args: argparse.Namespace) -> int:
     if pane is not None:
 
         async def close() -> None:
-            await pane.call("close")
+            await pane.close()
 
         open_pane = OpenPane(name=pane.label, close=close)
     ReviewApp(worktree, pane=open_pane).run()
@@ -245,7 +245,7 @@ def _tell_host(pane: RunningPane) -> None:
     from polter.errors import SessionError
 
     try:
-        asyncio.run(pane.call("refresh_worktree"))
+        asyncio.run(pane.refresh_worktree())
     except SessionError:
         pass  # the pane or its session is gone meanwhile
 
@@ -322,7 +322,7 @@ def _remove(args: argparse.Namespace) -> int:
         print("not removed")
         return 1
     if pane is not None:
-        asyncio.run(pane.call("close"))
+        asyncio.run(pane.close())
         print(f"closed {pane.label}")
     result = asyncio.run(worktree.remove(discard=discard, keep_branch=args.keep_branch))
     done = [f"removed {worktree.path}"] if result.removed_folder else []

@@ -11,17 +11,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from polter.errors import SessionError, SessionLost
 from polter.session import protocol as wire
+from polter.session.methods import CallParams
 from polter.session.registry import SessionFiles
 
 __all__ = ["SessionClient"]
 
 EventHandler = Callable[[BaseModel], None]
+ResultT = TypeVar("ResultT")
 
 
 class SessionClient:
@@ -90,15 +92,22 @@ class SessionClient:
         if not self._writer.is_closing():
             self._writer.write(wire.encode(message))
 
-    async def call(self, method: str, **params: Any) -> Any:
-        """Call ``method`` in the host; its result (JSON), or :class:`SessionError` with the host's reason."""
+    async def call(self, params: CallParams[ResultT]) -> ResultT:
+        """Call the method of ``params`` (:mod:`polter.session.methods`) in the host; its result, or
+        :class:`SessionError` with the host's reason."""
         if self._writer.is_closing():
             raise SessionLost("the session is gone")
         self._calls += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._replies[self._calls] = future
-        self._writer.write(wire.encode(wire.Call(id=self._calls, method=method, params=params)))
-        return await future
+        call = wire.Call(id=self._calls, method=params.method, params=params.model_dump(mode="json"))
+        self._writer.write(wire.encode(call))
+        result = await future
+        try:
+            validated: ResultT = params.result.validate_python(result)
+        except ValidationError as exc:
+            raise SessionError(f"the session host answered {params.method} with something else: {exc}") from exc
+        return validated
 
     # -- receiving ---------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +35,7 @@ from polter.errors import PolterError, SessionError, WorktreeError
 from polter.protocol import AgentState
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
+from polter.session.call_table import CallTable
 from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
 from polter.session.launch import MAX_PANES, Launch, is_installed
@@ -126,11 +127,10 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         self._worktree_lock = asyncio.Lock()
         self._claimed: set[str] = set()
         """Branches of worktrees opened for panes that are not in the session yet."""
+        self.calls = CallTable()
+        self._register_calls()
+        self._register_worktree_calls()
         self._init_attention()
-        self._methods: dict[str, Callable[[Window, dict[str, Any]], Awaitable[Any]]] = {
-            name: getattr(self, "_set_layout" if name == "layout" else f"_{name}")
-            for name in (*self.METHODS, *self.WORKTREE_METHODS)
-        }
 
     @property
     def name(self) -> str:
@@ -598,16 +598,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
                 self.workspace.submit_line(pane.agent, line)
 
     async def _call(self, window: Window, call: wire.Call) -> None:
-        method = self._methods.get(call.method)
-        try:
-            if method is None:
-                raise SessionError(f"no method {call.method!r} in this session's protocol")
-            result = await method(window, call.params)
-            if isinstance(result, BaseModel):
-                result = result.model_dump(mode="json")
-            window.send(wire.Reply(id=call.id, result=result))
-        except (PolterError, ValidationError, KeyError, TypeError) as exc:
-            window.send(wire.Reply(id=call.id, error=str(exc)))
+        window.send(await self.calls.answer(window, call))
 
 
 def close(coroutine: Awaitable[Any]) -> None:

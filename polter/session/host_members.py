@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from polter.session import protocol as wire
     from polter.session.agents import PanePlan
     from polter.session.attention import Transitions
+    from polter.session.call_table import CallTable
     from polter.session.desktop import DesktopNotifications
     from polter.session.launch import Launch
+    from polter.session.methods import RestartParams
     from polter.session.panes import SessionPane
     from polter.session.questions import Questions
     from polter.session.windows import Window
@@ -40,6 +42,7 @@ class HostMembers:
         active: str | None
         zoomed: str | None
         questions: Questions
+        calls: CallTable
         transitions: Transitions
         desktop: DesktopNotifications
         _styles: StyleTable
@@ -62,5 +65,5 @@ class HostMembers:
         def _broadcast(self, message: BaseModel) -> None: ...
         def _notify(self, notice: wire.Notice) -> None: ...
         # one part's methods another part calls
-        async def _restart(self, window: Window, params: dict[str, Any]) -> None: ...
+        async def _restart(self, window: Window, params: RestartParams) -> None: ...
         def _worktree_source(self, like: SessionPane | None, cwd: Path | None) -> Path | None: ...

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from polter.errors import SessionError
+from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.attention import Transition, Transitions
 from polter.session.desktop import DesktopNotifications
@@ -49,6 +50,8 @@ class SessionAttention(HostMembers):
     def _init_attention(self) -> None:
         self.transitions = Transitions(quiet=self.launch.notify.quiet)
         self.desktop = DesktopNotifications()
+        self.calls.register(methods.LookingParams, self._looking)
+        self.calls.register(methods.MuteParams, self._mute)
 
     # -- reading the agents --------------------------------------------------------------------------
 
@@ -92,19 +95,16 @@ class SessionAttention(HostMembers):
 
     # -- who looks where -------------------------------------------------------------------------------
 
-    async def _looking(self, window: Window, params: dict[str, Any]) -> None:
-        """The window's focused pane (``pane``), whether its terminal has the focus (``focused``) and whether that
-        terminal raises desktop notifications itself (``notifies``)."""
-        window.looking_at = params.get("pane") or None
-        window.app_focused = bool(params.get("focused", True))
-        window.terminal_notifies = bool(params.get("notifies", False))
+    async def _looking(self, window: Window, params: methods.LookingParams) -> None:
+        window.looking_at = params.pane or None
+        window.app_focused = params.focused
+        window.terminal_notifies = params.notifies
 
-    async def _mute(self, window: Window, params: dict[str, Any]) -> wire.PaneState:
-        """Mute or unmute a pane's notifications (``muted``); the session saves it for ``--restore``."""
-        pane = self.pane(str(params["pane"]))
+    async def _mute(self, window: Window, params: methods.MuteParams) -> wire.PaneState:
+        pane = self.pane(params.pane)
         if pane.agent is None:
             raise SessionError(f"pane {pane.id} runs no agent: it has nothing to notify")
-        pane.muted = bool(params.get("muted", True))
+        pane.muted = params.muted
         state = pane.state()
         self._broadcast(wire.PaneUpdated(pane=state))
         self._save()

@@ -6,7 +6,8 @@ the whole session when the client attaches — or :class:`Refused`. Then:
 
 - window → host: input for a pane (:class:`KeyInput`, :class:`PasteInput`, :class:`BytesInput`,
   :class:`FocusInput`, :class:`ResizeInput`), never answered, and :class:`Call` (a method by name,
-  with parameters), answered by a :class:`Reply` with the same ``id``;
+  with parameters: :mod:`polter.session.methods` has one model for each), answered by a :class:`Reply`
+  with the same ``id``;
 - host → window: :class:`FrameEvent` (rows of a pane's screen that changed) and the events that keep
   a window's picture of the session current (panes, asks, audit rows, roles, notices, the end), and
   :class:`Question`, a yes/no question for the human, answered with the call ``answer_question``, and
@@ -49,7 +50,7 @@ __all__ = [
     "encode",
 ]
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 3
 """Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
 
 LINE_LIMIT: Final = 64 * 1024 * 1024

@@ -13,9 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from polter.errors import ConfigError, SessionError, WorktreeError
+from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
 from polter.session.host_members import HostMembers
@@ -36,8 +35,10 @@ __all__ = ["WorktreeCalls"]
 class WorktreeCalls(HostMembers):
     """Mixed into :class:`~polter.session.host.SessionHost` (``self`` is the host)."""
 
-    WORKTREE_METHODS = ("worktrees", "refresh_worktree", "recreate_worktree")
-    """Protocol methods about the panes' worktrees; each is served by ``_<name>``."""
+    def _register_worktree_calls(self) -> None:
+        self.calls.register(methods.WorktreesParams, self._worktrees)
+        self.calls.register(methods.RefreshWorktreeParams, self._refresh_worktree)
+        self.calls.register(methods.RecreateWorktreeParams, self._recreate_worktree)
 
     # -- opening ---------------------------------------------------------------------------------------
 
@@ -132,14 +133,13 @@ class WorktreeCalls(HostMembers):
 
     # -- the protocol's methods ------------------------------------------------------------------------
 
-    def _worktree_pane(self, params: dict[str, Any]) -> tuple[SessionPane, PaneWorktree]:
-        pane = self.pane(params["pane"])
+    def _worktree_pane(self, pane_id: str) -> tuple[SessionPane, PaneWorktree]:
+        pane = self.pane(pane_id)
         if pane.worktree is None:
             raise SessionError(f"pane {pane.id} has no worktree of its own")
         return pane, pane.worktree
 
-    async def _worktrees(self, window: Window, params: dict[str, Any]) -> list[Any]:
-        """The panes that run in worktrees of their own, by their place in the session."""
+    async def _worktrees(self, window: Window, params: methods.WorktreesParams) -> list[wire.PaneWorktreeInfo]:
         return [
             wire.PaneWorktreeInfo(
                 pane=pane.id,
@@ -147,22 +147,20 @@ class WorktreeCalls(HostMembers):
                 title=pane.agent.title if pane.agent is not None else pane.state().title,
                 running=pane.terminal.running,
                 worktree=pane.worktree.view(),
-            ).model_dump(mode="json")
+            )
             for number, pane in enumerate(self.panes, 1)
             if pane.worktree is not None
         ]
 
-    async def _refresh_worktree(self, window: Window, params: dict[str, Any]) -> None:
-        """Read a pane's figures again now (after a merge or a commit made outside the pane)."""
-        pane, worktree = self._worktree_pane(params)
+    async def _refresh_worktree(self, window: Window, params: methods.RefreshWorktreeParams) -> None:
+        pane, worktree = self._worktree_pane(params.pane)
         if worktree.look_at_folder():
             self._pane_changed(pane)
         worktree.refresh()
 
-    async def _recreate_worktree(self, window: Window, params: dict[str, Any]) -> BaseModel:
-        """Make a pane's worktree whose folder was deleted by hand again (on its branch, at its path; the
-        setup command asked for as for a new one), then restart the pane's program in it (``restart``)."""
-        pane, worktree = self._worktree_pane(params)
+    async def _recreate_worktree(self, window: Window, params: methods.RecreateWorktreeParams) -> wire.PaneState:
+        """Make the worktree again on its branch, at its path (the setup command asked for as for a new one)."""
+        pane, worktree = self._worktree_pane(params.pane)
         worktree.look_at_folder()
         if not worktree.missing:
             raise SessionError(f"the worktree of {worktree.branch} is there: {worktree.worktree.path}")
@@ -177,8 +175,8 @@ class WorktreeCalls(HostMembers):
         )
         self._pane_changed(pane)
         worktree.refresh()
-        if params.get("restart", True):
-            await self._restart(window, {"pane": pane.id})
+        if params.restart:
+            await self._restart(window, methods.RestartParams(pane=pane.id))
         return pane.state()
 
 

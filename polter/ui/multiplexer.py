@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Unpack
+from typing import Final
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -12,6 +12,7 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from polter.errors import PolterError
+from polter.session.methods import OpenParams
 from polter.session.protocol import LayoutMode
 from polter.terminal.keys import encode_key
 from polter.terminal.widget import TerminalView
@@ -23,7 +24,7 @@ from polter.ui.pane import PaneWidget
 from polter.ui.pane_grid import PaneGrid
 from polter.ui.prefix import PrefixScreen
 from polter.ui.prompt_screen import PromptScreen
-from polter.ui.remote import OpenPane, RemoteSession
+from polter.ui.remote import RemoteSession
 
 __all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "MultiplexerScreen", "format_key_name"]
 
@@ -310,12 +311,12 @@ class MultiplexerScreen(PromptScreen[None]):
         """A new pane like the focused one (its CLI and role; a shell beside a plain program), started
         in the directory the focused pane's program is in."""
         pane = self.active_pane
-        await self.open_pane(like=pane.remote.id if pane is not None else None)
+        await self.open_pane(OpenParams(like=pane.remote.id if pane is not None else None))
 
-    async def open_pane(self, **how: Unpack[OpenPane]) -> None:
-        """Ask the session for a new pane (see :class:`OpenPane`); it is focused once it shows."""
+    async def open_pane(self, how: OpenParams) -> None:
+        """Ask the session for a new pane (see :class:`OpenParams`); it is focused once it shows."""
         try:
-            self._focus_when_added = await self.session.open(**how)
+            self._focus_when_added = await self.session.open(how)
         except PolterError as exc:
             self.notify(f"Could not open a pane: {exc}", severity="error", timeout=15)
             return

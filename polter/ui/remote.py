@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import Any, Final, TypedDict, Unpack
+from typing import Any, Final
 
 from pydantic import BaseModel
 from textual.message import Message
@@ -27,32 +27,21 @@ from textual.message_pump import MessagePump
 
 from polter.errors import PolterError
 from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, Phase, RolesStatus, ServersReload
+from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
-from polter.terminal.frames import HistoryRows, ScreenFrame
+from polter.terminal.frames import ScreenFrame
 from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
 from polter.terminal.sources import FrameSink
 
-__all__ = ["AUDIT_KEPT", "OpenPane", "RemotePane", "RemoteSession", "RemoteTerminal"]
+__all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal"]
 
 logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows a window keeps for its audit screen (the gateway's SQLite log keeps everything)."""
-
-
-class OpenPane(TypedDict, total=False):
-    """How to open a pane (the session's ``open`` call): like pane ``like`` (its CLI and role, a shell
-    beside a plain program), or ``adapter`` × ``role``; in ``cwd``, else where the focused pane's program
-    is; in a worktree of its own with ``worktree``."""
-
-    like: str | None
-    adapter: str | None
-    role: str | None
-    cwd: str | None
-    worktree: bool
 
 
 class RemoteTerminal:
@@ -87,10 +76,10 @@ class RemoteTerminal:
         self._pane.session.spawn(self._history(first, count), "fetching scrollback")
 
     async def _history(self, first: int, count: int) -> None:
-        result = await self._pane.session.client.call("history", pane=self._pane.id, first=first, count=count)
-        if result is None or self.screen is None:
+        rows = await self._pane.session.client.call(methods.HistoryParams(pane=self._pane.id, first=first, count=count))
+        if rows is None or self.screen is None:
             return
-        if self.screen.apply_history(HistoryRows.model_validate(result)) and self._sink is not None:
+        if self.screen.apply_history(rows) and self._sink is not None:
             self._sink.frame(None)
 
     def resize(self, columns: int, lines: int) -> None:
@@ -419,7 +408,8 @@ class RemoteSession:
 
     def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
         if not future.cancelled():
-            self.spawn(self.client.call("answer", ask=ask.id, answer=future.result()), f"answering the ask {ask.id}")
+            answer = methods.AnswerParams(ask=ask.id, answer=future.result())
+            self.spawn(self.client.call(answer), f"answering the ask {ask.id}")
 
     def _ask_over(self, ask: AskInfo) -> None:
         future = self._futures.pop(ask.id, None)
@@ -436,77 +426,75 @@ class RemoteSession:
             future.set_result(answer)
 
     async def _catch_up_audit(self) -> None:
-        rows = await self.client.call("audit", after=0)
-        for row in (AuditRow.model_validate(item) for item in rows):
+        for row in await self.client.call(methods.AuditParams(after=0)):
             if not self.audit_rows or (row.id or 0) > (self.audit_rows[-1].id or 0):
                 self.audit_rows.append(row)
 
     # -- actions ---------------------------------------------------------------------------------
 
-    async def open(self, **how: Unpack[OpenPane]) -> str:
-        """Open a pane (see :class:`OpenPane`); its id (it arrives as PaneAdded)."""
-        return str(await self.client.call("open", **how))
+    async def open(self, how: methods.OpenParams) -> str:
+        """Open a pane (see :class:`~polter.session.methods.OpenParams`); its id (it arrives as PaneAdded)."""
+        return await self.client.call(how)
 
     def answer_question(self, question_id: str, answer: bool) -> None:
         """Answer a question of the host's (the first answer from any window decides it)."""
         if self.questions.pop(question_id, None) is not None:
-            self.spawn(self.client.call("answer_question", id=question_id, answer=answer), "answering a question")
+            call = methods.AnswerQuestionParams(id=question_id, answer=answer)
+            self.spawn(self.client.call(call), "answering a question")
 
     async def refresh_worktree(self, pane: RemotePane) -> None:
         """Have the host read the pane's worktree figures again (after a merge or a commit from here)."""
-        await self.client.call("refresh_worktree", pane=pane.id)
+        await self.client.call(methods.RefreshWorktreeParams(pane=pane.id))
 
     async def recreate_worktree(self, pane: RemotePane, *, restart: bool = True) -> None:
         """Have the host make the pane's deleted worktree folder again, then restart the pane in it."""
-        pane.state = wire.PaneState.model_validate(
-            await self.client.call("recreate_worktree", pane=pane.id, restart=restart)
-        )
+        pane.state = await self.client.call(methods.RecreateWorktreeParams(pane=pane.id, restart=restart))
 
     async def close(self, pane: RemotePane) -> None:
-        await self.client.call("close", pane=pane.id)
+        await self.client.call(methods.CloseParams(pane=pane.id))
 
     async def restart(self, pane: RemotePane) -> None:
-        await self.client.call("restart", pane=pane.id)
+        await self.client.call(methods.RestartParams(pane=pane.id))
 
     async def set_role(self, pane: RemotePane, role: str) -> wire.PaneState:
-        state = wire.PaneState.model_validate(await self.client.call("set_role", pane=pane.id, role=role))
+        state = await self.client.call(methods.SetRoleParams(pane=pane.id, role=role))
         pane.state = state
         return state
 
     async def set_phase(self, pane: RemotePane, phase: Phase) -> None:
-        await self.client.call("set_phase", pane=pane.id, phase=phase)
+        await self.client.call(methods.SetPhaseParams(pane=pane.id, phase=phase))
 
     async def reload_roles(self) -> RolesStatus:
-        self.roles = RolesStatus.model_validate(await self.client.call("reload_roles"))
+        self.roles = await self.client.call(methods.ReloadRolesParams())
         return self.roles
 
     async def capabilities(self, pane: RemotePane) -> Capabilities:
-        return Capabilities.model_validate(await self.client.call("capabilities", pane=pane.id))
+        return await self.client.call(methods.CapabilitiesParams(pane=pane.id))
 
     def set_layout(self, layout: wire.LayoutMode) -> None:
-        self.spawn(self.client.call("layout", layout=layout), "changing the layout")
+        self.spawn(self.client.call(methods.LayoutParams(layout=layout)), "changing the layout")
 
     def set_view(self, active: str | None, zoomed: str | None) -> None:
-        self.spawn(self.client.call("view", active=active, zoomed=zoomed), "remembering the focus")
+        self.spawn(self.client.call(methods.ViewParams(active=active, zoomed=zoomed)), "remembering the focus")
 
     def set_looking(self, pane: str | None, focused: bool, *, notifies: bool = False) -> None:
         """Tell the host which pane this window shows focused, and whether its terminal has the focus: that pane
         needs no notification while the human looks at it. ``notifies``: the terminal raises desktop notifications
         itself (else the host sends one while the terminal is in the background)."""
         self.spawn(
-            self.client.call("looking", pane=pane, focused=focused, notifies=notifies),
+            self.client.call(methods.LookingParams(pane=pane, focused=focused, notifies=notifies)),
             "telling the host where the human looks",
         )
 
     async def set_muted(self, pane: RemotePane, muted: bool) -> wire.PaneState:
-        state = wire.PaneState.model_validate(await self.client.call("mute", pane=pane.id, muted=muted))
+        state = await self.client.call(methods.MuteParams(pane=pane.id, muted=muted))
         pane.state = state
         return state
 
     async def end(self, reason: str = "quit from a window") -> None:
         """End the session: every program in it, and the gateway."""
         with contextlib.suppress(PolterError):
-            await self.client.call("kill", reason=reason)
+            await self.client.call(methods.KillParams(reason=reason))
         await self.client.closed.wait()
 
     async def detach(self) -> None:

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from polter.errors import PolterError
 from polter.gateway.models import AskAnswer, AskInfo, Phase, RolesStatus, ServersReload
 from polter.paths import bundled_dir, config_dir
+from polter.session.methods import OpenParams
 from polter.ui.ask_queue import AskQueue, PendingAsk
 from polter.ui.ask_screen import AskScreen
 from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
@@ -96,7 +97,8 @@ class WorkspaceScreen(MultiplexerScreen):
     async def open_new(self, adapter_name: str, role: str) -> None:
         """New pane with ``adapter`` × ``role`` (the palette's "new pane"), where the focused pane's program is."""
         current = self.active_pane
-        await self.open_pane(like=current.remote.id if current is not None else None, adapter=adapter_name, role=role)
+        like = current.remote.id if current is not None else None
+        await self.open_pane(OpenParams(like=like, adapter=adapter_name, role=role))
 
     # -- what the palette runs ---------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from polter.errors import PolterError
+from polter.session.methods import OpenParams
 from polter.ui.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ class WorktreePaneActions:
         current = self.screen.active_pane
         like = current.remote.id if current is not None else None
         self.screen.run_worker(
-            self.screen.open_pane(like=like, adapter=adapter, role=role, worktree=True),
+            self.screen.open_pane(OpenParams(like=like, adapter=adapter, role=role, worktree=True)),
             group="pane-command",
             exclusive=True,
         )

@@ -19,6 +19,7 @@ from support.panes import BASH
 from support.processes import among, imported_modules, process_running
 from support.waiting import wait_until
 
+from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import session_files
@@ -239,8 +240,8 @@ async def test_the_host_imports_no_textual_nor_what_only_the_window_or_the_gatew
             await wait_until(lambda: client.state.ready or any(isinstance(event, wire.Ready) for event in events))
             added = [event.pane for event in events if isinstance(event, wire.PaneAdded)]
             pane = [*client.state.panes, *added][0].id
-            assert (await client.call("capabilities", pane=pane))["role"] == "coder"
-            await client.call("reload_roles")
+            assert (await client.call(methods.CapabilitiesParams(pane=pane))).role == "coder"
+            await client.call(methods.ReloadRolesParams())
         finally:
             await client.aclose()
     finally:

@@ -25,6 +25,7 @@ from support.workspace_app import shell_plans
 from polter.adapters.host import discover
 from polter.paths import config_dir
 from polter.session.config import NotifySettings
+from polter.session.methods import LookingParams
 from polter.session.desktop import DesktopNotifications, has_session_bus
 from polter.session.launch import Launch
 
@@ -202,7 +203,7 @@ async def test_an_attached_window_in_the_background_gets_the_desktop_notificatio
         for notifies, told in ((True, 0), (False, 1)):  # a window whose terminal shows OSC 9, then one that rings
             window = await SessionClient.connect(host.files, on_event=lambda event: None)
             try:
-                await window.call("looking", pane=None, focused=False, notifies=notifies)
+                await window.call(LookingParams(pane=None, focused=False, notifies=notifies))
                 before = runs()
                 window.send(wire.PasteInput(pane=pane.id, text=work.decode().rstrip("\r")))
                 window.send(wire.KeyInput(pane=pane.id, key="enter"))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import stat
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +19,14 @@ from support.session import hosted
 from support.waiting import wait_until
 
 from polter.errors import SessionError
+from polter.session import calls as calls_module
+from polter.session import methods
 from polter.session import windows as windows_module
 from polter.session import protocol as wire
+from polter.session.call_table import HOST_FAILURE
 from polter.session.client import SessionClient
 from polter.session.host import SessionHost
 from polter.session.registry import SessionLock, known_sessions, session_files
-from polter.terminal.frames import HistoryRows
 from polter.terminal.mirror import MirrorScreen
 
 
@@ -115,10 +119,10 @@ async def test_a_window_that_comes_later_gets_what_was_written_meanwhile_and_the
         later = await attach(host, size=None)
         await wait_until(lambda: "3000\n$" in later.text("p1"), message=lambda: later.text("p1"))
         assert screen is not None
-        rows = HistoryRows.model_validate(
-            await later.client.call("history", pane="p1", first=0, count=screen.history_pushed)  # type: ignore[union-attr]
+        rows = await later.client.call(  # type: ignore[union-attr]
+            methods.HistoryParams(pane="p1", first=0, count=screen.history_pushed)
         )
-        assert len(rows.rows) == screen.history_size >= 2980
+        assert rows is not None and len(rows.rows) == screen.history_size >= 2980
         assert "".join(text for text, _ in rows.rows[-1]).strip() == screen.text(-1).strip()
 
 
@@ -157,12 +161,60 @@ async def test_calls_that_fail_say_why_and_unknown_messages_are_ignored() -> Non
         client = window.client
         assert client is not None
         with pytest.raises(SessionError, match="no method 'fly'"):
-            await client.call("fly")
+            await client.call(Fly())
         with pytest.raises(SessionError, match="no pane p9"):
-            await client.call("close", pane="p9")
+            await client.call(methods.CloseParams(pane="p9"))
         client._writer.write(b'{"type": "teleport"}\n')  # noqa: SLF001  (a malformed message, on purpose)
-        info = wire.SessionInfo.model_validate(await client.call("info"))
+        info = await client.call(methods.InfoParams())
         assert info.panes == 1 and info.name == host.name
+
+
+class Fly(methods.CallParams[None]):
+    """A method no host serves."""
+
+    method = "fly"
+
+
+class HistoryOfNumbers(methods.CallParams[None]):
+    """``history`` with params that are not its own."""
+
+    method = "history"
+    pane: int
+
+
+async def test_params_that_are_not_the_methods_are_refused_with_the_field_named() -> None:
+    async with hosted([bash_spec()]) as host:
+        window = await attach(host)
+        assert window.client is not None
+        with pytest.raises(SessionError, match=r"^history: pane: Input should be a valid string \(and 2 more\)$"):
+            await window.client.call(HistoryOfNumbers(pane=1))
+
+
+async def test_a_handler_that_fails_is_logged_and_answered_as_a_failure_not_a_refusal(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> object:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(calls_module, "encode_history", broken)
+    async with hosted([bash_spec()]) as host:
+        window = await attach(host)
+        await wait_until(lambda: host.panes[0].terminal.screen is not None)
+        assert window.client is not None
+        with pytest.raises(SessionError) as refused:
+            await window.client.call(methods.HistoryParams(pane="p1", first=0, count=1))
+        assert str(refused.value) == HOST_FAILURE.format(method="history") and "a bug" not in str(refused.value)
+        [record] = [record for record in caplog.records if record.name == "polter.session.call_table"]
+        assert record.exc_info is not None and "a bug" in repr(record.exc_info[1])
+
+
+async def test_the_host_serves_every_method_of_the_protocol_and_the_document_lists_them() -> None:
+    async with hosted([bash_spec()]) as host:
+        assert host.calls.methods == sorted(methods.METHODS)
+    document = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    listed = re.search(r"<!-- methods -->(.*?)<!-- /methods -->", document, re.DOTALL)
+    assert listed is not None, "docs/architecture.md lists the session protocol's methods between <!-- methods -->"
+    assert sorted(re.findall(r"`(\w+)`", listed.group(1))) == sorted(methods.METHODS)
 
 
 async def test_a_window_of_another_polter_version_is_refused_with_what_to_do() -> None:
@@ -203,7 +255,7 @@ async def test_kill_ends_every_program_and_tells_the_windows() -> None:
     await wait_until(lambda: "$" in window.text("p1"))
     process = host.panes[0].terminal.process
     assert process is not None
-    await window.client.call("kill", reason="the test ends it")  # type: ignore[union-attr]
+    await window.client.call(methods.KillParams(reason="the test ends it"))  # type: ignore[union-attr]
     await asyncio.wait_for(serving, 30)
     assert [event.reason for event in window.of(wire.Ended)] == ["the test ends it"]
     assert not process.running and window.lost == []  # told, not lost
@@ -218,7 +270,7 @@ async def test_the_last_pane_closed_ends_the_session() -> None:
     serving = asyncio.create_task(host.run())
     window = await attach(host)
     await wait_until(lambda: "$" in window.text("p1"))
-    await window.client.call("close", pane="p1")  # type: ignore[union-attr]
+    await window.client.call(methods.CloseParams(pane="p1"))  # type: ignore[union-attr]
     await asyncio.wait_for(serving, 30)
     assert window.of(wire.PaneRemoved) and "last pane" in window.of(wire.Ended)[0].reason
 
@@ -261,7 +313,7 @@ async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_w
         window = await attach(host)
         [ask] = window.client.state.asks  # type: ignore[union-attr]
         assert ask.name == "write_note" and ask.pane == "p1"
-        await window.client.call("answer", ask=ask.id, answer="allow_once")  # type: ignore[union-attr]
+        await window.client.call(methods.AnswerParams(ask=ask.id, answer="allow_once"))  # type: ignore[union-attr]
         result = await asyncio.wait_for(call, 30)
         assert not result.is_error
         await wait_until(lambda: any(event.ask.id == ask.id for event in window.of(wire.AskClosedEvent)))
@@ -278,11 +330,11 @@ async def test_every_window_is_asked_and_the_first_answer_decides() -> None:
         [question] = one.of(wire.Question)
         assert (question.text, question.detail, question.yes, question.no) == ("Run it?", "npm ci", "Run it", "Not now")
         assert two.client is not None and one.client is not None
-        assert await two.client.call("answer_question", id=question.id, answer=True) is True
+        assert await two.client.call(methods.AnswerQuestionParams(id=question.id, answer=True)) is True
         assert await asking is True
         await wait_until(lambda: one.of(wire.QuestionClosed), message="the question closed in the other window")
         assert one.of(wire.QuestionClosed)[0].answer is True
-        assert await one.client.call("answer_question", id=question.id, answer=False) is False  # over already
+        assert await one.client.call(methods.AnswerQuestionParams(id=question.id, answer=False)) is False  # over already
         assert host.questions.pending() == []
 
 
@@ -293,7 +345,7 @@ async def test_a_window_that_attaches_while_a_question_waits_is_asked() -> None:
         late = await attach(host)
         await wait_until(lambda: late.of(wire.Question), message="the question in the window that came later")
         assert late.client is not None
-        await late.client.call("answer_question", id=late.of(wire.Question)[0].id, answer=False)
+        await late.client.call(methods.AnswerQuestionParams(id=late.of(wire.Question)[0].id, answer=False))
         assert await asking is False
 
 
