@@ -1,135 +1,160 @@
-"""Knowing when an agent needs you: what each agent does, from the best source there is, and the changes worth
-telling the human (it waits for you; its turn is done), each told once.
+"""Telling the human that an agent needs them: the session host's part that owns it.
 
-Pure rules on states and times (the clock is injected), so they are testable without a terminal:
+The host reads every agent twice a second (and at once when its CLI reports through its hooks), lets the state
+settle (:class:`~polter.session.transitions.Transitions`), and on a change worth telling (``waiting``, ``done``)
+decides who to tell, once:
 
-- :func:`current_reading` picks the source: a pending Polter ask (the pane waits for your answer), else what the
-  CLI's own hooks said while it is fresh (no key or paste from the human since: an answer to a dialog moves the
-  CLI on, and the screen shows where to), else what the screen shows.
-- :class:`Transitions` lets a state *settle* (hold for a quiet period) before it counts, so a flicker between
-  states tells nobody, and reports a settled change once: to *waiting* (``waiting``), and back to idle after a
-  turn of work (``done``). A turn is work that settled, or work the CLI itself reported (its hooks do not
-  flicker), so a short turn the CLI announced and ended still counts.
+- nobody, if an attached window shows that pane focused while its terminal has the focus (windows say which pane
+  they focus and whether their terminal has the focus: the ``looking`` call), if the pane is muted (the ``mute``
+  call), or if the event is not among ``notify_events``;
+- every attached window: an :class:`~polter.session.protocol.AttentionNotice`, which the window writes to its
+  own terminal (OSC 9/777/99 or the bell; see ``polter/ui/outer_terminal.py``);
+- the desktop, when no attached window will show it: nobody is attached, or every attached window's terminal
+  is in the background and only rings the bell (terminals that show OSC 9/777/99 raise desktop notifications
+  themselves, and a focused window shows the notice);
+- ``notify_command`` (:mod:`polter.session.notify_command`), run by the host (it exists when nobody is
+  attached), in the background.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Final, Literal
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from polter.protocol import AgentState, StateReport
+from polter.errors import SessionError
+from polter.protocol import StateReport
+from polter.session import methods
+from polter.session import protocol as wire
+from polter.session.agents import AgentPane
+from polter.session.config import NotifySettings
+from polter.session.desktop import DesktopNotifications
+from polter.session.notify_command import notify_command_env, run_notify_command
+from polter.session.pane import SessionPane
+from polter.session.panes import Panes
+from polter.session.transitions import Transition, Transitions
+from polter.session.windows import Window, Windows
+from polter.tasks import BackgroundTasks
 
-__all__ = ["QUIET_SECONDS", "AttentionEvent", "Reading", "Transition", "Transitions", "current_reading"]
+if TYPE_CHECKING:
+    from polter.session.call_table import CallTable
 
-QUIET_SECONDS: Final = 1.0
-"""How long a state must hold before it counts (the default of ``notify_quiet``)."""
+__all__ = ["Attention"]
 
-StateSource = Literal["ask", "cli", "screen"]
-
-
-class AttentionEvent(StrEnum):
-    """A change worth telling the human about."""
-
-    WAITING = "waiting"
-    """The agent waits for you: its CLI's approval dialog or question, or a Polter ask."""
-    DONE = "done"
-    """Its turn is over: from working back to idle."""
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a pane's agent does now, where that came from, and why in one line (a waiting pane's reason, a
-    finished turn's last words)."""
-
-    state: AgentState | None
-    source: StateSource | None = None
-    why: str = ""
-    event: str = ""
-    """The CLI's hook event the state came from (``Stop``, ``PermissionRequest``...), for the header's tooltip."""
-    turn_ended: bool = False
-    """The CLI said its turn is over."""
+logger = logging.getLogger(__name__)
 
 
-def current_reading(
-    *, screen: AgentState | None, report: StateReport | None, reported_at: float, last_input: float, asks: list[str]
-) -> Reading:
-    """The state to believe: a pending ask, else the CLI's report while no input came after it, else the screen.
-    ``asks`` are the pending asks' one-line descriptions, oldest first; times are ``time.monotonic()``."""
-    if asks:
-        why = asks[0] if len(asks) == 1 else f"{asks[0]} (and {len(asks) - 1} more)"
-        return Reading(AgentState.WAITING, "ask", why)
-    if report is not None and last_input <= reported_at:
-        return Reading(report.state, "cli", report.message, report.event, report.turn_ended)
-    if screen is None:
-        return Reading(None)
-    return Reading(screen, "screen", "a question on its screen" if screen is AgentState.WAITING else "")
+class Attention:
+    """Who needs the human, and telling them. ``asks_of(pane_id)`` gives a pane's pending asks, one line each;
+    ``on_muted`` runs when a pane was muted or unmuted (the session saves it)."""
 
+    def __init__(
+        self,
+        session: str,
+        settings: NotifySettings,
+        *,
+        panes: Panes,
+        windows: Windows,
+        asks_of: Callable[[str], list[str]],
+        tasks: BackgroundTasks,
+        on_muted: Callable[[], None],
+    ) -> None:
+        self._session = session
+        self._settings = settings
+        self._panes = panes
+        self._windows = windows
+        self._asks_of = asks_of
+        self._tasks = tasks
+        self._on_muted = on_muted
+        self.transitions = Transitions(quiet=settings.quiet)
+        self.desktop = DesktopNotifications()
 
-@dataclass(frozen=True)
-class Transition:
-    """A settled change of pane ``pane``: ``event``, with ``why`` (one line) since ``since`` (clock time)."""
+    def register_calls(self, calls: CallTable) -> None:
+        calls.register(methods.LookingParams, self._looking)
+        calls.register(methods.MuteParams, self._mute)
 
-    pane: str
-    event: AttentionEvent
-    why: str
-    since: float
+    # -- reading the agents --------------------------------------------------------------------------
 
+    def attend(self, pane: SessionPane) -> None:
+        """Read the pane's agent again: its header follows the reading, and a settled change notifies."""
+        changed = pane.update_agent_state(self._asks_of(pane.id))
+        typed = pane.terminal.last_input > 0
+        transition = self.transitions.observe(pane.id, pane.reading, typed=typed)
+        since = self.transitions.waiting_since(pane.id)
+        if since is None:
+            waiting_since = None
+        else:
+            waiting_since = pane.waiting_since or datetime.now(UTC) - timedelta(seconds=time.monotonic() - since)
+        if waiting_since != pane.waiting_since:
+            pane.waiting_since = waiting_since
+            changed = True
+        if changed:
+            self._windows.broadcast(wire.PaneUpdated(pane=pane.state()))
+        if transition is not None:
+            self._tell(pane, transition)
 
-@dataclass
-class _Track:
-    settled: AgentState | None = None
-    candidate: AgentState | None = None
-    since: float = 0.0
-    why: str = ""
-    worked: bool = False
-    """A turn of work began since the agent was last idle (settled, or reported by the CLI)."""
-    waiting_since: float | None = None
+    def attend_pane(self, pane_id: str) -> None:
+        """Read pane ``pane_id``'s agent again now (an ask of it came or went)."""
+        pane = self._panes.find(pane_id)
+        if pane is not None and pane.agent is not None:
+            self.attend(pane)
 
+    def reported(self, agent: AgentPane, report: StateReport) -> None:
+        """The pane's CLI said through its hooks what its agent does: believe it now."""
+        pane = self._panes.of_agent(agent)
+        if pane is not None:
+            pane.take_report(report)
+            self.attend(pane)
 
-class Transitions:
-    """Per pane: the state as it settles, and the changes worth telling (:class:`Transition`), each once."""
+    def forget(self, pane: SessionPane) -> None:
+        """The pane is closed."""
+        self.transitions.forget(pane.id)
 
-    def __init__(self, quiet: float = QUIET_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
-        self.quiet = quiet
-        self.clock = clock
-        self._tracks: dict[str, _Track] = {}
+    # -- the calls ----------------------------------------------------------------------------------------
 
-    def observe(self, pane: str, reading: Reading, *, typed: bool = True) -> Transition | None:
-        """Take the pane's current reading; the change it completes, if any. Called on every reading (the host
-        reads each pane twice a second, and at once when its CLI reports): a state counts once it has held for
-        the quiet period. ``typed``: the human has typed into the pane; before that, work on the screen (a CLI
-        drawing its start screen) is no turn."""
-        now = self.clock()
-        track = self._tracks.setdefault(pane, _Track())
-        if reading.state != track.candidate:
-            track.candidate, track.since, track.why = reading.state, now, reading.why
-        elif reading.why:
-            track.why = reading.why  # the newest words for the same state (a longer last message)
-        if reading.state is AgentState.WORKING and reading.source == "cli":
-            track.worked = True  # the CLI's own word does not flicker
-        if now - track.since < self.quiet:
-            return None
-        changed = track.candidate != track.settled
-        track.settled = track.candidate
-        if track.settled is AgentState.WORKING and typed:
-            track.worked = True
-        if track.settled is not AgentState.WAITING:
-            track.waiting_since = None
-        if track.settled is AgentState.WAITING and changed:
-            track.waiting_since = track.since
-            return Transition(pane, AttentionEvent.WAITING, track.why, track.since)
-        if track.settled is AgentState.IDLE and track.worked:
-            track.worked = False
-            return Transition(pane, AttentionEvent.DONE, track.why, track.since)
-        return None
+    async def _looking(self, window: Window, params: methods.LookingParams) -> None:
+        window.looking_at = params.pane or None
+        window.app_focused = params.focused
+        window.terminal_notifies = params.notifies
 
-    def waiting_since(self, pane: str) -> float | None:
-        """When the pane's settled wait began (clock time), or None when it does not wait."""
-        track = self._tracks.get(pane)
-        return track.waiting_since if track is not None else None
+    async def _mute(self, window: Window, params: methods.MuteParams) -> wire.PaneState:
+        pane = self._panes.get(params.pane)
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent: it has nothing to notify")
+        pane.muted = params.muted
+        state = pane.state()
+        self._windows.broadcast(wire.PaneUpdated(pane=state))
+        self._on_muted()
+        return state
 
-    def forget(self, pane: str) -> None:
-        self._tracks.pop(pane, None)
+    # -- telling ----------------------------------------------------------------------------------------
+
+    def _looked_at(self, pane: SessionPane) -> bool:
+        return any(window.app_focused and window.looking_at == pane.id for window in self._windows.attached)
+
+    def _tell(self, pane: SessionPane, transition: Transition) -> None:
+        settings = self._settings
+        agent = pane.agent
+        if agent is None or pane not in self._panes:
+            return
+        if transition.event not in settings.events or pane.muted or self._looked_at(pane):
+            logger.debug("pane %s %s: nobody to tell", pane.id, transition.event)
+            return
+        notice = wire.AttentionNotice(
+            pane=pane.id,
+            number=self._panes.number(pane),
+            title=agent.title,
+            role=agent.role,
+            event=transition.event.value,
+            message=transition.why,
+        )
+        windows = self._windows.attached
+        for window in windows:
+            window.send(notice)
+        if settings.desktop and not any(window.app_focused or window.terminal_notifies for window in windows):
+            self._tasks.run(self.desktop.send(notice.headline(), notice.message), "a desktop notification")
+        if settings.command:
+            env = notify_command_env(notice, session=self._session, adapter=agent.adapter.name)
+            self._tasks.run(run_notify_command(settings.command, notice, env), "notify_command")

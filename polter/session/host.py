@@ -1,49 +1,54 @@
 """The session host: the process that owns a session's panes, so they outlive every window.
 
-It runs each pane's program on a PTY with its screen engine (:class:`SessionPane`), the workspace
-(the gateway and the agent panes' registrations, asks, roles), and a Unix socket (0600, in a 0700
-folder, the peer's uid checked) through which windows attach (:mod:`polter.session.protocol`). A
-window gets the session's state and every pane's screen at once, then frames of what changes, and
-sends the human's input back. Windows come and go; the programs keep running, the gateway keeps
-deciding, and asks wait for someone to attach (their timeout still applies).
+It runs each pane's program on a PTY with its screen engine (:class:`~polter.session.pane.SessionPane`), the
+workspace (the gateway and the agent panes' registrations, asks, roles), and a Unix socket (0600, in a 0700
+folder, the peer's uid checked) through which windows attach (:mod:`polter.session.protocol`). A window gets
+the session's state and every pane's screen at once, then frames of what changes, and sends the human's
+input back. Windows come and go; the programs keep running, the gateway keeps deciding, and asks wait for
+someone to attach (their timeout still applies).
 
-Several windows may attach at once: all show the session live, all can type. A pane's size is the
-one asked by the window that most recently typed or attached (tmux's "latest").
+:class:`SessionHost` is made of parts that each own one concern and serve the calls about it:
+:class:`~polter.session.panes.Panes` (the panes in order, scrollback), :class:`~polter.session.windows.Windows`
+(the connections, frames, sizes, the layout), :class:`~polter.session.attention.Attention` (who needs the
+human), :class:`~polter.session.pane_worktrees.PaneWorktrees` (panes in worktrees of their own),
+:class:`~polter.session.agent_calls.AgentCalls` over the :class:`~polter.session.workspace.Workspace` (the
+agents, their roles and the gateway), :class:`~polter.session.questions.Questions` (the host's own yes/no
+questions) and the :class:`~polter.session.call_table.CallTable` they register with. The host itself starts
+and ends the session, opens, closes and restarts panes (which takes several parts), and serves the socket.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import ctypes.util
-import inspect
 import logging
 import os
 import sys
 import time
-from collections import deque
-from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from polter import __version__
 from polter.errors import PolterError, SessionError, WorktreeError
 from polter.protocol import AgentState
+from polter.session import methods
 from polter.session import protocol as wire
+from polter.session.agent_calls import AgentCalls
 from polter.session.agents import PanePlan
+from polter.session.attention import Attention
 from polter.session.call_table import CallTable
-from polter.session.calls import SessionCalls
 from polter.session.config import PaneSetup, SavedSession, save_session
-from polter.session.launch import MAX_PANES, Launch, is_installed
-from polter.session.notify import SessionAttention
-from polter.session.panes import SessionPane
+from polter.session.launch import Launch, is_installed, plan_panes
+from polter.session.pane import SessionPane
+from polter.session.pane_worktrees import PaneWorktrees, worktree_title
+from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
-from polter.session.windows import Window, same_user
+from polter.session.windows import Window, Windows, same_user
 from polter.session.workspace import (
     AskClosed,
     AskRequested,
@@ -58,9 +63,7 @@ from polter.session.workspace import (
     Workspace,
     WorkspaceEvent,
 )
-from polter.session.worktree_host import WorktreeCalls, worktree_title
-from polter.terminal.frames import StyleTable, encode_frame
-from polter.terminal.hosted import TypingClock
+from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 
 __all__ = ["SessionHost"]
@@ -71,12 +74,10 @@ STATE_INTERVAL: Final = 0.5
 """Seconds between readings of each agent's state from its screen."""
 SAVE_EVERY: Final = 10
 """State readings between two looks at the panes' directories for ``--restore`` (and their worktrees' folders)."""
-UNSEEN_NOTICES: Final = 20
-"""Notices kept for the next window while none is attached (the newest)."""
 
 
-class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
-    """A session named ``name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
+class SessionHost:
+    """A session named ``files.name`` with the panes of ``launch`` (agent panes under roles) and ``specs``
     (plain programs). ``await start()`` takes the name and opens the socket; :meth:`run` opens the
     panes and serves until the session ends (:meth:`end`)."""
 
@@ -92,7 +93,11 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         self.files = files
         self.launch = launch or Launch(plans=[])
         self.specs = list(specs or [])
-        self.scrollback = scrollback
+        self.ready = False
+        self.started_at = datetime.now(UTC)
+        self.ended = asyncio.Event()
+        self.end_reason = ""
+        self.tasks = BackgroundTasks(logger)
         self.workspace = Workspace(
             servers=self.launch.servers,
             servers_file=self.launch.servers_file,
@@ -102,35 +107,40 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             test_mode=self.launch.test_mode,
             egress_test_hosts=self.launch.egress_test_hosts,
         )
-        self.panes: list[SessionPane] = []
-        self.windows: set[Window] = set()
-        self.layout: wire.LayoutMode = self.launch.layout
-        self.active: str | None = None
-        self.zoomed: str | None = None
-        self.ready = False
-        self.started_at = datetime.now(UTC)
-        self.ended = asyncio.Event()
-        self.end_reason = ""
-        self._typing = TypingClock()
-        self._styles = StyleTable()
+        self.windows = Windows(lambda: self.panes, layout=self.launch.layout, tasks=self.tasks, on_layout=self._save)
+        self.panes = Panes(self.name, self.windows, scrollback=scrollback)
+        self.questions = Questions(self.windows.broadcast, lambda: self.windows.any_attached)
+        self.attention = Attention(
+            self.name,
+            self.launch.notify,
+            panes=self.panes,
+            windows=self.windows,
+            asks_of=self.workspace.asks.of_pane,
+            tasks=self.tasks,
+            on_muted=self._save,
+        )
+        self.worktrees = PaneWorktrees(
+            panes=self.panes, windows=self.windows, questions=self.questions, tasks=self.tasks, restart=self._restart
+        )
+        self.calls = CallTable()
+        for part in (
+            self.panes,
+            self.windows,
+            self.attention,
+            self.worktrees,
+            AgentCalls(self.panes, self.workspace, self.questions),
+        ):
+            part.register_calls(self.calls)
+        self.calls.register(methods.OpenParams, self._open)
+        self.calls.register(methods.CloseParams, self._close)
+        self.calls.register(methods.RestartParams, self._restart_call)
+        self.calls.register(methods.InfoParams, self._info)
+        self.calls.register(methods.KillParams, self._kill)
         self._lock = SessionLock(files)
         self._server: asyncio.Server | None = None
-        self._latest: Window | None = None
-        self._numbers = 0
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._workspace_started = False
         self._ending = False
         self._saved: SavedSession | None = None
-        self._unseen: deque[wire.Notice] = deque(maxlen=UNSEEN_NOTICES)
-        """Notices given while no window was attached: the next window to attach gets them."""
-        self.questions = Questions(self._broadcast, lambda: any(window.attached for window in self.windows))
-        self._worktree_lock = asyncio.Lock()
-        self._claimed: set[str] = set()
-        """Branches of worktrees opened for panes that are not in the session yet."""
-        self.calls = CallTable()
-        self._register_calls()
-        self._register_worktree_calls()
-        self._init_attention()
 
     @property
     def name(self) -> str:
@@ -139,6 +149,10 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
     @property
     def has_agents(self) -> bool:
         return bool(self.launch.plans) or self._workspace_started
+
+    def pane(self, pane_id: str) -> SessionPane:
+        """The pane ``pane_id`` (raises :class:`SessionError` if the session has none)."""
+        return self.panes.get(pane_id)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -164,7 +178,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             )
         )
         self.workspace.subscribe(self._workspace_event)
-        self._spawn(self._read_states(), "reading the agents' states")
+        self.tasks.run(self._read_states(), "reading the agents' states")
 
     async def run(self) -> None:
         """Open the panes the session starts with, then serve until it ends."""
@@ -178,7 +192,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         if self.launch.plans:
             await self._start_workspace()
         for spec in self.specs:
-            self._add_pane(SessionPane(self._new_id(), spec, **self._pane_options()))
+            self.panes.add(self.panes.new(self.panes.new_id(), spec))
         failed = []
         for plan in self.launch.plans:
             try:
@@ -186,11 +200,11 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             except WorktreeError as exc:  # one pane's worktree: the others open all the same
                 name = worktree_title(plan)
                 failed.append(f"{name}: {exc}")
-                self._notify(wire.Notice(text=str(exc), title=f"Pane {name} not opened", severity="error"))
-        if failed and not self.panes:
+                self.windows.notify(wire.Notice(text=str(exc), title=f"Pane {name} not opened", severity="error"))
+        if failed and not len(self.panes):
             raise SessionError("no pane could open: " + "; ".join(failed))
         self.ready = True
-        self._broadcast(wire.Ready(hint=self.launch.hint))
+        self.windows.broadcast(wire.Ready(hint=self.launch.hint))
         self._save()
 
     async def _start_workspace(self) -> None:
@@ -211,128 +225,97 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         await asyncio.gather(*(pane.terminal.close() for pane in self.panes), return_exceptions=True)
         for pane in self.panes:
             pane.terminal.dispose()
-        for task in list(self._tasks):
-            task.cancel()
+        self.tasks.cancel()
         if self._workspace_started:
             await self.workspace.aclose()
-        self._broadcast(wire.Ended(reason=reason, failed=failed))
-        for window in list(self.windows):
-            with contextlib.suppress(ConnectionError, RuntimeError):
-                await asyncio.wait_for(window.writer.drain(), 2)
-            window.writer.close()
+        self.windows.broadcast(wire.Ended(reason=reason, failed=failed))
+        await self.windows.close_all()
         if self._server is not None:
             self._server.close()
         self.files.remove()
         self._lock.release()
         self.ended.set()
 
-    def _spawn(self, coroutine: Awaitable[Any], what: str) -> asyncio.Task[Any]:
-        async def run() -> Any:
-            try:
-                return await coroutine
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.exception("%s failed", what)
-
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda _task: close(coroutine))  # (cancelled before it ran: never awaited)
-        return task
-
-    # -- panes -------------------------------------------------------------------------------------
-
-    def _new_id(self) -> str:
-        self._numbers += 1
-        return f"p{self._numbers}"
-
-    def _pane_options(self) -> dict[str, Any]:
-        return {
-            "scrollback": self.scrollback,
-            "typing": self._typing,
-            "on_frame": self._frame,
-            "on_change": self._pane_changed,
-        }
-
-    def pane(self, pane_id: str) -> SessionPane:
-        for pane in self.panes:
-            if pane.id == pane_id:
-                return pane
-        raise SessionError(f"no pane {pane_id} in session {self.name}")
-
-    def _add_pane(self, pane: SessionPane, index: int | None = None) -> SessionPane:
-        if len(self.panes) >= MAX_PANES:
-            raise SessionError(f"a session has at most {MAX_PANES} panes")
-        index = len(self.panes) if index is None else index
-        self.panes.insert(index, pane)
-        self._broadcast(wire.PaneAdded(pane=pane.state(), index=index))
-        for window in self.windows:
-            size = self._size_for(pane.id, window)
-            if size is not None and window is self._latest:
-                pane.resize(*size)
-        return pane
+    # -- opening, closing and restarting panes -------------------------------------------------------
 
     async def _open_plan(self, plan: PanePlan, index: int | None = None) -> SessionPane:
         await self._start_workspace()
-        pane_id = self._new_id()
+        pane_id = self.panes.new_id()
         opened = None
         if plan.setup.worktree:
-            plan, opened = await self._open_worktree(plan)
+            plan, opened = await self.worktrees.open(plan)
             if self._ending:  # (while a window was asked about its setup command)
-                self._release_worktree(opened)
+                self.worktrees.release(opened)
                 raise SessionError(f"session {self.name} is ending")
         try:
             agent, spec = await self.workspace.open(plan, pane_id=pane_id)
-            pane = SessionPane(pane_id, spec, agent=agent, **self._pane_options())
+            pane = self.panes.new(pane_id, spec, agent)
             if opened is not None:
-                self._track_worktree(pane, opened)
-            self._add_pane(pane, index)
+                self.worktrees.track(pane, opened)
+            self.panes.add(pane, index)
         finally:
             if opened is not None:
-                self._release_worktree(opened)
+                self.worktrees.release(opened)
         if pane.worktree is not None:
             pane.worktree.refresh()
         if agent.warnings:
-            self._notify(wire.Notice(text="\n".join(agent.warnings), title=agent.title, severity="warning"))
+            self.windows.notify(wire.Notice(text="\n".join(agent.warnings), title=agent.title, severity="warning"))
         return pane
 
-    def _frame(self, pane: SessionPane, dirty: set[int] | None) -> None:
-        screen = pane.terminal.screen
-        if screen is None:
-            return
-        for window in self.windows:
-            if not window.attached:
-                continue
-            if window.stalled or window.behind:
-                self._fall_behind(window, pane.id)
-                continue
-            window.send(wire.FrameEvent(pane=pane.id, frame=encode_frame(screen, dirty, self._styles, window.styles)))
+    async def _open(self, window: Window, params: methods.OpenParams) -> str:
+        like = self.panes.find(params.like) if params.like else None
+        cwd = Path(params.cwd) if params.cwd else (like.terminal.working_directory() if like else None)
+        if params.adapter:
+            registry = self.launch.registry
+            if registry is None:
+                raise SessionError("this session knows no adapters")
+            where = self.worktrees.source(like, cwd) if params.worktree else cwd
+            setup = PaneSetup(adapter=params.adapter, role=params.role, cwd=where, worktree=params.worktree)
+            [plan] = plan_panes([setup], registry, source="opened from the command palette", where=lambda index: {})
+            pane = await self._open_plan(plan)
+        elif like is not None and like.agent is not None:
+            agent = like.agent
+            setup = agent.setup.model_copy(
+                update={"role": agent.role, "cwd": cwd or agent.setup.cwd, "title": None, "resume": False}
+            )
+            if params.worktree or setup.worktree:  # a worktree of its own, from where like's came from
+                where = self.worktrees.source(like, setup.cwd)
+                setup = setup.model_copy(update={"cwd": where, "worktree": True, "branch": None})
+            pane = await self._open_plan(PanePlan(setup, agent.adapter, agent.plan.reason, agent.plan.why))
+        elif params.worktree:
+            raise SessionError("a pane in a worktree of its own runs an agent CLI: choose one (New pane in its own "
+                               "worktree: CLI as role)")  # fmt: skip
+        else:
+            pane = self.panes.add(self.panes.new(self.panes.new_id(), LaunchSpec.shell(cwd=cwd)))
+        self._save()
+        return pane.id
 
-    def _full_frame(self, window: Window, pane: SessionPane) -> None:
-        screen = pane.terminal.screen
-        if screen is not None:
-            frame = encode_frame(screen, None, self._styles, window.styles)
-            window.send(wire.FrameEvent(pane=pane.id, frame=frame))
+    async def _close(self, window: Window, params: methods.CloseParams) -> None:
+        pane = self.panes.get(params.pane)
+        await pane.terminal.close()
+        pane.terminal.dispose()
+        self.panes.remove(pane)
+        if pane.agent is not None:
+            await self.workspace.close(pane.agent)
+        self.attention.forget(pane)
+        self._save()
+        if not len(self.panes):
+            self.tasks.run(self.end("its last pane was closed"), "ending the session")
 
-    def _fall_behind(self, window: Window, pane_id: str) -> None:
-        """Skip a stalled window's frames; once its socket drained, it gets each skipped pane whole."""
-        window.behind.add(pane_id)
-        if window._catching_up is None or window._catching_up.done():
+    async def _restart_call(self, window: Window, params: methods.RestartParams) -> None:
+        await self._restart(self.panes.get(params.pane))
 
-            async def catch_up() -> None:
-                with contextlib.suppress(ConnectionError):
-                    await window.writer.drain()  # until the socket took all but a quarter of the limit
-                behind, window.behind = window.behind, set()
-                for pane in self.panes:
-                    if pane.id in behind:
-                        self._full_frame(window, pane)
+    async def _restart(self, pane: SessionPane) -> None:
+        """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
+        applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
+        await pane.terminal.close()
+        pane.report = None  # what the old CLI said of itself
+        spec = None
+        if pane.agent is not None:
+            spec = await self.workspace.relaunch(pane.agent, resume=pane.agent.restart_needed is not None)
+        pane.terminal.restart(spec)
 
-            window._catching_up = self._spawn(catch_up(), "catching a window up")
-
-    def _pane_changed(self, pane: SessionPane) -> None:
-        if pane in self.panes:
-            self._broadcast(wire.PaneUpdated(pane=pane.state()))
+    # -- every half second -----------------------------------------------------------------------------
 
     async def _read_states(self) -> None:
         """Every half second: what each agent is doing, and the scrollback of quiet panes stored compactly
@@ -345,11 +328,11 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             ticks += 1
             if ticks % SAVE_EVERY == 0:
                 self._save()  # a program's directory changes without telling anyone
-                self._look_at_worktrees()
+                self.worktrees.look_at_folders()
             left = 0
             for pane in self.panes:
                 if pane.agent is not None:
-                    self._attend(pane)
+                    self.attention.attend(pane)
                 if pane.worktree is not None and pane.agent_state is AgentState.IDLE:
                     pane.worktree.settled(pane.terminal.last_output)  # its figures, read in the background
                 screen = pane.terminal.screen
@@ -360,19 +343,6 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             if compacted and not left:
                 compacted = False
                 release_memory()
-
-    def _size_for(self, pane_id: str, window: Window) -> tuple[int, int] | None:
-        return window.sizes.get(pane_id)
-
-    def _make_latest(self, window: Window) -> None:
-        """``window`` typed or attached: the panes take the sizes it gives them."""
-        if self._latest is window:
-            return
-        self._latest = window
-        for pane in self.panes:
-            size = window.sizes.get(pane.id)
-            if size is not None and size != pane.size:
-                pane.resize(*size)
 
     def _save(self) -> None:
         """What ``polter --restore`` reopens: the layout and each agent pane's CLI, role, cwd and title.
@@ -392,11 +362,11 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
                     role=agent.role,
                     title=agent.setup.title,
                     command=agent.setup.command,
-                    **self._saved_worktree(pane, cwd),
+                    **self.worktrees.saved(pane, cwd),
                     notify=not pane.muted,
                 )
             )
-        session = SavedSession(layout=self.layout, panes=setups)
+        session = SavedSession(layout=self.windows.layout, panes=setups)
         if setups and session != self._saved:
             try:
                 save_session(session)
@@ -408,56 +378,44 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
     # -- the workspace's events ----------------------------------------------------------------------
 
     def _workspace_event(self, event: WorkspaceEvent) -> None:
+        broadcast = self.windows.broadcast
         match event:
             case AskRequested(ask=ask):
-                self._broadcast(wire.AskEvent(ask=ask))
-                self._attend_pane(ask.pane)
+                broadcast(wire.AskEvent(ask=ask))
+                self.attention.attend_pane(ask.pane)
             case AskClosed(ask=ask):
-                self._broadcast(wire.AskClosedEvent(ask=ask))
-                self._attend_pane(ask.pane)
+                broadcast(wire.AskClosedEvent(ask=ask))
+                self.attention.attend_pane(ask.pane)
             case StateReported(agent=agent, report=report):
-                self._reported(agent, report)
+                self.attention.reported(agent, report)
             case PaneChanged(agent=agent):
-                for pane in self.panes:
-                    if pane.agent is agent:
-                        self._broadcast(wire.PaneUpdated(pane=pane.state()))
+                pane = self.panes.of_agent(agent)
+                if pane is not None:
+                    broadcast(wire.PaneUpdated(pane=pane.state()))
                 self._save()
             case AuditAppended(row=row):
-                self._broadcast(wire.AuditEvent(row=row))
+                broadcast(wire.AuditEvent(row=row))
             case RolesChanged(status=status):
-                self._broadcast(wire.RolesEvent(status=status))
+                broadcast(wire.RolesEvent(status=status))
             case ServersChanged(report=report):
-                self._broadcast(wire.ServersEvent(report=report))
+                broadcast(wire.ServersEvent(report=report))
             case GatewayDown(reason=reason):
-                self._broadcast(wire.GatewayEvent(up=False, text=reason))
+                broadcast(wire.GatewayEvent(up=False, text=reason))
             case NetworkChanged(up=False, reason=reason):
                 text = f"The panes have no network until Polter's egress proxy is back (restarting): {reason}"
-                self._notify(wire.Notice(text=text, title="Network", severity="warning"))
+                self.windows.notify(wire.Notice(text=text, title="Network", severity="warning"))
             case NetworkChanged(up=True):
-                self._notify(
-                    wire.Notice(text="The panes' network is back (Polter's egress proxy restarted).", title="Network")
-                )
+                text = "The panes' network is back (Polter's egress proxy restarted)."
+                self.windows.notify(wire.Notice(text=text, title="Network"))
             case GatewayUp(url=url, restarted=restarted):
                 workspace = self.workspace
-                self._broadcast(
+                broadcast(
                     wire.GatewayEvent(
                         up=True, text=url, restarted=restarted, roles=workspace.roles, servers=workspace.server_names
                     )
                 )
 
-    # -- windows -------------------------------------------------------------------------------------
-
-    def _broadcast(self, message: BaseModel) -> None:
-        for window in self.windows:
-            if window.attached:
-                window.send(message)
-
-    def _notify(self, notice: wire.Notice) -> None:
-        """Tell the windows; with none attached (a session that is starting, or detached), the next one."""
-        if any(window.attached for window in self.windows):
-            self._broadcast(notice)
-        else:
-            self._unseen.append(notice)
+    # -- what windows are shown of the session ---------------------------------------------------------
 
     def info(self) -> wire.SessionInfo:
         return wire.SessionInfo(
@@ -469,7 +427,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             cwd=os.getcwd(),
             panes=len(self.panes),
             running=sum(pane.terminal.running for pane in self.panes),
-            clients=sum(window.attached for window in self.windows),
+            clients=len(self.windows.attached),
             executable=sys.executable,
         )
 
@@ -484,14 +442,14 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         ]  # fmt: skip
         return wire.SessionState(
             info=self.info(),
-            layout=self.layout,
+            layout=self.windows.layout,
             prefix=self.launch.prefix,
             palette_key=self.launch.palette_key,
             panes=[pane.state() for pane in self.panes],
-            active=self.active,
-            zoomed=self.zoomed,
+            active=self.windows.active,
+            zoomed=self.windows.zoomed,
             ready=self.ready,
-            asks=list(workspace.asks.values()),
+            asks=list(workspace.asks.pending.values()),
             roles=workspace.roles,
             servers=list(workspace.server_names),
             adapters=adapters,
@@ -499,13 +457,21 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
             notify_terminal=self.launch.notify.terminal,
         )
 
+    async def _info(self, window: Window, params: methods.InfoParams) -> wire.SessionInfo:
+        return self.info()
+
+    async def _kill(self, window: Window, params: methods.KillParams) -> None:
+        self.tasks.run(self.end(params.reason or "ended with `polter kill`"), "ending the session")
+
+    # -- the socket ------------------------------------------------------------------------------------
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         window = Window(reader, writer)
         try:
             if not same_user(writer):
                 window.send(wire.Refused(reason="this session belongs to another user"))
                 return
-            self.windows.add(window)
+            self.windows.connect(window)
             if not await self._handshake(window):
                 return
             while line := await reader.readline():
@@ -518,12 +484,7 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             pass
         finally:
-            self.windows.discard(window)
-            if self._latest is window:
-                self._latest = next((other for other in self.windows if other.attached), None)
-                if self._latest is not None:
-                    latest, self._latest = self._latest, None
-                    self._make_latest(latest)
+            self.windows.disconnect(window)
             writer.close()
 
     async def _handshake(self, window: Window) -> bool:
@@ -552,26 +513,17 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
         if not hello.attach:
             window.send(wire.Welcome(info=self.info()))
             return True
-        window.attached = True
-        window.send(wire.Welcome(info=self.info(), state=self.state()))
-        for pane in self.panes:
-            self._full_frame(window, pane)
-        while self._unseen:
-            window.send(self._unseen.popleft())
+        self.windows.attach(window, lambda: wire.Welcome(info=self.info(), state=self.state()))
         for question in self.questions.window_attached():
             window.send(question)
-        self._latest = window  # its sizes arrive next, and apply
         return True
 
     def _received(self, window: Window, message: wire.ClientMessage) -> None:
         match message:
             case wire.Call():
-                self._spawn(self._call(window, message), f"the call {message.method}")
+                self.tasks.run(self._answer(window, message), f"the call {message.method}")
             case wire.ResizeInput(pane=pane_id, columns=columns, lines=lines):
-                window.sizes[pane_id] = (columns, lines)
-                pane = self._find(pane_id)
-                if pane is not None and (window is self._latest or not pane.terminal.started):
-                    pane.resize(columns, lines)
+                self.windows.resized(window, pane_id, (columns, lines))
             case wire.KeyInput(pane=pane_id, key=key, character=character):
                 if (pane := self._input_pane(window, pane_id)) is not None:
                     self._submit(pane, pane.key(key, character))
@@ -582,28 +534,21 @@ class SessionHost(SessionCalls, WorktreeCalls, SessionAttention):
                 if (pane := self._input_pane(window, pane_id)) is not None:
                     pane.terminal.send(data.encode("latin-1"))
             case wire.FocusInput(pane=pane_id, focused=focused):
-                if (pane := self._find(pane_id)) is not None:
+                if (pane := self.panes.find(pane_id)) is not None:
                     pane.terminal.focus(focused)
 
-    def _find(self, pane_id: str) -> SessionPane | None:
-        return next((pane for pane in self.panes if pane.id == pane_id), None)
+    async def _answer(self, window: Window, call: wire.Call) -> None:
+        window.send(await self.calls.answer(window, call))
 
     def _input_pane(self, window: Window, pane_id: str) -> SessionPane | None:
-        self._make_latest(window)
-        return self._find(pane_id)
+        self.windows.make_latest(window)
+        return self.panes.find(pane_id)
 
     def _submit(self, pane: SessionPane, lines: list[str]) -> None:
+        """Lines the human typed into an agent pane: the gateway's evidence for gates and phases."""
         if pane.agent is not None and not pane.agent.closed:
             for line in lines:
                 self.workspace.submit_line(pane.agent, line)
-
-    async def _call(self, window: Window, call: wire.Call) -> None:
-        window.send(await self.calls.answer(window, call))
-
-
-def close(coroutine: Awaitable[Any]) -> None:
-    if inspect.iscoroutine(coroutine):
-        coroutine.close()
 
 
 def release_memory() -> None:

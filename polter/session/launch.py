@@ -35,12 +35,11 @@ from polter.session.config import (
     parse_pane_option,
     session_path,
 )
+from polter.session.protocol import MAX_PANES
 
 __all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
 
 TERRARIA = "terraria"
-MAX_PANES = 16
-"""Panes one session holds at most."""
 
 
 @dataclass

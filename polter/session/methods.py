@@ -5,7 +5,7 @@ A call travels as :class:`~polter.session.protocol.Call` (``method`` and ``param
 by a :class:`~polter.session.protocol.Reply` with the same id. Each class below is one method: its
 ``method`` is the name on the wire, its fields are the parameters, and the type it is parametrised with
 (``CallParams[PaneState]``) is what the reply's ``result`` holds. :data:`METHODS` lists them all; the
-host registers one handler for each (:class:`~polter.session.calls.CallTable`) and
+host registers one handler for each (:class:`~polter.session.call_table.CallTable`) and
 docs/architecture.md names the same list (a test compares the three). A new call is a class here, added to
 :data:`METHODS`, and its handler where the part of the host that owns what it acts on registers its others.
 """

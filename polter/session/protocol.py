@@ -53,6 +53,9 @@ __all__ = [
 PROTOCOL_VERSION: Final = 3
 """Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
 
+MAX_PANES: Final = 16
+"""Panes one session holds at most."""
+
 LINE_LIMIT: Final = 64 * 1024 * 1024
 """The longest message either side reads (a block of scrollback rows is the largest)."""
 

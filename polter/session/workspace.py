@@ -23,21 +23,16 @@ import contextlib
 import logging
 import os
 import secrets
-import shutil
-import sys
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import tomli_w
-from pydantic import SecretStr
-
-from polter.adapters import PaneToPrepare, PreparedPane, TestMode
-from polter.adapters.host import RuntimeDir, write_pane_files
-from polter.errors import ConfigError, ControlError, EgressError, GatewayError
+from polter.adapters import TestMode
+from polter.adapters.host import RuntimeDir
+from polter.errors import EgressError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
     AskAnswer,
@@ -51,20 +46,21 @@ from polter.gateway.models import (
     RolesStatus,
     ServersReload,
 )
-from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
+from polter.gateway.servers import ServerConfig
 from polter.paths import state_dir as default_state_dir
-from polter.protocol import DEFAULT_ROLE, BuiltinsPolicy, Decision, StateReport
-from polter.sandbox.confine import ModelApi, model_api
+from polter.protocol import DEFAULT_ROLE, StateReport
 from polter.sandbox.egress_supervisor import EgressSupervisor
+from polter.session.agent_launch import AgentLauncher
 from polter.session.agents import AgentPane, PanePlan, denied_skills
-from polter.session.confined import PaneSockets, confined_launch
+from polter.session.asks import Asks
+from polter.session.confined import PaneSockets
+from polter.session.servers_file import ServersFile
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
+from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import process_exists
 
 __all__ = ["AUDIT_KEPT", "Workspace"]
-
-SERVERS_FILE: Final = "servers.toml"
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +161,13 @@ Listener = Callable[[WorkspaceEvent], None]
 
 
 class Workspace:
-    """The session's agent panes and their gateway. Create, ``await start()``, then open panes."""
+    """The session's agent panes and their gateway. Create, ``await start()``, then open panes.
+
+    Its parts: the gateway's :class:`~polter.session.supervisor.GatewaySupervisor` and the egress proxy's
+    supervisor, the :class:`~polter.session.servers_file.ServersFile` the gateway serves, the pending
+    :class:`~polter.session.asks.Asks`, and the :class:`~polter.session.agent_launch.AgentLauncher` that
+    prepares each agent's launch. What the workspace keeps itself: the agents by pane id, the gateway's roles,
+    servers and audit rows as its events report them, and the lines typed while the gateway restarts."""
 
     GatewayUp = GatewayUp
     GatewayDown = GatewayDown
@@ -191,20 +193,20 @@ class Workspace:
         egress_test_hosts: dict[str, str] | None = None,
     ) -> None:
         self.state_dir = state_dir or default_state_dir()
-        self.servers = dict(servers or {})
-        """The app's own servers; they win over the user's file's."""
-        self.servers_file = servers_file
-        """The user's servers file (none or missing: no servers from it)."""
-        self.file_servers: dict[str, ServerConfig] = {}
         self.backends = list(backends)
-        self.test_mode = test_mode
-        """Every pane's CLI pointed at a fake model API (end-to-end tests of real CLIs in a session)."""
         self._stack = contextlib.AsyncExitStack()
+        self._tasks = BackgroundTasks(logger)
         self.run_dir = self.state_dir / "run" / str(os.getpid())
         self.sockets = PaneSockets.of_this_session()
+        self.servers_file = ServersFile(
+            self.run_dir,
+            servers or {},
+            servers_file,
+            on_problems=lambda report: self._broadcast(ServersChanged(report)),
+        )
         self.supervisor = GatewaySupervisor(
             state_dir=self.state_dir,
-            servers_file=self.run_dir / SERVERS_FILE,
+            servers_file=self.servers_file.path,
             roles_dirs=list(roles_dirs),
             ask_timeout=ask_timeout,
             pane_socket=self.sockets.gateway,
@@ -215,16 +217,22 @@ class Workspace:
         self.egress = EgressSupervisor(on_down=self._egress_down, on_up=self._egress_up, test_hosts=egress_test_hosts)
         """The panes' only way out of their sandboxes' networks (decides by each role's web rules). Tests only:
         ``egress_test_hosts`` maps host names to a loopback server (:attr:`Launch.egress_test_hosts`)."""
+        self.asks = Asks(client=lambda: self.client, tasks=self._tasks, on_asked=self._asked, on_over=self._ask_over)
+        self.launcher = AgentLauncher(
+            client=lambda: self.client,
+            gateway_url=lambda: self._url,
+            servers=lambda: self.server_names,
+            egress=self.egress,
+            sockets=self.sockets,
+            state_dir=self.state_dir,
+            test_mode=test_mode,
+        )
         self.panes: dict[str, AgentPane] = {}
         self.roles = RolesStatus(names=[], problems=[])
         self.server_names: list[str] = []
         self.audit_rows: deque[AuditRow] = deque(maxlen=AUDIT_KEPT)
-        self.asks: dict[str, AskInfo] = {}
-        """Pending asks by id, oldest first."""
-        self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
         self._listeners: list[Listener] = []
         self._numbers = 0
-        self._tasks: set[asyncio.Task[object]] = set()
         self._url: str | None = None
         self._down = True
         self._held_lines: deque[tuple[AgentPane, str]] = deque(maxlen=HELD_LINES)
@@ -245,6 +253,13 @@ class Workspace:
         for listener in list(self._listeners):
             listener(event)
 
+    def _asked(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
+        if self._listeners:
+            self._listeners[0](AskRequested(ask, future))
+
+    def _ask_over(self, ask: AskInfo) -> None:
+        self._broadcast(AskClosed(ask))
+
     # -- lifecycle -------------------------------------------------------------------------------
 
     @property
@@ -258,57 +273,26 @@ class Workspace:
     async def start(self) -> None:
         """Start the backends and the gateway (raises :class:`GatewayError` saying why it could not)."""
         for backend in self.backends:
-            self.servers |= await self._stack.enter_async_context(backend())
-        if self.servers_file is not None:
-            self.file_servers = await asyncio.to_thread(load_servers, self.servers_file, expand=False)
+            self.servers_file.servers |= await self._stack.enter_async_context(backend())
+        await self.servers_file.read_user_file()
         await asyncio.to_thread(self._prepare_run_dir)
         await self.supervisor.start()
         try:
             await self.egress.start()
         except EgressError as exc:  # the panes start without a network (closed) and are told why
             self._egress_down(str(exc))
-        if self.servers_file is not None:
-            self._spawn(self._follow_servers_file(self.servers_file), "following the servers file")
+        if self.servers_file.user_file is not None:
+            self._tasks.run(self.servers_file.follow(lambda: self.server_names), "following the servers file")
 
     def _prepare_run_dir(self) -> None:
-        """This app's private dir (pane runtime dirs, the servers file); stale ones of dead apps go."""
+        """This session's private dir (pane runtime dirs, the servers file); stale ones of dead sessions go."""
         parent = self.run_dir.parent
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for other in parent.iterdir():
             if other.name.isdigit() and other != self.run_dir and not process_exists(int(other.name)):
                 RuntimeDir(other).remove()  # the CLIs' state in it goes to the user's home first (issue 16)
         RuntimeDir(self.run_dir).create()
-        self._write_servers()
-
-    def _write_servers(self) -> None:
-        """The gateway's servers file: the user's servers and the app's (replaced whole: the gateway watches it)."""
-        servers = {
-            name: config.model_dump(exclude_defaults=True)
-            for name, config in {**self.file_servers, **self.servers}.items()
-        }
-        temporary = self.run_dir / f"{SERVERS_FILE}.tmp"
-        temporary.write_text(tomli_w.dumps({"servers": servers}), encoding="utf-8")
-        temporary.chmod(0o600)
-        temporary.replace(self.run_dir / SERVERS_FILE)
-
-    async def _follow_servers_file(self, path: Path) -> None:
-        """Take each version of the user's file into the gateway's, unless it has problems."""
-        try:
-            async for _written in watch_file(path):
-                found, problems = await asyncio.to_thread(_read_servers, path)
-                if problems:
-                    report = ServersReload(
-                        file=str(path),
-                        applied=False,
-                        unchanged=self.server_names,
-                        problems=[str(problem) for problem in problems],
-                    )
-                    self._broadcast(ServersChanged(report))
-                    continue
-                self.file_servers = found
-                await asyncio.to_thread(self._write_servers)
-        except Exception:
-            logger.exception("following %s stopped; restart Polter to apply its changes", path)
+        self.servers_file.write()
 
     async def aclose(self) -> None:
         """Close every pane's registration and runtime dir, then stop the gateway."""
@@ -316,8 +300,7 @@ class Workspace:
             agent.closed = True
             agent.runtime.remove()
         self.panes.clear()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         await self.egress.aclose()
         await self.supervisor.aclose()
         self.sockets.remove()
@@ -329,8 +312,7 @@ class Workspace:
         self._url = gateway.url
         if moved:
             self.egress.set_gateway(gateway.url)
-        for ask_id in list(self._futures):
-            self._ask_over(self.asks.get(ask_id), ask_id)  # the old gateway's asks died with it
+        self.asks.gateway_gone()  # the old gateway's asks died with it
         for agent in list(self.panes.values()):
             await self._register(gateway.client, agent)
             if moved:
@@ -364,7 +346,7 @@ class Workspace:
         rows = await client.audit(after=after, limit=None if after else 500)
         self.audit_rows.extend(rows)
         for ask in await client.asks():
-            self._ask_arrived(ask)
+            self.asks.arrived(ask)
 
     # -- panes -----------------------------------------------------------------------------------
 
@@ -389,7 +371,7 @@ class Workspace:
         self.panes[pane_id] = agent
         try:
             await self._register(self.client, agent)
-            spec = await self._prepare(agent)
+            spec = await self.launcher.prepare(agent)
         except BaseException:
             self.panes.pop(pane_id, None)
             agent.runtime.remove()
@@ -400,7 +382,7 @@ class Workspace:
 
     async def relaunch(self, agent: AgentPane, *, resume: bool = False) -> LaunchSpec:
         """What to run when the pane restarts: prepared again, so the CLI starts under the current role."""
-        spec = await self._prepare(agent, resume=resume)
+        spec = await self.launcher.prepare(agent, resume=resume)
         agent.restart_needed = None
         self._broadcast(PaneChanged(agent))
         return spec
@@ -420,115 +402,12 @@ class Workspace:
         )
         agent.update(created.pane)
 
-    async def _prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
-        setup = agent.setup
-        cwd = (setup.cwd or Path.cwd()).resolve()
-        capabilities = await self.client.capabilities(agent.id)
-        decisions = {skill.name: skill.decision for skill in capabilities.skills}
-        pane = self._pane(
-            agent, cwd, decisions, capabilities.builtins, resume=setup.resume if resume is None else resume
-        )
-        prepared: PreparedPane = await asyncio.to_thread(self._write, agent, pane)
-        agent.warnings = prepared.warnings
-        agent.launched_role = agent.role
-        agent.builtins_at_launch = capabilities.builtins
-        agent.layer_outdated = False
-        agent.hidden_at_launch = agent.hidden_now = denied_skills(decisions)
-        spec = prepared.launch
-        if setup.command:
-            spec = spec.model_copy(update={"argv": tuple(setup.command)})
-        spec = spec.model_copy(update={"env": _with_polter_on_path(spec.env), "title": setup.title or spec.title})
-        model = model_api(agent.adapter.model_endpoints(pane, spec.environment()))
-        if pane.confined:
-            await self._give_network(agent, pane, model)
-        return await asyncio.to_thread(
-            confined_launch,
-            agent,
-            pane,
-            prepared,
-            spec,
-            capabilities.builtins,
-            model=model,
-            sockets=self.sockets,
-            session_state=self.state_dir,
-        )
-
-    async def _give_network(self, agent: AgentPane, pane: PaneToPrepare, model: ModelApi) -> None:
-        """The pane's socket of the egress proxy, listening before the pane starts (or the pane starts without a
-        network, and the notice says why)."""
-        socket = self.sockets.egress(agent.id)
-        await asyncio.to_thread(socket.parent.mkdir, 0o700, True, True)
-        self.egress.add_pane(
-            agent.id,
-            socket=str(socket),
-            token=agent.token,
-            gateway=pane.gateway_url,
-            project=str(pane.cwd),
-            role=agent.role,
-            model_hosts=model.hosts,
-            loopback_ports=model.loopback_ports,
-        )
-        try:
-            await self.egress.pane_ready(agent.id)
-        except EgressError as exc:
-            logger.warning("pane %s starts without a network: %s", agent.id, exc)
-
-    def _pane(
-        self,
-        agent: AgentPane,
-        cwd: Path,
-        decisions: dict[str, Decision],
-        builtins: BuiltinsPolicy | None,
-        *,
-        resume: bool,
-    ) -> PaneToPrepare:
-        """What the pane's adapter is told about the pane."""
-        return PaneToPrepare(
-            pane_id=agent.id,
-            gateway_url=self._url or "",
-            servers=tuple(self.server_names),
-            runtime_dir=agent.runtime.path,
-            cwd=cwd,
-            token=SecretStr(agent.token),
-            skill_decision=lambda name: decisions.get(name, "allow"),
-            resume=resume,
-            builtins=builtins,
-            test_mode=self.test_mode,
-            confined=agent.adapter.info.agent
-            or bool(agent.setup.command)
-            or not (builtins and builtins.unconfined_shell),
-        )
-
-    def _layer_differs(self, agent: AgentPane, builtins: BuiltinsPolicy | None) -> bool:
-        """Whether the CLI's own permission layer (set from the role when it started) would be set otherwise
-        under ``builtins``: the adapter prepares the pane both ways (nothing is written) and the two differ."""
-        cwd = (agent.setup.cwd or Path.cwd()).resolve()
-        launched = agent.adapter.prepare(self._pane(agent, cwd, {}, agent.builtins_at_launch, resume=False))
-        now = agent.adapter.prepare(self._pane(agent, cwd, {}, builtins, resume=False))
-        return launched.files != now.files or launched.launch != now.launch
-
-    @staticmethod
-    def _write(agent: AgentPane, pane: PaneToPrepare) -> PreparedPane:
-        """The adapter's files into the runtime dir. Files of an earlier launch that this one does not
-        write go (a skill link the new role denies); what the CLI itself keeps there stays."""
-        prepared = agent.adapter.prepare(pane)
-        root = agent.runtime.create()
-        for stale in agent.files - prepared.files.keys():
-            target = root / stale
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target, ignore_errors=True)
-            else:
-                target.unlink(missing_ok=True)
-        write_pane_files(root, prepared.files, prepared.homes)
-        agent.files = set(prepared.files)
-        return prepared
-
     async def _role_changed(self, agent: AgentPane) -> None:
         """After a role change: which skills the new role hides (for CLIs that show skills as of their start),
         and whether the CLI's own permission layer, set from the role at its start, is out of date."""
         capabilities = await self.client.capabilities(agent.id)
         agent.layer_outdated = capabilities.builtins != agent.builtins_at_launch and await asyncio.to_thread(
-            self._layer_differs, agent, capabilities.builtins
+            self.launcher.layer_differs, agent, capabilities.builtins
         )
         if not agent.skills_live:
             agent.hidden_now = denied_skills({skill.name: skill.decision for skill in capabilities.skills})
@@ -553,7 +432,7 @@ class Workspace:
         if self._down:
             self._held_lines.append((agent, text))
             return
-        self._spawn(self._send_line(self.client, agent, text), f"passing a typed line of {agent.id} to the gateway")
+        self._tasks.run(self._send_line(self.client, agent, text), f"passing a typed line of {agent.id} to the gateway")
 
     @staticmethod
     async def _send_line(client: GatewayClient, agent: AgentPane, text: str) -> None:
@@ -571,19 +450,17 @@ class Workspace:
 
     def answer(self, ask_id: str, answer: AskAnswer) -> None:
         """Answer an ask (the same as resolving its future)."""
-        future = self._futures.get(ask_id)
-        if future is not None and not future.done():
-            future.set_result(answer)
+        self.asks.answer(ask_id, answer)
 
     # -- events ----------------------------------------------------------------------------------
 
     def _on_event(self, event: GatewayEvent) -> None:
         match event.type:
             case "ask":
-                self._ask_arrived(AskInfo.model_validate(event.data))
+                self.asks.arrived(AskInfo.model_validate(event.data))
             case "ask_resolved":
                 ask = AskInfo.model_validate(event.data)
-                self._ask_over(ask, ask.id)
+                self.asks.over(ask, ask.id)
             case "audit":
                 row = AuditRow.model_validate(event.data)
                 if self.audit_rows and (row.id or 0) <= (self.audit_rows[-1].id or 0):
@@ -597,7 +474,7 @@ class Workspace:
                     changed = info.role != agent.role
                     agent.update(info)
                     if changed:  # switched by someone else (polter panes role ...)
-                        self._spawn(self._role_changed(agent), f"reading the new role of {agent.id}")
+                        self._tasks.run(self._role_changed(agent), f"reading the new role of {agent.id}")
                     else:
                         self._broadcast(PaneChanged(agent))
             case "servers":
@@ -614,65 +491,3 @@ class Workspace:
                 agent = self.panes.get(reported.pane)
                 if agent is not None and not agent.closed:
                     self._broadcast(StateReported(agent, reported.report))
-
-    def _ask_arrived(self, ask: AskInfo) -> None:
-        if ask.id in self._futures:
-            return
-        future: asyncio.Future[AskAnswer] = asyncio.get_running_loop().create_future()
-        self._futures[ask.id] = future
-        self.asks[ask.id] = ask
-        future.add_done_callback(lambda done: self._resolved(ask, done))
-        if self._listeners:
-            self._listeners[0](AskRequested(ask, future))
-
-    def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
-        if not future.cancelled():
-            self._spawn(self._send_answer(ask, future.result()), f"answering the ask {ask.id}")
-
-    async def _send_answer(self, ask: AskInfo, answer: AskAnswer) -> None:
-        try:
-            await self.client.answer(ask.id, answer)
-        except ControlError as exc:
-            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
-                raise
-
-    def _ask_over(self, ask: AskInfo | None, ask_id: str) -> None:
-        future = self._futures.pop(ask_id, None)
-        known = self.asks.pop(ask_id, None)
-        if future is not None and not future.done():
-            future.cancel()
-        ask = ask or known
-        if ask is not None and future is not None:
-            self._broadcast(AskClosed(ask))
-
-    def _spawn(self, coroutine: Awaitable[object], what: str) -> None:
-        async def run() -> None:
-            try:
-                await coroutine
-            except GatewayError as exc:
-                logger.warning("%s failed: %s", what, exc)
-
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-
-def _with_polter_on_path(env: dict[str, str]) -> dict[str, str]:
-    """``polter tools`` in a pane must be this Polter, even when it was started by its full path."""
-    here = Path(sys.executable).parent
-    if not (here / "polter").exists():
-        return env
-    path = env.get("PATH", os.environ.get("PATH", ""))
-    if path.split(os.pathsep)[:1] == [str(here)]:
-        return env
-    return {**env, "PATH": os.pathsep.join([str(here), *filter(None, path.split(os.pathsep))])}
-
-
-def _read_servers(path: Path) -> tuple[dict[str, ServerConfig], list[ConfigError]]:
-    """The enabled servers of the user's file with ``${VAR}`` as written (the gateway expands them), and
-    its problems, checked with ``${VAR}`` expanded as the gateway will. No file: no servers, as at the start."""
-    if not path.exists():
-        return {}, []
-    problems = check_servers(path)[1]
-    found = {} if problems else check_servers(path, expand=False)[0]
-    return {name: config for name, config in found.items() if config.enabled}, problems

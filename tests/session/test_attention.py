@@ -4,7 +4,7 @@ told once, a flicker tells nobody, "done" needs a turn of work; and which source
 from __future__ import annotations
 
 from polter.protocol import AgentState, StateReport
-from polter.session.attention import AttentionEvent, Reading, Transitions, current_reading
+from polter.session.transitions import AttentionEvent, Reading, Transitions, current_reading
 
 WORKING, WAITING, IDLE = AgentState.WORKING, AgentState.WAITING, AgentState.IDLE
 

@@ -145,7 +145,7 @@ async def test_with_no_window_attached_the_host_notifies_the_desktop_and_runs_no
     script.write_text(NOTIFIED)
     notify = NotifySettings(command=[sys.executable, str(script), str(log)], quiet=0.5)
     launch = Launch(shell_plans("coder"), discover(entry_points=False), notify=notify)
-    caplog.set_level("INFO", logger="polter.session.notify")
+    caplog.set_level("INFO", logger="polter.session.notify_command")
     async with hosted(launch=launch) as host:
         await wait_until(lambda: host.ready, timeout=60, message="the pane")
         [pane] = host.panes

@@ -19,7 +19,7 @@ from support.session import hosted
 from support.waiting import wait_until
 
 from polter.errors import SessionError
-from polter.session import calls as calls_module
+from polter.session import panes as panes_module
 from polter.session import methods
 from polter.session import windows as windows_module
 from polter.session import protocol as wire
@@ -196,7 +196,7 @@ async def test_a_handler_that_fails_is_logged_and_answered_as_a_failure_not_a_re
     def broken(*args: object) -> object:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(calls_module, "encode_history", broken)
+    monkeypatch.setattr(panes_module, "encode_history", broken)
     async with hosted([bash_spec()]) as host:
         window = await attach(host)
         await wait_until(lambda: host.panes[0].terminal.screen is not None)
@@ -309,7 +309,7 @@ async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_w
                 return await client.call_tool("write_note", {"text": "while away"})
 
         call = asyncio.create_task(write())
-        await wait_until(lambda: host.workspace.asks, timeout=30, message="the ask to reach the host")
+        await wait_until(lambda: host.workspace.asks.pending, timeout=30, message="the ask to reach the host")
         window = await attach(host)
         [ask] = window.client.state.asks  # type: ignore[union-attr]
         assert ask.name == "write_note" and ask.pane == "p1"

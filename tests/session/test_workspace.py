@@ -171,11 +171,11 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     await wait_until(asks, message="the ask")
     request = asks()[0]
     assert (request.ask.pane, request.ask.pane_title, request.ask.name) == (agent.id, "writer", "write_note")
-    assert request.ask.arguments == {"text": "hello"} and request.ask.id in space.asks
+    assert request.ask.arguments == {"text": "hello"} and request.ask.id in space.asks.pending
     request.future.set_result("allow_once")
     result = await call
     assert not result.is_error
-    await wait_until(lambda: request.ask.id not in space.asks, message="the ask to close")
+    await wait_until(lambda: request.ask.id not in space.asks.pending, message="the ask to close")
     assert [closed.ask.answer for closed in inbox.of(Workspace.AskClosed) if closed.ask.id == request.ask.id] == [
         "allow_once"
     ]

@@ -104,7 +104,7 @@ async def wait_until_settled(app: PolterApp, *, timeout: float = 30) -> None:
     def settled(pane: PaneWidget) -> bool:
         hosted_pane = session_pane(app, pane)
         if hosted_pane.update_agent_state():
-            host_of(app)._pane_changed(hosted_pane)
+            host_of(app).panes.changed(hosted_pane)
         agent = pane.agent
         return (
             hosted_pane.agent_state is AgentState.IDLE

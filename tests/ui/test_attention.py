@@ -73,7 +73,7 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
             await wait_until(lambda: pane.waiting_since is not None, message="the pane's wait to settle")
 
         async def deny_asks_of(pane: PaneWidget) -> None:
-            for ask in list(host.workspace.asks.values()):
+            for ask in list(host.workspace.asks.pending.values()):
                 if ask.pane == pane.remote.id:
                     await host.workspace.client.answer(ask.id, "deny")
             await wait_until(lambda: pane.waiting_since is None, message="the pane's wait to end")

@@ -91,7 +91,7 @@ async def test_a_pane_setup_opens_its_worktree_and_its_saved_setup_comes_back_to
 
     from support.git_repos import sh
 
-    from polter.session.worktree_panes import open_pane_worktree
+    from polter.session.pane_worktree import open_pane_worktree
 
     setup = PaneSetup(adapter="shell", cwd=repo / "src", worktree=True)
     launch, opened = await open_pane_worktree(setup, title="coder")

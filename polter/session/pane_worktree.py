@@ -1,17 +1,17 @@
-"""A pane that asks for a worktree (``worktree = true``, ``--pane ...,worktree``): its worktree, opened
-before its CLI starts, and what the session keeps of it while the pane lives (the header's figures,
-read in the background when the agent goes idle; whether its folder is still there). The one link
-between a pane's setup and :mod:`polter.worktrees`."""
+"""One pane's own git worktree (``worktree = true``, ``--pane ...,worktree``; docs/worktrees.md): opened before its
+CLI starts, and what the session keeps of it while the pane lives (the header's figures, read in the
+background when the agent goes idle; whether its folder is still there). The one link between a pane's setup
+and :mod:`polter.worktrees`; :mod:`polter.session.pane_worktrees` is the host's part that owns them all."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
 
 from polter.errors import WorktreeError
 from polter.session.config import PaneSetup
 from polter.session.protocol import WorktreeView
+from polter.tasks import BackgroundTasks
 from polter.worktrees import ConfirmSetup, OpenedWorktree, SetupCommand, Worktree, WorktreeStatus, open_worktree
 
 __all__ = ["PaneWorktree", "SetupAnswer", "open_pane_worktree", "opened_report", "setup_question"]
@@ -113,14 +113,14 @@ class PaneWorktree:
     The figures are read by :meth:`refresh` in the background (git in subprocesses, never on the event
     loop's hot path), one reading at a time; a refresh asked for during a reading reads once more after
     it. ``on_change`` is called after each reading; ``on_gone`` when the folder is found deleted (by a
-    reading or a look at it), once until it is back; ``spawn(coroutine, what)`` runs a task for the host.
+    reading or a look at it), once until it is back; the readings run among the host's ``tasks``.
     """
 
     def __init__(
         self,
         worktree: Worktree,
         *,
-        spawn: Callable[[Awaitable[Any], str], object],
+        tasks: BackgroundTasks,
         on_change: Callable[[], None],
         on_gone: Callable[[], None] = lambda: None,
     ) -> None:
@@ -128,7 +128,7 @@ class PaneWorktree:
         self.status: WorktreeStatus | None = None
         self.problem: str | None = None
         self.missing = not worktree.path.is_dir()
-        self._spawn = spawn
+        self._tasks = tasks
         self._on_change = on_change
         self._on_gone = on_gone
         self._reading = False
@@ -157,7 +157,7 @@ class PaneWorktree:
             self._again = True
             return
         self._reading = True
-        self._spawn(self._read(), f"reading the worktree of {self.branch}")
+        self._tasks.run(self._read(), f"reading the worktree of {self.branch}")
 
     async def _read(self) -> None:
         try:
