@@ -103,8 +103,8 @@ async def window(name: str, size: tuple[int, int]) -> AsyncIterator[Any]:
 
     app = PolterApp(session_files(name))
     async with app.run_test(size=size) as pilot:
-        await until(lambda: app._multiplexer is not None and app.multiplexer.is_mounted and app.session is not None
-                    and app.session.ready and len(app.multiplexer.grid.panes) == len(app.session.panes) > 0)
+        await until(lambda: app._session_screen is not None and app.session_screen.is_mounted and app.session is not None
+                    and app.session.ready and len(app.session_screen.grid.panes) == len(app.session.panes) > 0)
         yield app, pilot
 
 

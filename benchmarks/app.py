@@ -38,7 +38,7 @@ ROLES = {
 
 
 def prompts(app: object) -> bool:
-    panes = app.multiplexer.grid.panes  # type: ignore[attr-defined]
+    panes = app.session_screen.grid.panes  # type: ignore[attr-defined]
     return len(panes) == 4 and all(
         pane.terminal.screen_model is not None and "$" in "\n".join(pane.terminal.screen_model.display())
         for pane in panes)
@@ -73,7 +73,7 @@ async def startup(make: Callable[[], object]) -> float:
     start = time.perf_counter()
     app = make()
     async with app.run_test(size=SIZE):  # type: ignore[attr-defined]
-        await until(lambda: app._multiplexer is not None and app.multiplexer.ready and prompts(app))  # type: ignore[attr-defined]
+        await until(lambda: app._session_screen is not None and app.session_screen.ready and prompts(app))  # type: ignore[attr-defined]
         return (time.perf_counter() - start) * 1000
 
 
@@ -84,7 +84,7 @@ async def ask_latency() -> tuple[float, float]:
 
     app = workspace_app()
     async with app.run_test(size=SIZE) as pilot:  # type: ignore[attr-defined]
-        await until(lambda: app._multiplexer is not None and app.multiplexer.ready and prompts(app))  # type: ignore[attr-defined]
+        await until(lambda: app._session_screen is not None and app.session_screen.ready and prompts(app))  # type: ignore[attr-defined]
         host = app.host  # type: ignore[attr-defined]
         agent = host.panes[0].agent
         allowed, asked = [], []

@@ -48,13 +48,13 @@ ROUNDS = 5
 async def fill(name: str) -> None:
     """Every pane prints ``LINES`` coloured lines and a last line that names the pane; then detach."""
     async with window(name, SIZE) as (app, pilot):
-        for number, pane in enumerate(app.multiplexer.grid.panes, 1):
+        for number, pane in enumerate(app.session_screen.grid.panes, 1):
             pane.terminal.focus()
             await until(lambda: app.focused is pane.terminal)  # noqa: B023
             command = (f"for i in $(seq 1 {LINES}); do printf '\\e[3%dm%05d\\e[0m the quick brown fox\\n' "
                        f"$((i % 7 + 1)) $i; done; echo last-of-{number}")
             await pilot.press(*command, "enter")
-        for number, pane in enumerate(app.multiplexer.grid.panes, 1):
+        for number, pane in enumerate(app.session_screen.grid.panes, 1):
             await until(lambda: f"last-of-{number}" in [row.strip() for row in pane.terminal.screen_model.display()],  # noqa: B023
                         timeout=180)
 
@@ -69,8 +69,8 @@ async def attach_once(name: str) -> float:
     started = time.perf_counter()
     app = PolterApp(session_files(name))
     async with app.run_test(size=SIZE) as _pilot:
-        await until(lambda: app._multiplexer is not None and len(app.multiplexer.grid.panes) == 4, interval=0.001)
-        for number, pane in enumerate(app.multiplexer.grid.panes, 1):
+        await until(lambda: app._session_screen is not None and len(app.session_screen.grid.panes) == 4, interval=0.001)
+        for number, pane in enumerate(app.session_screen.grid.panes, 1):
             render_line = pane.terminal.render_line
 
             def timed(y: int, render_line: Any = render_line, number: int = number) -> Any:

@@ -50,7 +50,7 @@ def flood_file(folder: Path) -> Path:
 
 
 async def polter_round(app: Any, pilot: Any, path: Path) -> float:
-    [pane] = app.multiplexer.grid.panes
+    [pane] = app.session_screen.grid.panes
     terminal = pane.terminal
     seen = asyncio.Event()
     render_line = terminal.render_line
@@ -122,7 +122,7 @@ def measure() -> dict[str, Any]:
 
         async def run() -> None:
             async with window("flood", SIZE) as (app, pilot):
-                [pane] = app.multiplexer.grid.panes
+                [pane] = app.session_screen.grid.panes
                 await until(
                     lambda: (
                         pane.terminal.screen_model is not None

@@ -147,7 +147,7 @@ async def _app_latencies(samples: int, warmup: int, rounds: int) -> tuple[list[f
         start_session("latency", write_config(folder, 4))
         try:
             async with window("latency", SIZE) as (app, pilot):
-                panes = app.multiplexer.grid.panes
+                panes = app.session_screen.grid.panes
                 await _until(lambda: all("$" in "".join(pane.terminal.screen_model.display()) for pane in panes
                                          if pane.terminal.screen_model is not None)
                              and all(pane.terminal.screen_model is not None for pane in panes))

@@ -25,7 +25,7 @@ from textual.pilot import Pilot
 
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.widget import TerminalView
-from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.session_screen import SessionScreen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.session import HostedApp  # noqa: E402  (the app with its session host in the same process)
@@ -55,7 +55,7 @@ async def type_line(pilot: Pilot[None], text: str) -> None:
 
 async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
     """The default layout: four panes, one of them an exited program, one a full-screen pager."""
-    one, two, three, four = (pane.terminal for pane in app.multiplexer.grid.panes)
+    one, two, three, four = (pane.terminal for pane in app.session_screen.grid.panes)
     await until(lambda: all(shows(terminal, "$") for terminal in (one, two, four)))
     await type_line(pilot, "ls --color=always -p polter/terminal polter/ui")
     await until(lambda: shows(one, "widget.py"))
@@ -65,7 +65,7 @@ async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
     await pilot.press("ctrl+b", "4")
     await type_line(pilot, "less -R README.md")
     await until(lambda: four.screen_model is not None and four.screen_model.alternate_screen and shows(four, "Polter"))
-    [_, _, third, _] = app.multiplexer.grid.panes
+    [_, _, third, _] = app.session_screen.grid.panes
     await until(lambda: third.remote.state.status_kind == "exited")
     await pilot.press("ctrl+b", "1")
     await pilot.pause()
@@ -86,9 +86,9 @@ def demo_app() -> HostedApp:
 
 
 async def demo_ready(app: HostedApp) -> list[Any]:
-    await until(lambda: app._multiplexer is not None and app.multiplexer.ready, timeout=120)
-    await until(lambda: len(app.multiplexer.grid.panes) == 4)
-    panes = app.multiplexer.grid.panes
+    await until(lambda: app._session_screen is not None and app.session_screen.ready, timeout=120)
+    await until(lambda: len(app.session_screen.grid.panes) == 4)
+    panes = app.session_screen.grid.panes
     for pane in panes[:3]:
         await until(lambda: shows(pane.terminal, "you>"), timeout=60)  # noqa: B023
     app.clear_notifications()
@@ -167,7 +167,7 @@ async def audit(app: HostedApp, pilot: Pilot[None]) -> None:
     await until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, timeout=60)
     await pilot.press("a")
     await until(lambda: shows(admin.terminal, "Hardmode is now on"), timeout=60)
-    app.multiplexer.show_audit()
+    app.session_screen.agents.show_audit()
     await until(lambda: isinstance(app.screen, AuditScreen))
     app.clear_notifications()
     await pilot.pause(0.3)
@@ -318,8 +318,8 @@ async def take(name: str) -> Path:
         app = await app
     async with app.run_test(size=SIZE) as pilot:
         if isinstance(app, HostedApp):
-            await until(lambda: isinstance(app.screen, MultiplexerScreen), timeout=60)
-            await until(lambda: len(app.multiplexer.grid.panes) == len(app.host.panes) and app.host.panes, timeout=60)
+            await until(lambda: isinstance(app.screen, SessionScreen), timeout=60)
+            await until(lambda: len(app.session_screen.grid.panes) == len(app.host.panes) and app.host.panes, timeout=60)
         try:
             await drive(app, pilot)
         except TimeoutError:

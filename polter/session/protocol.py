@@ -43,6 +43,7 @@ __all__ = [
     "QuestionClosed",
     "Reply",
     "SessionInfo",
+    "SessionEvent",
     "SessionState",
     "WorktreeView",
     "decode_client",
@@ -423,6 +424,27 @@ HostMessage = Annotated[
     | Ended,
     Field(discriminator="type"),
 ]
+
+SessionEvent = (
+    PaneAdded
+    | PaneUpdated
+    | PaneRemoved
+    | Ready
+    | AskEvent
+    | AskClosedEvent
+    | AuditEvent
+    | RolesEvent
+    | ServersEvent
+    | GatewayEvent
+    | LayoutEvent
+    | Notice
+    | Question
+    | QuestionClosed
+    | AttentionNotice
+    | Ended
+)
+"""What the host tells every attached window about the session (everything it sends but the handshake, replies
+and frames); a window hands each on to its screens as it came, the one type of each event on both sides."""
 
 _CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 _HOST: TypeAdapter[HostMessage] = TypeAdapter(HostMessage)

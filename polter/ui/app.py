@@ -15,7 +15,7 @@ from polter.session.registry import SessionFiles
 from polter.ui.garbage import FullCollections
 from polter.ui.prompt_screen import PromptScreen
 from polter.ui.remote import RemoteSession
-from polter.ui.workspace_screen import WorkspaceScreen
+from polter.ui.session_screen import SessionScreen
 
 __all__ = ["PolterApp"]
 
@@ -43,16 +43,16 @@ class PolterApp(App[None], inherit_bindings=False):
         self.session: RemoteSession | None = None
         self.palette_key: str | None = None
         """A key that opens the command palette directly (``None``: only the prefix key then ``:``/``p``)."""
-        self._multiplexer: WorkspaceScreen | None = None
+        self._session_screen: SessionScreen | None = None
         self.garbage = FullCollections()
         """Full garbage collections at moments the human does not wait for an echo (polter/ui/garbage.py)."""
 
     @property
-    def multiplexer(self) -> WorkspaceScreen:
+    def session_screen(self) -> SessionScreen:
         """The session's screen (once connected)."""
-        if self._multiplexer is None:
+        if self._session_screen is None:
             raise RuntimeError("the window is not connected to its session yet")
-        return self._multiplexer
+        return self._session_screen
 
     async def on_mount(self) -> None:
         """Attach to the session and show it; once the panes are built, ``gc.freeze()`` the app's
@@ -68,10 +68,10 @@ class PolterApp(App[None], inherit_bindings=False):
         self.palette_key = state.palette_key
         if self.palette_key is not None:
             self.update_keymap({"polter.palette": self.palette_key})
-        self._multiplexer = WorkspaceScreen(
+        self._session_screen = SessionScreen(
             self.session, layout_mode=state.layout, prefix=state.prefix, active=state.active, zoomed=state.zoomed
         )
-        await self.push_screen(self._multiplexer)
+        await self.push_screen(self._session_screen)
         self.call_after_refresh(gc.freeze)
         self.garbage.start()
         self.set_interval(1.0, self.garbage.tick, name="full garbage collections")
@@ -86,13 +86,13 @@ class PolterApp(App[None], inherit_bindings=False):
 
     def on_app_focus(self) -> None:
         """The terminal has the focus again (terminals that report focus): the focused pane is looked at."""
-        if self._multiplexer is not None:
-            self._multiplexer.report_looking(True)
+        if self._session_screen is not None:
+            self._session_screen.pane_focus.report_looking(True)
 
     def on_app_blur(self) -> None:
         """The terminal went to the background: every pane may need a notification now."""
-        if self._multiplexer is not None:
-            self._multiplexer.report_looking(False)
+        if self._session_screen is not None:
+            self._session_screen.pane_focus.report_looking(False)
 
     def action_palette_key(self) -> None:
         """The direct palette key: opens the palette if one is configured, else the key goes on to
@@ -103,8 +103,8 @@ class PolterApp(App[None], inherit_bindings=False):
 
     async def action_quit(self) -> None:
         """Quit (also the palette's Quit): detach or end the session, as the human chooses."""
-        if self._multiplexer is not None:
-            self._multiplexer.action_quit()
+        if self._session_screen is not None:
+            self._session_screen.action_quit()
         else:
             self.exit()
 

@@ -14,6 +14,7 @@ from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
 from polter.protocol import FLOOR_SERVER
+from polter.session.protocol import AuditEvent
 from polter.ui.remote import RemoteSession
 
 __all__ = ["DECISIONS", "OWN_TOOLS", "AuditScreen"]
@@ -155,13 +156,13 @@ class AuditScreen(Screen[None]):
         self.action_follow()
         self._count()
 
-    @on(RemoteSession.AuditAppended)
-    def _appended(self, event: RemoteSession.AuditAppended) -> None:
-        if not self.matches(event.row):
+    @on(RemoteSession.Event)
+    def _appended(self, message: RemoteSession.Event) -> None:
+        if not isinstance(message.event, AuditEvent) or not self.matches(message.event.row):
             return
         table = self.query_one(DataTable)
         following = table.cursor_row >= table.row_count - 1
-        self._add(table, event.row)
+        self._add(table, message.event.row)
         if following:
             self.action_follow()
         self._count()

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from polter.terminal.widget import TerminalView
-from polter.ui.multiplexer import PREFIX_COMMANDS, format_key_name
+from polter.ui.prefix import PREFIX_COMMANDS, format_key_name
 
 __all__ = ["HelpScreen", "help_markdown"]
 

@@ -1,16 +1,62 @@
-"""After the prefix key: catch the next key and show what the keys do, tmux-style with a hint bar."""
+"""The prefix key: what the key after it does, and the screen that catches that key and shows what the keys do,
+tmux-style with a hint bar."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from textual import events
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-__all__ = ["PrefixScreen"]
+__all__ = ["DEFAULT_PREFIX", "PREFIX_COMMANDS", "PREFIX_HINTS", "PrefixScreen", "format_key_name"]
+
+DEFAULT_PREFIX: Final = "ctrl+b"
+
+PREFIX_COMMANDS: Final[dict[str, str]] = {
+    "left": "focus_direction('left')",
+    "right": "focus_direction('right')",
+    "up": "focus_direction('up')",
+    "down": "focus_direction('down')",
+    **{str(number): f"focus_number({number})" for number in range(1, 10)},
+    "0": "focus_number(10)",
+    "o": "focus_next",
+    "n": "next_waiting",
+    "z": "toggle_zoom",
+    "c": "new_pane",
+    "x": "close_pane",
+    "r": "restart_pane",
+    "left_square_bracket": "scroll_mode",
+    "pageup": "scroll_mode(True)",
+    "space": "next_layout",
+    "colon": "command_palette",
+    "p": "command_palette",
+    "question_mark": "help",
+    "d": "detach",
+    "q": "quit",
+}
+"""What the key after the prefix does: a key name → an action of
+:class:`~polter.ui.session_screen.SessionScreen`."""
+
+PREFIX_HINTS: Final = (
+    ("←↑→↓", "move"), ("1-9", "pane"), ("o", "next"), ("n", "waiting"), ("z", "zoom"), ("c", "new"), ("x", "close"),
+    ("r", "restart"), ("[", "scroll"), ("space", "layout"), (": p", "commands"), ("?", "keys"),
+    ("d", "detach"), ("q", "quit"),
+)  # fmt: skip
+
+
+def format_key_name(key: str) -> str:
+    """``ctrl+b`` → ``^b`` as Textual shows keys; plain keys as their character."""
+    *modifiers, base = key.split("+")
+    shown = format_key(base)
+    if "ctrl" in modifiers:
+        modifiers.remove("ctrl")
+        shown = f"^{shown}"
+    return "+".join([*modifiers, shown])
 
 
 class PrefixScreen(ModalScreen[str | None]):

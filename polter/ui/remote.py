@@ -1,16 +1,17 @@
 """The session as a window sees it: its panes, asks, roles and audit, kept current from the host's events.
 
-:class:`RemoteSession` is the app's one link to its session host. It turns the host's events into
-Textual messages posted to the app (a pane added, a header changed, an ask, an audit row...), keeps
-what the screens read (the panes in order, the pending asks, the roles), and offers the actions as
-coroutines that call the host. Each pane's screen is a :class:`~polter.terminal.mirror.MirrorScreen`
-fed by frames; :class:`RemoteTerminal` is what the pane's widget draws and types into.
+:class:`RemoteSession` is the app's one link to its session host. It takes in the host's events (the models of
+:mod:`polter.session.protocol`), keeps what the screens read (the panes in order, the pending asks, the
+roles), posts each event on to the screens that subscribed as a :class:`RemoteSession.Event` carrying the
+event as it came, and offers the actions as coroutines that call the host. Each pane's screen is a
+:class:`~polter.terminal.mirror.MirrorScreen` fed by frames; :class:`RemoteTerminal` is what the pane's widget
+draws and types into.
 
 An ask arrives as :class:`RemoteSession.AskRequested` carrying a future; whoever shows it resolves the
 future with the human's answer and the session sends it to the host (which is where it is decided).
-A question of the host's own (may a project's setup command run?) arrives as
-:class:`RemoteSession.QuestionAsked`, is answered with :meth:`RemoteSession.answer_question`, and is
-over (:class:`RemoteSession.QuestionClosed`) when any window answered it or it timed out.
+A question of the host's own (may a project's setup command run?) arrives as a ``Question`` event, is answered
+with :meth:`RemoteSession.answer_question`, and is over (``QuestionClosed``) when any window answered it or
+it timed out.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import Any, Final
+from typing import Final
 
 from pydantic import BaseModel
 from textual.message import Message
 from textual.message_pump import MessagePump
 
 from polter.errors import PolterError
-from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, Phase, RolesStatus, ServersReload
+from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, Phase, RolesStatus
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
+from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
 from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
@@ -73,7 +75,7 @@ class RemoteTerminal:
             self._sink.frame(dirty)
 
     def _fetch(self, first: int, count: int) -> None:
-        self._pane.session.spawn(self._history(first, count), "fetching scrollback")
+        self._pane.session.tasks.run(self._history(first, count), "fetching scrollback")
 
     async def _history(self, first: int, count: int) -> None:
         rows = await self._pane.session.client.call(methods.HistoryParams(pane=self._pane.id, first=first, count=count))
@@ -142,106 +144,29 @@ class RemotePane:
 class RemoteSession:
     """The app's view of its session. Create with :meth:`connect` inside the app's event loop."""
 
-    class _Event(Message):
-        pass
+    class Event(Message):
+        """What the host told every window about the session (a :data:`~polter.session.protocol.SessionEvent`,
+        as it came), once this view of the session took it in: its panes, asks and roles are current. Asks
+        come as :class:`AskRequested` instead; an audit row, a question's end and an ask's end only once,
+        and the gateway only when it died or came back."""
 
-    class PaneAdded(_Event):
-        def __init__(self, pane: RemotePane, index: int) -> None:
+        def __init__(self, event: wire.SessionEvent) -> None:
             super().__init__()
-            self.pane, self.index = pane, index
+            self.event = event
 
-    class PaneChanged(_Event):
-        """A pane's header state changed (status, title, role, phase, agent state, asks, restart)."""
-
-        def __init__(self, pane: RemotePane) -> None:
-            super().__init__()
-            self.pane = pane
-
-    class PaneRemoved(_Event):
-        def __init__(self, pane: RemotePane) -> None:
-            super().__init__()
-            self.pane = pane
-
-    class Ready(_Event):
-        """The panes the session starts with are open (``hint``: a first word for the human)."""
-
-        def __init__(self, hint: str | None) -> None:
-            super().__init__()
-            self.hint = hint
-
-    class AskRequested(_Event):
+    class AskRequested(Message):
         """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
 
         def __init__(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
             super().__init__()
             self.ask, self.future = ask, future
 
-    class AskClosed(_Event):
-        """An ask is over (answered here or in another window, timed out, the pane switched role...)."""
+    class Lost(Message):
+        """This window lost the session: the connection broke (the session may run on)."""
 
-        def __init__(self, ask: AskInfo) -> None:
+        def __init__(self, reason: str) -> None:
             super().__init__()
-            self.ask = ask
-
-    class AuditAppended(_Event):
-        def __init__(self, row: AuditRow) -> None:
-            super().__init__()
-            self.row = row
-
-    class RolesChanged(_Event):
-        def __init__(self, status: RolesStatus) -> None:
-            super().__init__()
-            self.status = status
-
-    class ServersChanged(_Event):
-        def __init__(self, report: ServersReload) -> None:
-            super().__init__()
-            self.report = report
-
-    class GatewayChanged(_Event):
-        """The gateway died (``up`` false; ``text`` says why) or is back (``text``: its URL)."""
-
-        def __init__(self, up: bool, text: str) -> None:
-            super().__init__()
-            self.up, self.text = up, text
-
-    class LayoutChanged(_Event):
-        def __init__(self, layout: wire.LayoutMode) -> None:
-            super().__init__()
-            self.layout = layout
-
-    class Notice(_Event):
-        def __init__(self, notice: wire.Notice) -> None:
-            super().__init__()
-            self.notice = notice
-
-    class QuestionAsked(_Event):
-        """The host asks the human a yes/no question: answer it with :meth:`RemoteSession.answer_question`."""
-
-        def __init__(self, question: wire.Question) -> None:
-            super().__init__()
-            self.question = question
-
-    class QuestionClosed(_Event):
-        """A question is decided (here, in another window, or nobody answered in time)."""
-
-        def __init__(self, closed: wire.QuestionClosed) -> None:
-            super().__init__()
-            self.closed = closed
-
-    class AttentionRequested(_Event):
-        """A pane needs the human and this window is not where they look at it: tell the terminal."""
-
-        def __init__(self, notice: wire.AttentionNotice) -> None:
-            super().__init__()
-            self.notice = notice
-
-    class Ended(_Event):
-        """The session is over, or this window lost it (``lost``: the connection broke)."""
-
-        def __init__(self, reason: str, *, failed: bool = False, lost: bool = False) -> None:
-            super().__init__()
-            self.reason, self.failed, self.lost = reason, failed, lost
+            self.reason = reason
 
     def __init__(self) -> None:
         self._targets: list[MessagePump] = []
@@ -265,7 +190,7 @@ class RemoteSession:
         self.ended = False
         """The session ended, or this window lost it."""
         self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.tasks = BackgroundTasks(logger)
 
     @classmethod
     async def connect(cls, files: SessionFiles) -> RemoteSession:
@@ -286,7 +211,7 @@ class RemoteSession:
         self.notify_terminal = state.notify_terminal
         for ask in state.asks:
             self._ask_arrived(ask)
-        self.spawn(self._catch_up_audit(), "reading the audit log")
+        self.tasks.run(self._catch_up_audit(), "reading the audit log")
 
     @property
     def name(self) -> str:
@@ -294,17 +219,6 @@ class RemoteSession:
 
     def pane(self, pane_id: str) -> RemotePane | None:
         return next((pane for pane in self.panes if pane.id == pane_id), None)
-
-    def spawn(self, coroutine: Any, what: str) -> None:
-        async def run() -> None:
-            try:
-                await coroutine
-            except PolterError as exc:
-                logger.warning("%s failed: %s", what, exc)
-
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def subscribe(self, target: MessagePump) -> None:
         """Post this session's messages to ``target`` too; the first subscriber also gets the asks (and
@@ -324,7 +238,9 @@ class RemoteSession:
         if not self._targets:
             self._early.append(message)
             return
-        if isinstance(message, (self.AskRequested, self.QuestionAsked)):
+        if isinstance(message, self.AskRequested) or (
+            isinstance(message, self.Event) and isinstance(message.event, wire.Question)
+        ):
             self._targets[0].post_message(message)
             return
         for target in list(self._targets):
@@ -333,69 +249,65 @@ class RemoteSession:
     # -- events ----------------------------------------------------------------------------------
 
     def _event(self, message: BaseModel) -> None:
+        """Take in what the host sent; tell the screens what they need to hear."""
         match message:
             case wire.FrameEvent(pane=pane_id, frame=frame):
                 pane = self.pane(pane_id)
                 if pane is not None:
                     pane.terminal.frame(frame)
-            case wire.PaneUpdated(pane=state):
-                pane = self.pane(state.id)
-                if pane is not None:
-                    pane.state = state
-                    self._post(self.PaneChanged(pane))
-            case wire.PaneAdded(pane=state, index=index):
-                pane = RemotePane(self, state)
-                self.panes.insert(index, pane)
-                self._post(self.PaneAdded(pane, index))
-            case wire.PaneRemoved(pane=pane_id):
-                pane = self.pane(pane_id)
-                if pane is not None:
-                    self.panes.remove(pane)
-                    self._post(self.PaneRemoved(pane))
-            case wire.Ready(hint=hint):
-                self.ready = True
-                self._post(self.Ready(hint))
+                return
             case wire.AskEvent(ask=ask):
                 self._ask_arrived(ask)
+                return
             case wire.AskClosedEvent(ask=ask):
-                self._ask_over(ask)
+                if not self._ask_over(ask):
+                    return
+            case wire.PaneUpdated(pane=state):
+                pane = self.pane(state.id)
+                if pane is None:
+                    return
+                pane.state = state
+            case wire.PaneAdded(pane=state, index=index):
+                self.panes.insert(index, RemotePane(self, state))
+            case wire.PaneRemoved(pane=pane_id):
+                pane = self.pane(pane_id)
+                if pane is None:
+                    return
+                self.panes.remove(pane)
+            case wire.Ready():
+                self.ready = True
             case wire.AuditEvent(row=row):
-                if not self.audit_rows or (row.id or 0) > (self.audit_rows[-1].id or 0):
-                    self.audit_rows.append(row)
-                    self._post(self.AuditAppended(row))
+                if self.audit_rows and (row.id or 0) <= (self.audit_rows[-1].id or 0):
+                    return
+                self.audit_rows.append(row)
             case wire.RolesEvent(status=status):
                 self.roles = status
-                self._post(self.RolesChanged(status))
             case wire.ServersEvent(report=report):
                 if report.applied:
                     self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
-                self._post(self.ServersChanged(report))
-            case wire.GatewayEvent(up=up, text=text, restarted=restarted, roles=roles, servers=servers):
+            case wire.GatewayEvent(up=up, restarted=restarted, roles=roles, servers=servers):
                 if up:
                     self.roles = roles or self.roles
                     self.server_names = servers
-                if restarted or not up:
-                    self._post(self.GatewayChanged(up, text))
-            case wire.LayoutEvent(layout=layout):
-                self._post(self.LayoutChanged(layout))
-            case wire.Notice():
-                self._post(self.Notice(message))
+                if up and not restarted:
+                    return
             case wire.Question():
                 self.questions[message.id] = message
-                self._post(self.QuestionAsked(message))
             case wire.QuestionClosed(id=question_id):
-                if self.questions.pop(question_id, None) is not None:
-                    self._post(self.QuestionClosed(message))
-            case wire.AttentionNotice():
-                self._post(self.AttentionRequested(message))
-            case wire.Ended(reason=reason, failed=failed):
+                if self.questions.pop(question_id, None) is None:
+                    return
+            case wire.Ended():
                 self.ended = True
-                self._post(self.Ended(reason, failed=failed))
+            case wire.LayoutEvent() | wire.Notice() | wire.AttentionNotice():
+                pass
+            case _:
+                return
+        self._post(self.Event(message))
 
     def _lost(self, reason: str) -> None:
         if not self.ended:  # (the host closes the connection after it said the session ended)
             self.ended = True
-            self._post(self.Ended(reason, lost=True))
+            self._post(self.Lost(reason))
 
     def _ask_arrived(self, ask: AskInfo) -> None:
         if ask.id in self._futures:
@@ -409,15 +321,15 @@ class RemoteSession:
     def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
         if not future.cancelled():
             answer = methods.AnswerParams(ask=ask.id, answer=future.result())
-            self.spawn(self.client.call(answer), f"answering the ask {ask.id}")
+            self.tasks.run(self.client.call(answer), f"answering the ask {ask.id}")
 
-    def _ask_over(self, ask: AskInfo) -> None:
+    def _ask_over(self, ask: AskInfo) -> bool:
+        """Whether ``ask`` was one this window knew (then its screens hear that it is over)."""
         future = self._futures.pop(ask.id, None)
         self.asks.pop(ask.id, None)
         if future is not None and not future.done():
             future.cancel()
-        if future is not None:
-            self._post(self.AskClosed(ask))
+        return future is not None
 
     def answer(self, ask_id: str, answer: AskAnswer) -> None:
         """Answer an ask (the same as resolving its future)."""
@@ -440,7 +352,7 @@ class RemoteSession:
         """Answer a question of the host's (the first answer from any window decides it)."""
         if self.questions.pop(question_id, None) is not None:
             call = methods.AnswerQuestionParams(id=question_id, answer=answer)
-            self.spawn(self.client.call(call), "answering a question")
+            self.tasks.run(self.client.call(call), "answering a question")
 
     async def refresh_worktree(self, pane: RemotePane) -> None:
         """Have the host read the pane's worktree figures again (after a merge or a commit from here)."""
@@ -472,16 +384,16 @@ class RemoteSession:
         return await self.client.call(methods.CapabilitiesParams(pane=pane.id))
 
     def set_layout(self, layout: wire.LayoutMode) -> None:
-        self.spawn(self.client.call(methods.LayoutParams(layout=layout)), "changing the layout")
+        self.tasks.run(self.client.call(methods.LayoutParams(layout=layout)), "changing the layout")
 
     def set_view(self, active: str | None, zoomed: str | None) -> None:
-        self.spawn(self.client.call(methods.ViewParams(active=active, zoomed=zoomed)), "remembering the focus")
+        self.tasks.run(self.client.call(methods.ViewParams(active=active, zoomed=zoomed)), "remembering the focus")
 
     def set_looking(self, pane: str | None, focused: bool, *, notifies: bool = False) -> None:
         """Tell the host which pane this window shows focused, and whether its terminal has the focus: that pane
         needs no notification while the human looks at it. ``notifies``: the terminal raises desktop notifications
         itself (else the host sends one while the terminal is in the background)."""
-        self.spawn(
+        self.tasks.run(
             self.client.call(methods.LookingParams(pane=pane, focused=focused, notifies=notifies)),
             "telling the host where the human looks",
         )

@@ -22,7 +22,7 @@ from polter.ui.confirm import ConfirmScreen
 
 if TYPE_CHECKING:
     from polter.ui.pane import PaneWidget
-    from polter.ui.workspace_screen import WorkspaceScreen
+    from polter.ui.session_screen import SessionScreen
     from polter.ui.worktree_actions import OpenPane
     from polter.worktrees import Worktree
 
@@ -30,10 +30,10 @@ __all__ = ["WorktreePaneActions"]
 
 
 class WorktreePaneActions:
-    """The worktree commands of a :class:`~polter.ui.workspace_screen.WorkspaceScreen`'s palette; each starts
+    """The worktree commands of a :class:`~polter.ui.session_screen.SessionScreen`'s palette; each starts
     what it does in a worker (it asks in dialogs) and returns at once."""
 
-    def __init__(self, screen: WorkspaceScreen) -> None:
+    def __init__(self, screen: SessionScreen) -> None:
         self.screen = screen
 
     def _worktree(self, pane: PaneWidget) -> Worktree | None:
@@ -65,7 +65,7 @@ class WorktreePaneActions:
         current = self.screen.active_pane
         like = current.remote.id if current is not None else None
         self.screen.run_worker(
-            self.screen.open_pane(OpenParams(like=like, adapter=adapter, role=role, worktree=True)),
+            self.screen.pane_actions.open(OpenParams(like=like, adapter=adapter, role=role, worktree=True)),
             group="pane-command",
             exclusive=True,
         )

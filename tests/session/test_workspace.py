@@ -31,7 +31,7 @@ from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.session.agents import AgentPane, PanePlan
 from polter.session.config import PaneSetup
 from polter.session.workspace import Workspace
-from polter.ui.workspace_screen import servers_report
+from polter.ui.notices import servers_report
 
 
 class Inbox:
@@ -340,7 +340,7 @@ async def test_a_gateway_never_outlives_its_app_even_when_the_app_is_killed(tmp_
 import asyncio, sys
 from pathlib import Path
 from polter.session.workspace import Workspace
-from polter.ui.workspace_screen import servers_report
+from polter.ui.notices import servers_report
 
 async def main():
     space = Workspace(state_dir=Path({str(tmp_path / "state")!r}))

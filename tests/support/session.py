@@ -20,7 +20,7 @@ from polter.session.registry import session_files
 from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
 from polter.ui.pane import PaneWidget
-from polter.ui.workspace_screen import WorkspaceScreen
+from polter.ui.session_screen import SessionScreen
 from support.waiting import wait_until
 
 
@@ -50,19 +50,19 @@ async def window(
     """The app attached to ``host`` (until the test leaves: it detaches), once its screen shows the session."""
     app = PolterApp(host.files)
     async with app.run_test(size=size) as pilot:
-        await wait_until(lambda: app._multiplexer is not None and app._multiplexer.is_mounted, message="the window")
+        await wait_until(lambda: app._session_screen is not None and app._session_screen.is_mounted, message="the window")
         if ready:
-            await wait_until(lambda: host.ready and len(app.multiplexer.grid.panes) == len(host.panes),
+            await wait_until(lambda: host.ready and len(app.session_screen.grid.panes) == len(host.panes),
                              timeout=60, message="the session's panes in the window")
         yield app, pilot
 
 
-def screen(app: PolterApp) -> WorkspaceScreen:
-    return app.multiplexer
+def screen(app: PolterApp) -> SessionScreen:
+    return app.session_screen
 
 
 def panes(app: PolterApp) -> list[PaneWidget]:
-    return app.multiplexer.grid.panes
+    return app.session_screen.grid.panes
 
 
 def host_pane(host: SessionHost, pane: PaneWidget) -> SessionPane:

@@ -22,7 +22,7 @@ from polter.session.panes import SessionPane
 from polter.session.workspace import Workspace
 from polter.ui.app import PolterApp
 from polter.ui.pane import PaneWidget
-from polter.ui.workspace_screen import WorkspaceScreen
+from polter.ui.session_screen import SessionScreen
 from support.gateway import ROLES, write_roles
 from support.panes import BASH, screen_text, wait_for_text
 from support.session import hosted, window
@@ -89,8 +89,8 @@ def agent_of(app: PolterApp, pane: PaneWidget) -> AgentPane:
     return agent
 
 
-def screen(app: PolterApp) -> WorkspaceScreen:
-    return app.multiplexer
+def screen(app: PolterApp) -> SessionScreen:
+    return app.session_screen
 
 
 def panes(app: PolterApp) -> list[PaneWidget]:

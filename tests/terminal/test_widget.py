@@ -77,7 +77,7 @@ async def one_pane(
             yield terminal, pilot
         return
     async with hosted([spec or bash_spec()]) as host, window(host, size=(size[0], size[1] + 1)) as (app, pilot):
-        pane = app.multiplexer.grid.panes[0]
+        pane = app.session_screen.grid.panes[0]
         _SESSION_PANES[id(pane.terminal)] = host_pane(host, pane)
         try:
             await wait_for_prompt(pane.terminal)

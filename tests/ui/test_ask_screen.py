@@ -9,7 +9,7 @@ from support.ui import AskApp, Clock, make_ask
 from textual.geometry import Region
 from textual.widgets import Button, Static
 
-from polter.ui.ask_queue import AskQueue
+from polter.ui.asks import AskQueue
 from polter.ui.ask_screen import AskScreen, summarize_arguments
 
 

@@ -50,7 +50,7 @@ async def test_a_waiting_pane_is_told_once_to_whoever_does_not_look_at_it(monkey
         one, two = panes(app)
         host = host_of(app)
         sent: list[str] = []
-        screen(app).terminal_notifier = TerminalNotifier(Delivery("osc9"), write=lambda _app, data: sent.append(data))
+        screen(app).notices.terminal_notifier = TerminalNotifier(Delivery("osc9"), write=lambda _app, data: sent.append(data))
         calls: list[asyncio.Task[Any]] = []
 
         async def looking_at(pane: PaneWidget) -> None:

@@ -45,12 +45,12 @@ async def test_textual_keeps_the_lines_of_closed_screens_until_forgotten() -> No
 
 async def test_the_window_forgets_the_prefix_keys_hint_screens() -> None:
     async with hosted([bash_spec()]) as host, window(host, size=(100, 30)) as (app, pilot):
-        await wait_for_prompt(app.multiplexer.grid.panes[0].terminal)
+        await wait_for_prompt(app.session_screen.grid.panes[0].terminal)
         before = live_styles_caches()
         for _ in range(20):
             await pilot.press("ctrl+b")
             await wait_until(lambda: isinstance(app.screen, PrefixScreen))
             await pilot.press("escape")
-            await wait_until(lambda: app.screen is app.multiplexer)
+            await wait_until(lambda: app.screen is app.session_screen)
             await pilot.pause()
         assert live_styles_caches() - before <= 4

@@ -64,11 +64,11 @@ async def test_the_demo_tells_the_whole_story(monkeypatch: Any) -> None:
         window(host, size=(180, 50), ready=False) as (app, pilot),
     ):
         await wait_until(
-            lambda: getattr(app.multiplexer, "ready", False) and len(app.multiplexer.grid.panes) == 4,
+            lambda: getattr(app.session_screen, "ready", False) and len(app.session_screen.grid.panes) == 4,
             timeout=90,
             message="the demo to start, its four panes shown",
         )
-        admin, moderator, researcher, shell = app.multiplexer.grid.panes
+        admin, moderator, researcher, shell = app.session_screen.grid.panes
         assert [pane.agent.role for pane in (admin, moderator, researcher, shell) if pane.agent] == [
             "terraria-admin",
             "terraria-moderator",

@@ -96,7 +96,7 @@ async def test_a_due_collection_runs_just_after_an_echo(collector: FullCollectio
 async def test_the_window_collects_after_an_echo_while_the_human_types(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(garbage, "QUIET", 3600.0)  # only the echo can be the moment
     async with hosted([bash_spec()]) as host, window(host, size=(80, 24)) as (app, pilot):
-        terminal = app.multiplexer.grid.panes[0].terminal
+        terminal = app.session_screen.grid.panes[0].terminal
         await wait_for_prompt(terminal)
         assert gc.get_threshold()[2] == garbage.NEVER
         monkeypatch.setattr(garbage, "PERIOD", 0.0)

@@ -14,7 +14,7 @@ from polter.ui.ask_screen import AskScreen
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen, _key, help_markdown
-from polter.ui.multiplexer import PREFIX_COMMANDS
+from polter.ui.prefix import PREFIX_COMMANDS
 
 
 def described_keys(bindings: list[Any]) -> list[str]:

@@ -29,7 +29,7 @@ from polter.terminal.widget import TerminalView
 from polter.ui import SCREEN_FPS
 from polter.ui.app import PolterApp
 from polter.ui.leave_screen import LeaveScreen
-from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.session_screen import SessionScreen
 from polter.ui.pane import PaneWidget
 
 
@@ -48,7 +48,7 @@ async def polter(
 
 
 def panes(app: PolterApp) -> list[PaneWidget]:
-    return app.multiplexer.grid.panes
+    return app.session_screen.grid.panes
 
 
 def focused_pane(app: PolterApp) -> PaneWidget:
@@ -212,7 +212,7 @@ async def test_a_custom_prefix_key() -> None:
         await pilot.press("ctrl+a", "2")
         assert focused_pane(app) is panes(app)[1]
         await pilot.press("ctrl+b")  # now an ordinary key: goes to bash (backward-char), no prefix screen
-        assert isinstance(app.screen, MultiplexerScreen)
+        assert isinstance(app.screen, SessionScreen)
 
 
 async def test_the_prefix_twice_sends_the_prefix_key_to_the_program() -> None:
@@ -232,12 +232,12 @@ async def test_ctrl_p_reaches_the_program_and_the_prefix_then_colon_or_p_opens_t
         await wait_for_text(terminal, "one-42\n$")
         await pilot.press("ctrl+p", "enter")  # bash: the previous command, run again
         await wait_until(lambda: screen_text(terminal).count("one-42") == 2, message=lambda: screen_text(terminal))
-        assert isinstance(app.screen, MultiplexerScreen)
+        assert isinstance(app.screen, SessionScreen)
         for key in ("colon", "p"):
             await pilot.press("ctrl+b", key)
             await wait_until(lambda: isinstance(app.screen, CommandPalette), message="the palette")
             await pilot.press("escape")
-            await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+            await wait_until(lambda: isinstance(app.screen, SessionScreen))
         assert screen_text(terminal).count("one-42") == 2  # nothing of that reached bash
 
 
@@ -245,13 +245,13 @@ async def test_a_configured_palette_key_opens_the_palette_and_no_longer_reaches_
     from textual.command import CommandPalette
 
     async with polter([bash_spec()], palette_key="f2") as (app, pilot, host):
-        assert app.multiplexer.palette_hint == "f2"
+        assert app.session_screen.palette_hint == "f2"
         await pilot.press("f2")
         await wait_until(lambda: isinstance(app.screen, CommandPalette), message="the palette")
         await pilot.press("escape")
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        await wait_until(lambda: isinstance(app.screen, SessionScreen))
         await pilot.press("ctrl+p")  # not the palette key any more: an ordinary key for bash
-        assert isinstance(app.screen, MultiplexerScreen)
+        assert isinstance(app.screen, SessionScreen)
     with pytest.raises(ConfigError, match="--palette-key: ctrl\\+b is already the prefix key"):
         Launch(plans=[], palette_key="ctrl+b")
 
@@ -262,7 +262,7 @@ async def test_zoom_fills_the_grid_with_one_pane_and_resizes_its_terminal() -> N
         await pilot.press("ctrl+b", "2", "ctrl+b", "z")
         await pilot.pause()
         assert not one.display and two.display
-        assert two.region.width == app.multiplexer.grid.region.width
+        assert two.region.width == app.session_screen.grid.region.width
         await type_line(pilot, "stty size")
         await wait_for_text(two.terminal, "35 120")
         await pilot.press("ctrl+b", "z")
@@ -276,7 +276,7 @@ async def test_moving_the_focus_while_zoomed_unzooms() -> None:
     async with polter() as (app, pilot, host):
         await pilot.press("ctrl+b", "z", "ctrl+b", "3")
         await pilot.pause()
-        assert app.multiplexer.grid.zoomed is None
+        assert app.session_screen.grid.zoomed is None
         assert focused_pane(app) is panes(app)[2]
 
 
@@ -308,7 +308,7 @@ async def test_closing_a_running_pane_asks_first() -> None:
         await pilot.press("ctrl+b", "2", "ctrl+b", "x")
         await wait_until(lambda: confirm_shown(app))
         await pilot.press("n")
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
+        await wait_until(lambda: isinstance(app.screen, SessionScreen))
         assert two in panes(app) and two.running
 
         await pilot.press("ctrl+b", "x")
@@ -326,7 +326,7 @@ async def test_closing_an_exited_pane_needs_no_confirmation_and_the_last_one_qui
         await wait_until(lambda: not panes(app)[0].running)
         await pilot.press("ctrl+b", "x")
         await wait_until(lambda: len(panes(app)) == 1)
-        assert isinstance(app.screen, MultiplexerScreen)
+        assert isinstance(app.screen, SessionScreen)
         await type_line(pilot, "exit")
         await wait_until(lambda: not panes(app)[0].running)
         await pilot.press("ctrl+b", "x")

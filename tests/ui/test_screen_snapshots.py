@@ -249,7 +249,7 @@ async def test_a_long_confirmation_wraps_and_loses_no_word() -> None:
 
 
 def test_the_prefix_hint_bar(snap_compare: Any) -> None:
-    from polter.ui.multiplexer import PREFIX_HINTS
+    from polter.ui.prefix import PREFIX_HINTS
     from polter.ui.prefix import PrefixScreen
 
     assert snap_compare(Over(PrefixScreen("^b", PREFIX_HINTS)), terminal_size=(110, 8))
@@ -317,8 +317,8 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     app = HostedApp(launch=Launch(shell_plans("open", "phased", "reader"), discover(entry_points=False)))
 
     async def settle(pilot: Any) -> None:
-        await wait_until(lambda: app._multiplexer is not None and app.multiplexer.ready, timeout=60)
-        screen = app.multiplexer
+        await wait_until(lambda: app._session_screen is not None and app.session_screen.ready, timeout=60)
+        screen = app.session_screen
         await wait_until(lambda: len(screen.grid.panes) == 3, message="the panes")
         panes = screen.grid.panes
         # No focused header in the picture. The app's own focus on pane 1 is deferred (focus() is a

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 
 from polter.session.launch import Launch
 from polter.terminal.launch import LaunchSpec
-from polter.ui.multiplexer import MultiplexerScreen
+from polter.ui.session_screen import SessionScreen
 
 SIZE = (100, 30)
 HIDDEN_CURSOR_PROMPT = r"$ \[\e[?25l\]"
@@ -29,8 +29,8 @@ def settle(app: HostedApp, expected: list[str], statuses: list[str] | None = Non
     ``statuses[i]`` (default ``running``), then drop the focus."""
 
     async def run_before(pilot: Pilot[None]) -> None:
-        await wait_until(lambda: isinstance(app.screen, MultiplexerScreen))
-        panes = app.multiplexer.grid.panes
+        await wait_until(lambda: isinstance(app.screen, SessionScreen))
+        panes = app.session_screen.grid.panes
         host = app.host
         await wait_until(lambda: len(panes) == len(expected))
         for pane, text, status in zip(panes, expected, statuses or ["running"] * len(expected), strict=True):

@@ -151,7 +151,7 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
             message="a notification naming pane 2",
         )
         second = asyncio.create_task(write("second"))
-        await wait_until(lambda: len(screen(app).asks) == 2, message="the second ask to queue")
+        await wait_until(lambda: len(screen(app).asks.queue) == 2, message="the second ask to queue")
         assert badges(two)["asks"] == "2 asks"
 
         await wait_until(lambda: modal.armed, message="the quiet period to pass")  # (tested with a fake clock)
@@ -163,7 +163,7 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         )
         await pilot.press("escape")  # later: it stays pending
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal to go")
-        assert len(screen(app).asks) == 1 and badges(two)["asks"] == "ask"
+        assert len(screen(app).asks.queue) == 1 and badges(two)["asks"] == "ask"
         await palette(pilot, ("pending asks", "Pending asks (1)"))
         await wait_until(lambda: isinstance(app.screen, AskScreen) and app.screen.armed, message="the put-off ask")
         await pilot.press("d")
@@ -327,7 +327,7 @@ async def test_a_role_file_that_breaks_keeps_its_last_good_version_and_the_ui_sa
     mine.write_text('description = "mine"\n')
     async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
         mine.write_text("[tools\n")
-        screen(app).reload_roles()
+        screen(app).agents.reload_roles()
         await wait_until(
             lambda: any("roles loaded" in message for message in notification_messages(app)), message="a reload"
         )

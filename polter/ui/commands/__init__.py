@@ -1,4 +1,4 @@
-"""Polter's command-palette providers, one per domain, registered on the workspace screen."""
+"""Polter's command-palette providers, one per domain, registered on the session screen."""
 
 from polter.ui.commands.attention import AttentionCommands
 from polter.ui.commands.gateway import GatewayCommands

@@ -1,16 +1,19 @@
-"""What Polter's palette providers share: a provider lists its commands, search and discovery follow."""
+"""What Polter's palette providers share: a provider lists its commands, search and discovery follow.
+
+The providers are registered on :class:`~polter.ui.session_screen.SessionScreen` (its ``COMMANDS``), so the
+screen a provider serves is always that one; the screen's module imports the providers, not the other way."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from polter.ui.pane import PaneWidget
-    from polter.ui.workspace_screen import WorkspaceScreen
+    from polter.ui.session_screen import SessionScreen
 
 __all__ = ["Command", "CommandProvider"]
 
@@ -29,15 +32,13 @@ class CommandProvider(Provider):
     """A provider of :class:`Command` entries; subclasses implement :meth:`commands`."""
 
     @property
-    def workspace_screen(self) -> WorkspaceScreen | None:
-        from polter.ui.workspace_screen import WorkspaceScreen
-
-        return self.screen if isinstance(self.screen, WorkspaceScreen) else None
+    def session_screen(self) -> SessionScreen:
+        """The session's screen, which the palette was opened over (the only screen these are registered on)."""
+        return cast("SessionScreen", self.screen)
 
     @property
     def focused_pane(self) -> PaneWidget | None:
-        screen = self.workspace_screen
-        return screen.active_pane if screen is not None else None
+        return self.session_screen.active_pane
 
     def commands(self) -> Iterator[Command]:
         raise NotImplementedError

@@ -26,10 +26,8 @@ class AttentionCommands(CommandProvider):
     """``Waiting: pane N (...): why`` for each pane that waits, oldest first; mute and unmute."""
 
     def commands(self) -> Iterator[Command]:
-        screen = self.workspace_screen
-        if screen is None:
-            return
-        waiting = screen.waiting_panes()
+        screen = self.session_screen
+        waiting = screen.pane_focus.waiting_panes()
         for pane in waiting:
             agent = pane.agent
             since = pane.waiting_since
@@ -38,14 +36,14 @@ class AttentionCommands(CommandProvider):
             why = agent.state_why or "waits for you"
             yield Command(
                 f"Waiting: {pane_name(pane)}: {why}",
-                partial(screen.focus_pane, pane),
+                partial(screen.pane_focus.go_to, pane),
                 f"waiting {waited(since)}; prefix then n goes to the pane waiting longest",
                 discover=True,
             )
         if waiting:
             yield Command(
                 f"Next pane that waits for you ({len(waiting)} waiting)",
-                screen.action_next_waiting,
+                screen.pane_focus.next_waiting,
                 "the one waiting longest first (prefix then n)",
                 discover=True,
             )
@@ -58,4 +56,6 @@ class AttentionCommands(CommandProvider):
                 title, help_text = f"Unmute {pane_name(pane)}", "notify again when it waits for you or is done"
             else:
                 title, help_text = f"Mute {pane_name(pane)}", "no notifications when it waits for you or is done"
-            yield Command(title, partial(screen.set_muted, pane, not agent.muted), help_text, discover=pane is focused)
+            yield Command(
+                title, partial(screen.agents.set_muted, pane, not agent.muted), help_text, discover=pane is focused
+            )

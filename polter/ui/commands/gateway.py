@@ -11,10 +11,10 @@ __all__ = ["GatewayCommands"]
 
 class GatewayCommands(CommandProvider):
     def commands(self) -> Iterator[Command]:
-        screen = self.workspace_screen
-        if screen is None:
-            return
-        pending = len(screen.asks)
-        yield Command(f"Pending asks ({pending})", screen.show_asks, "answer the calls waiting for you", discover=True)
-        yield Command("Audit log", screen.show_audit, "every decision the gateway made, live", discover=True)
+        screen = self.session_screen
+        pending = len(screen.asks.queue)
+        yield Command(
+            f"Pending asks ({pending})", screen.asks.show_all, "answer the calls waiting for you", discover=True
+        )
+        yield Command("Audit log", screen.agents.show_audit, "every decision the gateway made, live", discover=True)
         yield Command("Keys and help", screen.action_help, "every key Polter uses", discover=True)

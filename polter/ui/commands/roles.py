@@ -17,15 +17,13 @@ class RoleCommands(CommandProvider):
     others; reload roles; edit a role's file in ``$EDITOR``."""
 
     def commands(self) -> Iterator[Command]:
-        screen = self.workspace_screen
-        if screen is None:
-            return
+        screen = self.session_screen
         roles = screen.session.roles.roles
         focused = self.focused_pane
         if focused is not None and focused.agent is not None:
             name = pane_name(focused)
             choices = [
-                SimpleCommand(f"{role.name}", partial(screen.switch_role, focused, role.name), role.description)
+                SimpleCommand(f"{role.name}", partial(screen.agents.switch_role, focused, role.name), role.description)
                 for role in roles
                 if role.name != focused.agent.role
             ]
@@ -39,14 +37,16 @@ class RoleCommands(CommandProvider):
                 if role.name != focused.agent.role:
                     yield Command(
                         f"Role {role.name} for {name}",
-                        partial(screen.switch_role, focused, role.name),
+                        partial(screen.agents.switch_role, focused, role.name),
                         role.description,
                     )
         others = [pane for pane in screen.grid.panes if pane.agent is not None and pane is not focused]
         if others:
             choices = [
                 SimpleCommand(
-                    f"{pane_name(pane)} → {role.name}", partial(screen.switch_role, pane, role.name), role.description
+                    f"{pane_name(pane)} → {role.name}",
+                    partial(screen.agents.switch_role, pane, role.name),
+                    role.description,
                 )
                 for pane in others
                 for role in roles
@@ -63,12 +63,14 @@ class RoleCommands(CommandProvider):
                     if pane.agent is not None and role.name != pane.agent.role:
                         yield Command(
                             f"Pane {pane.number}: role {role.name}",
-                            partial(screen.switch_role, pane, role.name),
+                            partial(screen.agents.switch_role, pane, role.name),
                             f"{pane_name(pane)}; {role.description}",
                         )
-        yield Command("Reload roles", screen.reload_roles, "read the role files again now", discover=True)
+        yield Command("Reload roles", screen.agents.reload_roles, "read the role files again now", discover=True)
         editable = [role for role in roles if role.file]
-        choices = [SimpleCommand(role.name, partial(screen.edit_role, role.name), role.file or "") for role in editable]
+        choices = [
+            SimpleCommand(role.name, partial(screen.agents.edit_role, role.name), role.file or "") for role in editable
+        ]
         yield Command(
             "Edit a role file…",
             partial(self.app.search_commands, choices, placeholder="Role to edit…"),
@@ -76,4 +78,4 @@ class RoleCommands(CommandProvider):
             discover=True,
         )
         for role in editable:
-            yield Command(f"Edit role {role.name}", partial(screen.edit_role, role.name), role.file or "")
+            yield Command(f"Edit role {role.name}", partial(screen.agents.edit_role, role.name), role.file or "")

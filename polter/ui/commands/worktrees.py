@@ -16,9 +16,7 @@ class WorktreeCommands(CommandProvider):
     focused pane's are listed before anything is typed. New panes in worktrees of their own, CLI × role."""
 
     def commands(self) -> Iterator[Command]:
-        screen = self.workspace_screen
-        if screen is None:
-            return
+        screen = self.session_screen
         actions = screen.worktrees
         focused = self.focused_pane
         for pane in screen.grid.panes:

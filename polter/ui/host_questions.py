@@ -1,0 +1,45 @@
+"""The host's yes/no questions (may a project's setup command run?), each shown in a dialog until it is
+answered here, answered in another window, or nobody answered in time."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from polter.session import protocol as wire
+from polter.ui.confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from polter.ui.session_screen import SessionScreen
+
+__all__ = ["HostQuestions"]
+
+
+class HostQuestions:
+    """The questions shown on ``screen``, by id."""
+
+    def __init__(self, screen: SessionScreen) -> None:
+        self.screen = screen
+        self._shown: dict[str, ConfirmScreen] = {}
+
+    def asked(self, question: wire.Question) -> None:
+        dialog = ConfirmScreen(question.text, question.detail, yes=question.yes, no=question.no)
+        self._shown[question.id] = dialog
+
+        def answered(answer: bool | None) -> None:
+            if self._shown.pop(question.id, None) is not None:
+                self.screen.session.answer_question(question.id, bool(answer))
+
+        self.screen.app.push_screen(dialog, answered)
+
+    def closed(self, closed: wire.QuestionClosed) -> None:
+        """Decided elsewhere, or nobody answered in time: the dialog goes (its answer would count for nothing)."""
+        screen = self.screen
+        dialog = self._shown.pop(closed.id, None)
+        if dialog is None:
+            return
+        if screen.app.screen is dialog:
+            dialog.dismiss(False)
+        if closed.answer is None:
+            screen.notify(f"Nobody answered in time: {dialog.question}", severity="warning", timeout=10)
+        else:
+            screen.notify(f"Answered in another window: {dialog.question}", timeout=10)
