@@ -57,7 +57,7 @@ def workspace_app() -> object:
     from support.session import HostedApp
 
     from polter.adapters.host import discover
-    from polter.gateway.servers import StdioServer
+    from polter.servers import StdioServer
     from polter.session.config import PaneSetup
     from polter.session.launch import Launch
     from polter.session.agents import PanePlan

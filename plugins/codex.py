@@ -109,7 +109,7 @@ BUILTIN_KINDS = {
     **dict.fromkeys(("web_search", "web_fetch"), "web"),
     **dict.fromkeys(("update_plan", "request_user_input", "tool_search", "get_goal", "set_goal"), "meta"),
 }
-"""Codex 0.171.0's built-in tools as its hooks name them, by the role's kinds (``builtin-tools.md`` §B); its
+"""Codex 0.171.0's built-in tools as its hooks name them, by the role's kinds; its
 sub-agent tools (spawn_agent, wait_agent, ...) are agents, anything else a kind of its own."""
 BYPASSING_FEATURES = ("apps", "plugins")
 """Codex features that add MCP servers besides the pane's: switched off in every pane."""

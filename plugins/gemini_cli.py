@@ -74,7 +74,7 @@ GEMINI_KINDS = {
         ("write_todos", "ask_user", "enter_plan_mode", "exit_plan_mode", "update_topic", "get_internal_docs"), "meta"
     ),
 }
-"""Gemini CLI 0.61.0's built-in tools by the role's kinds (``builtin-tools.md`` §C); others are kinds of their own."""
+"""Gemini CLI 0.61.0's built-in tools by the role's kinds; others are kinds of their own."""
 QWEN_KINDS = {
     **dict.fromkeys(("run_shell_command", "monitor"), "shell"),
     **dict.fromkeys(("read_file", "read_many_files", "glob", "grep_search", "list_directory", "lsp"), "read"),
@@ -83,7 +83,7 @@ QWEN_KINDS = {
     **dict.fromkeys(("agent", "task"), "agent"),
     **dict.fromkeys(("todo_write", "tool_search", "exit_plan_mode", "ask_user_question"), "meta"),
 }
-"""Qwen Code 0.24.4's (``builtin-tools.md`` §D)."""
+"""Qwen Code 0.24.4's built-in tools by the role's kinds."""
 HOOK_NAME = "polter-veto"
 STATE_HOOK_NAME = "polter-state"
 BUILTIN_SKILLS = ("antigravity-support", "skill-creator")

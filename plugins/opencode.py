@@ -133,7 +133,7 @@ OPENCODE_KINDS = {
     "task": "agent",
     **dict.fromkeys(("todowrite", "todoread", "question"), "meta"),
 }
-"""opencode 1.18.33's built-in tools by the role's kinds (``builtin-tools.md`` §E)."""
+"""opencode 1.18.33's built-in tools by the role's kinds."""
 
 
 def _key(name: str) -> str:

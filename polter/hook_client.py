@@ -79,6 +79,7 @@ def post(url: str, path: str, token: str, body: bytes, *, timeout: float) -> tup
     """One ``POST`` of JSON to the gateway (``path`` already quoted) with a pane's token, over a plain socket:
     (status, body). Raises OSError (unreachable) or ValueError (not a readable HTTP answer). Also the egress
     proxy's way to the gateway: ``http.client`` would cost the hook its start and the proxy its memory."""
+    # lazy: the hook's start before every tool call (--state and refusals need no socket)
     import socket
 
     host, port = gateway_address(url)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import platformdirs
 
+from polter.errors import ConfigError
+
 __all__ = [
     "ENV_CONFIG_DIR",
     "ENV_GATEWAY_URL",
@@ -76,8 +78,6 @@ def runtime_dir() -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = path.stat()
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        from polter.errors import ConfigError
-
         raise ConfigError("must be a private directory of yours (mode 0700): fix or remove it", path=path)
     return path
 

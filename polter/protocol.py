@@ -19,6 +19,7 @@ __all__ = [
     "BuiltinsPolicy",
     "Decision",
     "HookAnswer",
+    "HookReply",
     "HookRequest",
     "Phase",
     "ProtectedTarget",
@@ -159,3 +160,14 @@ class BuiltinsPolicy(BaseModel):
             return True
         granted = [p for p in (*self.allow, *self.ask) if p == "write" or p.startswith("write(")]
         return self.default == "deny" and not granted
+
+
+class HookReply(BaseModel):
+    """What a CLI's hook prints and how it exits, in the CLI's own hook format (an adapter translates a
+    :class:`HookAnswer` into it; the gateway sends it back to the hook)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -40,6 +41,7 @@ from polter.protocol import (
     BuiltinsPolicy,
     Decision,
     HookAnswer,
+    HookReply,
     HookRequest,
     StateReport,
 )
@@ -364,8 +366,6 @@ class PaneToPrepare(BaseModel):
 
     def hook_argv(self, adapter_name: str) -> tuple[str, ...]:
         """The command a CLI runs as its pre-tool hook for this pane."""
-        import sys
-
         base = self.hook_command or (sys.executable, "-m", "polter.cli.hook")
         return (*base, adapter_name)
 
@@ -438,16 +438,6 @@ class PreparedPane(BaseModel):
                         raise ValueError(
                             f"file {name!r} lies in {entry!r}, which {home.folder!r} keeps in the user's home"
                         )
-
-
-class HookReply(BaseModel):
-    """What ``polter hook`` prints and how it exits, in the CLI's own hook format."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    stdout: str = ""
-    stderr: str = ""
-    exit_code: int = 0
 
 
 class ScreenView(Protocol):

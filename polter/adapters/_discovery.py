@@ -21,6 +21,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -226,8 +227,6 @@ def _load_folder(registry: AdapterRegistry, folder: Path, source: Source) -> Non
 
 
 def _load_entry_points(registry: AdapterRegistry, name: str | None = None) -> None:
-    from importlib.metadata import entry_points
-
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         if name is not None and entry.name != name:
             continue

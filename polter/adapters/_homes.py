@@ -252,7 +252,7 @@ class _Rescuer:
         """Every text value of ``database`` naming a path under the pane's folder names it under the user's."""
         if not database.is_file():
             return
-        import sqlite3  # only here: the session host has no other use for it
+        import sqlite3  # lazy: only a CLI whose database is repointed needs it (the host's memory)
 
         user = str(self.home.user_folder)
         try:

@@ -7,8 +7,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from polter.adapters._contract import HookReply, deny_message
-from polter.protocol import HookAnswer, HookRequest
+from polter.adapters._contract import deny_message
+from polter.protocol import HookAnswer, HookReply, HookRequest
 
 __all__ = ["hook_shell_command", "mcp_tool_request", "permission_decision_reply", "split_tool_name", "tool_input"]
 

@@ -1,9 +1,16 @@
 """Polter's command line: ``polter`` starts the app, ``polter COMMAND`` runs one tool.
 
 Every public module in this package that defines ``register(subparsers)`` contributes commands; the
-app's own options come from :mod:`polter.cli.app`. Command modules import their heavy dependencies
-inside their handlers, so that ``polter hook`` (run by an AI CLI before every tool call) starts fast.
-A handler returns an exit code; a :class:`~polter.errors.PolterError` becomes a one-line message.
+app's own options come from :mod:`polter.cli.app`. A handler returns an exit code; a
+:class:`~polter.errors.PolterError` becomes a one-line message.
+
+The rule of this package: a command module imports at its top only what every command can afford (the
+standard library, :mod:`polter.errors`, the other command modules), and what only its handlers need
+(pydantic models, the gateway, the session, Textual) inside them. Building the parser imports every
+command's module, so an import at the top is paid by each ``polter tools`` and ``polter call`` an agent runs
+in a pane; the cost of each is measured in docs/architecture.md ("Imports inside functions"). The entry
+points of the host's process (:mod:`polter.cli._host_process`) and of the gateway's (``polter gateway``)
+live here too: this package is where a process starts, so it may import anything.
 """
 
 from __future__ import annotations

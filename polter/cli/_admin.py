@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from polter.errors import HumanOnly
 
 if TYPE_CHECKING:
     from polter.gateway.client import GatewayClient
@@ -34,9 +37,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 
 def refuse_inside_pane(what: str) -> None:
     """The controls are the human's: from inside a pane's sandbox they are refused, whatever was copied there."""
-    import os
 
-    from polter.errors import HumanOnly
     from polter.paths import ENV_SANDBOX
 
     if os.environ.get(ENV_SANDBOX):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from polter.cli.sessions import survey
 from polter.errors import SessionError, WorktreeError
 from polter.session import methods
 from polter.session.protocol import PaneWorktreeInfo, SessionInfo
@@ -75,7 +76,6 @@ class SessionPanes:
 
 async def running_panes(session: str | None = None) -> SessionPanes:
     """Ask each running session (or session ``session``) which of its panes work in worktrees."""
-    from polter.cli.sessions import survey
     from polter.session.client import SessionClient
     from polter.session.registry import session_files
 

@@ -12,7 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from polter.errors import SessionError
+
 if TYPE_CHECKING:
+    from polter.adapters.host import AdapterRegistry
+    from polter.session.launch import Launch, LaunchOptions
     from polter.session.protocol import SessionInfo
 
 
@@ -63,14 +67,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def launch_options(args: argparse.Namespace) -> LaunchOptions:
+    """The launch ``args`` ask for, as plain data."""
+    from polter.session.launch import LaunchOptions
+
+    return LaunchOptions(
+        config=args.config,
+        panes=list(args.pane or ()),
+        restore=args.restore,
+        preset="demo" if args.demo else None,
+        count=args.panes,
+        layout=args.layout,
+        prefix=args.prefix,
+        palette_key=args.palette_key,
+    )
+
+
+def plan(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
+    """The session ``polter ARGS`` starts (the demo is the one preset the command line knows)."""
+    from polter.demo import demo_launch
+    from polter.session.launch import plan_launch
+
+    return plan_launch(launch_options(args), registry, presets={"demo": demo_launch})
+
+
 def run(args: argparse.Namespace) -> int:
     from polter.cli.sessions import attach_window, describe, print_notes, survey
-    from polter.errors import SessionError
     from polter.session.daemon import start_host
-    from polter.session.launch import plan_launch
     from polter.session.registry import DEFAULT_NAME, check_name
 
-    plan_launch(args)  # a mistake in the options or the config is reported before anything starts
+    plan(args)  # a mistake in the options or the config is reported before anything starts
     live, notes = asyncio.run(survey())
     print_notes(notes)
     names = {info.name for info in live}

@@ -7,6 +7,8 @@ command module to build its parser, which alone would cost more than the proxy's
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 __all__ = ["register"]
 
@@ -30,8 +32,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _handle(args: argparse.Namespace) -> int:
-    import os
-    import sys
 
     argv = [sys.executable, "-m", "polter.sandbox.egress"]
     for mapping in args.test_host:

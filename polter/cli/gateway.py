@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,17 +70,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-    import logging
 
     from polter.gateway.sdk_imports import import_sdk_lazily
 
     import_sdk_lazily()  # before the gateway's first import of the SDK: only the parts it uses load
+    import logging
+
+    from polter.adapters.host import find_adapter
     from polter.gateway.app import default_roles_dirs
     from polter.gateway.config import GatewayConfig
     from polter.gateway.serve import serve_forever
-    from polter.gateway.servers import default_servers_path, load_servers
     from polter.paths import state_dir
+    from polter.servers import default_servers_path, load_servers
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop_factory()) as runner:
-            runner.run(serve_forever(config, stop_with_stdin=args.stop_with_stdin))
+            runner.run(serve_forever(config, stop_with_stdin=args.stop_with_stdin, adapters=find_adapter))
     except KeyboardInterrupt:
         pass
     return 0
@@ -105,7 +108,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop when installed (a dependency on Linux/macOS): a faster event loop for every request."""
-    import os
 
     if os.environ.get("POLTER_GATEWAY_LOOP") == "asyncio":
         return None

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
+from polter.cli.tools import print_capabilities
 
 if TYPE_CHECKING:
     from polter.gateway.client import GatewayClient
@@ -114,7 +115,6 @@ def _print_panes(panes: list[PaneInfo]) -> None:
 
 
 def _capabilities(args: argparse.Namespace) -> int:
-    from polter.cli.tools import print_capabilities
 
     capabilities = with_admin(args, lambda c: c.capabilities(args.pane_id))
     if args.json:

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from polter.errors import RoleError
+
 if TYPE_CHECKING:
     from polter.errors import RoleError
     from polter.roles.builtin_verdicts import BuiltinRequest
@@ -87,7 +89,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _shown(problem: RoleError) -> str:
     """``file:line: field: message`` with the file relative to the working directory when inside it."""
-    from polter.errors import RoleError
     from polter.roles.engine import short_path
 
     path = short_path(Path(problem.path)) if problem.path else None
@@ -159,7 +160,6 @@ def _print_problems(library: RoleLibrary, only: list[Path] | None = None) -> int
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from polter.errors import RoleError
     from polter.roles.library import Layer, RoleLibrary, default_layers
     from polter.roles.loader import role_files
 
@@ -189,8 +189,6 @@ def _library_and_role(spec: str) -> tuple[RoleLibrary, str]:
     path = Path(spec)
     if spec.endswith(".toml") or "/" in spec:
         if not path.is_file():
-            from polter.errors import RoleError
-
             raise RoleError("no such role file", path=path)
         library = RoleLibrary([*default_layers(), Layer(str(path), path)])
         library.reload()
@@ -199,7 +197,6 @@ def _library_and_role(spec: str) -> tuple[RoleLibrary, str]:
 
 
 def run_explain(args: argparse.Namespace) -> int:
-    from polter.errors import RoleError
     from polter.roles.builtin_verdicts import BuiltinRequest
     from polter.roles.engine import ServerRequest, SkillRequest, ToolCallRequest
 

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_state_dir, print_json, print_table
+from polter.cli._admin import add_state_dir, print_json, print_table, with_admin
+from polter.errors import PolterError
 
 if TYPE_CHECKING:
     from polter.gateway.models import UpstreamInfo
@@ -63,15 +64,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _path(args: argparse.Namespace) -> Path:
-    from polter.gateway.servers import default_servers_path
+    from polter.servers import default_servers_path
 
     return args.servers or default_servers_path()
 
 
 def _live(args: argparse.Namespace) -> dict[str, UpstreamInfo]:
     """The running gateway's view of its upstreams (state, tools, restarts, error), if one runs."""
-    from polter.cli._admin import with_admin
-    from polter.errors import PolterError
 
     try:
         status = with_admin(args, lambda client: client.status())
@@ -81,7 +80,7 @@ def _live(args: argparse.Namespace) -> dict[str, UpstreamInfo]:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from polter.gateway.servers import check_servers
+    from polter.servers import check_servers
 
     path = _path(args)
     servers, problems = check_servers(path, expand=False) if path.exists() else ({}, [])
@@ -119,7 +118,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from polter.gateway.servers import check_servers
+    from polter.servers import check_servers
 
     path = _path(args)
     servers, problems = check_servers(path)
@@ -174,7 +173,6 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _reload(args: argparse.Namespace) -> int:
-    from polter.cli._admin import with_admin
 
     report = with_admin(args, lambda client: client.reload_servers())
     if args.json:

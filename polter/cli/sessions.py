@@ -126,10 +126,10 @@ def run_ls(args: argparse.Namespace) -> int:
 
 
 def run_kill(args: argparse.Namespace) -> int:
+    from polter.processes import process_exists
     from polter.session.client import SessionClient
     from polter.session.methods import KillParams
     from polter.session.registry import session_files
-    from polter.terminal.pty import process_exists
 
     live, notes = asyncio.run(survey())
     print_notes(notes)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+
+from polter.errors import ConfigError
 
 __all__ = ["register"]
 
@@ -58,8 +62,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_sim(args: argparse.Namespace) -> int:
-    import asyncio
-    import sys
 
     from polter.backends.terraria.simulator import ServerConfig, SimulatorServer, World
 
@@ -77,8 +79,6 @@ def run_sim(args: argparse.Namespace) -> int:
         try:
             server = SimulatorServer(world, port=args.port, handle_signals=True)
         except OSError as exc:
-            from polter.errors import ConfigError
-
             raise ConfigError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}", field="--port") from exc
         await server.start()
         print(f"TSHOCK_URL={server.url}", flush=True)

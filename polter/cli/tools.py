@@ -8,9 +8,13 @@ Both talk to the gateway exactly as the pane's agent does: the official MCP clie
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
+
+from polter.cli._admin import print_table
+from polter.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +39,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(coroutine: Any) -> Any:
-    import asyncio
 
     return asyncio.run(coroutine)
 
@@ -59,7 +62,6 @@ def _tools(args: argparse.Namespace) -> int:
 
 def print_capabilities(capabilities: Any) -> None:
     """Human-readable whoami: one line per server and tool, decision first, then why."""
-    from polter.cli._admin import print_table
 
     title = f' "{capabilities.title}"' if capabilities.title else ""
     phase = f", phase {capabilities.phase}" if capabilities.phase else ""
@@ -82,7 +84,6 @@ def print_capabilities(capabilities: Any) -> None:
 
 
 def _call(args: argparse.Namespace) -> int:
-    from polter.errors import ConfigError
     from polter.gateway.client import pane_client
 
     server, _, tool = args.target.partition("/")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, print_json, print_table
-from polter.errors import PolterError, WorktreeRefused
+from polter.cli.sessions import print_notes
+from polter.errors import PolterError, SessionError, WorktreeRefused
 
 if TYPE_CHECKING:
     from polter.cli._worktree_sessions import RunningPane, SessionPanes
@@ -97,7 +98,6 @@ async def _find(name: str, session: str | None = None) -> Worktree:
 async def _find_pane(name: str, session: str | None = None) -> tuple[Worktree, RunningPane | None]:
     """The worktree PANE means, and the running session's pane that works in it (if one does)."""
     from polter.cli._worktree_sessions import find_pane_worktree
-    from polter.cli.sessions import print_notes
 
     worktree, pane, running = await find_pane_worktree(name, session=session, near=_here())
     print_notes(running.notes)
@@ -116,7 +116,6 @@ def _here() -> Path | None:
 
 def _list(args: argparse.Namespace) -> int:
     from polter.cli._worktree_sessions import running_panes
-    from polter.cli.sessions import print_notes
     from polter.worktrees import list_worktrees
 
     async def gather() -> tuple[list[tuple[WorktreeEntry, WorktreeStatus | BaseException | None]], SessionPanes]:
@@ -242,7 +241,6 @@ def _review(args: argparse.Namespace) -> int:
 
 def _tell_host(pane: RunningPane) -> None:
     """Have the session read the pane's figures again (a merge or a commit changed them); best effort."""
-    from polter.errors import SessionError
 
     try:
         asyncio.run(pane.refresh_worktree())

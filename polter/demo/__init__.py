@@ -14,7 +14,7 @@ import sys
 from collections.abc import AsyncIterator
 
 from polter.adapters.host import AdapterRegistry
-from polter.gateway.servers import ServerConfig
+from polter.servers import ServerConfig
 from polter.session.config import PaneSetup
 from polter.session.launch import Launch, choose_shell, plan_panes, terraria_server
 
@@ -32,6 +32,7 @@ AGENT = [sys.executable, "-m", "polter.demo.agent"]
 @contextlib.asynccontextmanager
 async def simulator(seed: int = 7) -> AsyncIterator[dict[str, ServerConfig]]:
     """A TShock simulator on 127.0.0.1 for the app's lifetime, and the Terraria server pointed at it."""
+    # lazy: every host plans with the demo at hand; only the demo's loads the simulator
     from polter.backends.terraria.simulator import SimulatorServer, World
 
     async with SimulatorServer(World(seed=seed)) as server:

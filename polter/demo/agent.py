@@ -49,6 +49,7 @@ _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _cells(text: str) -> int:
+    # lazy: the scripted agent's start in its pane
     from rich.cells import cell_len
 
     return cell_len(_COLOUR.sub("", text))
@@ -176,6 +177,7 @@ def _whoami_summary(data: dict[str, Any]) -> str:
 
 
 async def run(step: Step) -> None:
+    # lazy: the scripted agent's start in its pane
     from polter.gateway.client import pane_client
 
     say(f"{DIM}{step.says}{RESET}")

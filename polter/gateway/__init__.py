@@ -11,8 +11,9 @@ the app and the admin commands. The layout:
   :mod:`~polter.gateway.floor`: ``whoami`` and ``escalate``;
 - :mod:`~polter.gateway.core`: the state and the operations every surface shares;
   :mod:`~polter.gateway.policy`: the one door to the roles engine (listing open, execution closed);
-- :mod:`~polter.gateway.upstreams`: the supervised upstream pool; :mod:`~polter.gateway.servers` and
-  :mod:`~polter.gateway.importers`: the servers file and taking over the CLIs' servers;
+- :mod:`~polter.gateway.upstreams`: the supervised upstream pool (the servers file's format is
+  :mod:`polter.servers`, shared with the session host and ``polter servers``); :mod:`~polter.gateway.importers`:
+  taking over the CLIs' servers;
 - :mod:`~polter.gateway.asks`, :mod:`~polter.gateway.events`, :mod:`~polter.gateway.audit`,
   :mod:`~polter.gateway.channels` (``list_changed`` per pane), :mod:`~polter.gateway.panes`;
 - :mod:`~polter.gateway.control`: the admin API and ``/hook``; :mod:`~polter.gateway.models` its wire

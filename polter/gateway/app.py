@@ -25,7 +25,7 @@ from polter.gateway.config import GatewayConfig
 from polter.gateway.control import control_routes, hook_route
 from polter.gateway.core import Gateway
 from polter.gateway.endpoints import EndpointSet
-from polter.gateway.hook_payloads import payload_route
+from polter.gateway.hook_payloads import FindTranslator, payload_route
 from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
 from polter.gateway.security import GatewayAuth, loopback_security
@@ -62,11 +62,16 @@ class _McpRouter:
 
 
 def create_gateway(
-    config: GatewayConfig, *, roles: RoleLibrary | None = None, admin_token: str | None = None
+    config: GatewayConfig,
+    *,
+    roles: RoleLibrary | None = None,
+    admin_token: str | None = None,
+    adapters: FindTranslator | None = None,
 ) -> Starlette:
     """Build the gateway app. ``app.state.gateway`` is the :class:`Gateway`; ``app.state.admin_token``
-    the control API's token (generated when not given)."""
-    gateway = Gateway(config, roles if roles is not None else RoleLibrary.load(config.roles_dirs))
+    the control API's token (generated when not given); ``adapters`` finds the CLIs' hook translators
+    (:mod:`~polter.gateway.hook_payloads`; none: every hook payload is refused)."""
+    gateway = Gateway(config, roles if roles is not None else RoleLibrary.load(config.roles_dirs), adapters=adapters)
     admin_token = admin_token or new_token()
     security = loopback_security()
     endpoints = EndpointSet(gateway, security)

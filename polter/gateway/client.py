@@ -39,9 +39,11 @@ from polter.gateway.models import (
     RolesStatus,
     ServersReload,
 )
+from polter.gateway.state import read_state
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+from polter.paths import state_dir as default_state_dir
 
-__all__ = ["GatewayClient", "pane_client", "pane_credentials"]
+__all__ = ["GatewayClient", "pane_client", "pane_credentials", "read_state"]
 
 T = TypeVar("T")
 
@@ -69,9 +71,6 @@ class GatewayClient:
     @classmethod
     def from_state(cls, state_dir: Path | None = None, **kwargs: Any) -> GatewayClient:
         """Connect to the gateway whose ``gateway.json`` is in ``state_dir`` (default: Polter's state dir)."""
-        from polter.gateway.state import read_state
-        from polter.paths import state_dir as default_state_dir
-
         state = read_state(state_dir or default_state_dir())
         return cls(state.url, state.admin_token, **kwargs)
 
@@ -222,7 +221,7 @@ async def pane_client(
     A refused token becomes :class:`AuthError` and an unreachable gateway :class:`GatewayUnavailable`,
     instead of the SDK's task-group tracebacks.
     """
-    import httpx2
+    # lazy: the host and the admin commands use the control client without the MCP SDK
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from polter.gateway.asks import DEFAULT_ASK_TIMEOUT
 from polter.gateway.policy import DEFAULT_INPUT_WINDOW
-from polter.gateway.servers import ServerConfig
+from polter.servers import ServerConfig
 
 __all__ = ["GatewayConfig"]
 

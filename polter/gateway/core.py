@@ -28,7 +28,7 @@ from polter.gateway.audit import AUDIT_FILE, AuditLog, digest_arguments
 from polter.gateway.channels import ChangeKind, PaneChannels
 from polter.gateway.config import GatewayConfig
 from polter.gateway.events import EventHub
-from polter.gateway.hook_payloads import HookAdapters
+from polter.gateway.hook_payloads import FindTranslator, HookAdapters
 from polter.gateway.models import (
     AskInfo,
     AuditRow,
@@ -84,7 +84,7 @@ def _now() -> datetime:
 
 
 class Gateway:
-    def __init__(self, config: GatewayConfig, roles: RoleLibrary) -> None:
+    def __init__(self, config: GatewayConfig, roles: RoleLibrary, *, adapters: FindTranslator | None = None) -> None:
         self.config = config
         self.url = ""
         self.roles = roles
@@ -96,8 +96,8 @@ class Gateway:
         self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
         self.audit.on_row = lambda row: self.events.publish("audit", row)
         self.channels = PaneChannels()
-        self.hook_adapters = HookAdapters()
-        """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``)."""
+        self.hook_adapters = HookAdapters(adapters)
+        """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``), found by ``adapters``."""
         self.pool = UpstreamPool(
             config.servers, log_dir=config.state_dir / "upstreams", on_change=self._upstream_changed
         )

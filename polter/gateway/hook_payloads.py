@@ -1,10 +1,13 @@
 """``POST /hook/<adapter>/payload``: a CLI's own pre-tool hook payload, judged and answered in its format.
 
 The CLI's hook sends its payload here untouched: Claude Code directly (an HTTP hook, no process at all),
-the other CLIs through :mod:`polter.hook_client`, a stdlib-only command that only forwards. The gateway
-loads the pane's adapter (once), which translates the payload into a :class:`~polter.protocol.HookRequest`
-and the verdict back into the CLI's reply. Query parameters carry what Polter wrote into the hook's
-configuration: ``project`` (the pane's directory), ``runtime`` (its runtime dir) and ``reply``:
+the other CLIs through :mod:`polter.hook_client`, a stdlib-only command that only forwards. The pane's
+adapter translates the payload into a :class:`~polter.protocol.HookRequest` and the verdict back into the
+CLI's reply. That translation is each adapter's own code (its CLI's tool names and reply format) and must run
+where the payload arrives, so it runs in the gateway's process; but the gateway knows no CLI: whoever starts
+it hands it a way to find a :class:`HookTranslator` by adapter name (``polter gateway`` hands it the plugins'
+finder), and a gateway given none refuses every payload. Query parameters carry what Polter wrote into the
+hook's configuration: ``project`` (the pane's directory), ``runtime`` (its runtime dir) and ``reply``:
 
 - ``reply=http`` (default): the body is the reply's stdout, as an HTTP hook expects; a veto that only an
   exit code can express is answered with status 403, which a hook with ``onFailure: block`` treats as a veto;
@@ -19,39 +22,52 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from polter.protocol import HookAnswer
+from polter.protocol import HookAnswer, HookReply, HookRequest, StateReport
 
 if TYPE_CHECKING:
-    from polter.adapters import Adapter, HookReply
     from polter.gateway.core import Gateway
 
-__all__ = ["HookAdapters", "encode_command_reply", "payload_route"]
+__all__ = ["FindTranslator", "HookAdapters", "HookTranslator", "encode_command_reply", "payload_route"]
 
 logger = logging.getLogger(__name__)
 
 
-class HookAdapters:
-    """The adapters hook payloads are translated with, each loaded once (a failed load is retried)."""
+class HookTranslator(Protocol):
+    """What the gateway needs of a CLI's adapter: its hooks' payloads in Polter's form, and its replies."""
 
-    def __init__(self) -> None:
-        self._loaded: dict[str, Adapter] = {}
+    def hook_request(self, payload: Mapping[str, Any]) -> HookRequest: ...
+    def hook_answer(self, answer: HookAnswer) -> HookReply: ...
+    def state_report(self, payload: Mapping[str, Any]) -> StateReport | None: ...
+
+
+FindTranslator = Callable[[str], HookTranslator]
+"""The translator of the adapter named (raises when there is none, or it cannot be loaded)."""
+
+
+class HookAdapters:
+    """The adapters hook payloads are translated with, each found once by ``find`` (a failed find is retried)."""
+
+    def __init__(self, find: FindTranslator | None = None) -> None:
+        self._find = find
+        self._loaded: dict[str, HookTranslator] = {}
         self._lock = asyncio.Lock()
 
-    async def get(self, name: str) -> Adapter:
+    async def get(self, name: str) -> HookTranslator:
         adapter = self._loaded.get(name)
         if adapter is None:
             async with self._lock:
                 adapter = self._loaded.get(name)
                 if adapter is None:
-                    from polter.adapters.host import find_adapter
-
-                    adapter = await asyncio.to_thread(find_adapter, name)
+                    if self._find is None:
+                        raise LookupError("this gateway was started without the CLIs' adapters")
+                    adapter = await asyncio.to_thread(self._find, name)
                     self._loaded[name] = adapter
         return adapter
 
@@ -65,8 +81,6 @@ def encode_command_reply(reply: HookReply) -> bytes:
 
 
 def _veto(reason: str) -> HookReply:
-    from polter.adapters import HookReply
-
     return HookReply(stderr=f"Polter: {reason}", exit_code=2)
 
 

@@ -27,9 +27,9 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
-from polter.gateway.servers import SERVER_NAME, HttpServer, ServerConfig, StdioServer
 from polter.paths import ENV_TOKEN
 from polter.protocol import FLOOR_SERVER
+from polter.servers import SERVER_NAME, HttpServer, ServerConfig, StdioServer
 
 __all__ = ["SOURCES", "FoundServer", "Skipped", "append_servers", "find_servers"]
 

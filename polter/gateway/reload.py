@@ -17,7 +17,7 @@ from pathlib import Path
 from polter.gateway.core import Gateway
 from polter.gateway.endpoints import EndpointSet
 from polter.gateway.models import ServersReload
-from polter.gateway.servers import check_servers, watch_file
+from polter.servers import check_servers, watch_file
 
 __all__ = ["NoServersFile", "reload_servers", "watch_servers"]
 

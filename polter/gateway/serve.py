@@ -25,6 +25,7 @@ from polter import __version__
 from polter.embedded_server import EmbeddedServer
 from polter.errors import ConfigError
 from polter.gateway.config import GatewayConfig
+from polter.gateway.hook_payloads import FindTranslator
 from polter.gateway.models import GatewayState
 from polter.gateway.state import write_state
 
@@ -135,8 +136,15 @@ def _close(sockets: list[socket.socket], pane_socket: Path | None) -> None:
             pane_socket.unlink()
 
 
-async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_with_stdin: bool = False) -> None:
-    """``polter gateway``: serve until SIGINT/SIGTERM, with ``gateway.json`` written while up.
+async def serve_forever(
+    config: GatewayConfig,
+    *,
+    announce: bool = True,
+    stop_with_stdin: bool = False,
+    adapters: FindTranslator | None = None,
+) -> None:
+    """``polter gateway``: serve until SIGINT/SIGTERM, with ``gateway.json`` written while up; ``adapters``
+    finds the CLIs' hook translators (see :func:`~polter.gateway.app.create_gateway`).
 
     ``stop_with_stdin``: also stop when standard input reaches its end. The app starts its gateway
     with a pipe it never writes to; the pipe closes when the app ends, however it ends (even killed),
@@ -144,7 +152,7 @@ async def serve_forever(config: GatewayConfig, *, announce: bool = True, stop_wi
     """
     from polter.gateway.app import create_gateway
 
-    app = create_gateway(config)
+    app = create_gateway(config, adapters=adapters)
     async with running(app, host=config.host, port=config.port, pane_socket=config.pane_socket) as served:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):

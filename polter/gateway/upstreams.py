@@ -28,8 +28,8 @@ from mcp.shared.exceptions import MCPError
 
 from polter.errors import UpstreamError
 from polter.gateway.models import UpstreamInfo
-from polter.gateway.servers import HttpServer, ServerConfig, StdioServer
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+from polter.servers import HttpServer, ServerConfig, StdioServer
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession

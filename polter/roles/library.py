@@ -258,6 +258,7 @@ class RoleLibrary:
         Watches the layer folders that exist and, for those that do not yet, their nearest existing
         ancestor (so that creating ``.polter/roles`` is noticed too).
         """
+        # lazy: only a process that follows the role files loads watchfiles
         from watchfiles import awatch
 
         rearmed = False

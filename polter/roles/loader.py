@@ -1,25 +1,24 @@
 """Reading one role file: TOML → :class:`Role`, with every problem named by file, line and field.
 
-``tomllib`` gives a line for syntax errors only, so for everything else (an unknown key, a bad
-pattern, a missing default) the line of the offending key or value is found in the source text by
-:mod:`polter.toml_positions`. That is best effort: a problem whose place cannot be found is reported
-without a line, never dropped.
+The file is read like every TOML file Polter reads (:class:`polter.toml_files.TomlFile`), with the role's own
+words for pydantic's errors (an unknown key lists the known ones) and for its semantic problems (a bad
+pattern, a missing default), each at the line of its key or value: best effort, a problem whose place cannot
+be found is reported without a line, never dropped.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
 from polter.errors import RoleError
 from polter.roles.models import ROLE_NAME, Role
-from polter.toml_positions import BARE_KEY, key_parts, locate_line, toml_syntax_error
+from polter.toml_files import BARE_KEY, TomlFile, key_parts, locate_line, toml_syntax_error
 
 __all__ = ["RoleFile", "locate_line", "read_role_file", "role_files", "toml_syntax_error"]
 
@@ -49,6 +48,7 @@ class RoleFile:
 
 
 def _field_name(loc: Sequence[int | str]) -> str:
+    """``tools."a.b"``: a dotted field, keys quoted where TOML would (list indexes and dict keys left out)."""
     parts = []
     for part in loc:
         if isinstance(part, int) or part == "[key]":
@@ -105,14 +105,6 @@ def _validation_value(error: Any) -> str | None:
 def read_role_file(path: Path) -> RoleFile:
     """Read and validate one role file; never raises for bad content (problems are collected)."""
     role_file = RoleFile(path)
-    try:
-        role_file.text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        role_file.problems.append(RoleError(f"cannot read the file: {exc.strerror or exc}", path=path))
-        return role_file
-    except UnicodeDecodeError as exc:
-        role_file.problems.append(RoleError(f"not UTF-8 text (byte {exc.start})", path=path))
-        return role_file
     if not ROLE_NAME.match(path.stem):
         role_file.problems.append(
             RoleError(
@@ -122,10 +114,14 @@ def read_role_file(path: Path) -> RoleFile:
         )
         return role_file
     try:
-        data = tomllib.loads(role_file.text)
-    except tomllib.TOMLDecodeError as exc:
-        role_file.problems.append(toml_syntax_error(path, role_file.text, exc))
+        file = TomlFile.read(path, kind=RoleError)
+    except RoleError as exc:
+        role_file.problems.append(exc)
         return role_file
+    except OSError as exc:
+        role_file.problems.append(RoleError(f"cannot read the file: {exc.strerror or exc}", path=path))
+        return role_file
+    role_file.text, data = file.text, file.data
     if "name" in data and data["name"] != path.stem:
         role_file.problems.append(
             role_file.error(
@@ -136,10 +132,15 @@ def read_role_file(path: Path) -> RoleFile:
     try:
         role = Role.model_validate({**data, "name": path.stem})
     except ValidationError as exc:
-        for error in exc.errors():
-            role_file.problems.append(
-                role_file.error(_validation_message(error), _field_name(error["loc"]) or None, _validation_value(error))
-            )
+        problems = file.problems(
+            exc,
+            message=_validation_message,
+            field=_field_name,
+            value=_validation_value,
+            line=lambda loc, value: role_file.locate(_field_name(loc) or None, value),
+            kind=RoleError,
+        )
+        role_file.problems += cast(list[RoleError], problems)  # (each of the kind asked for)
         return role_file
     for problem in role.semantic_problems():
         role_file.problems.append(role_file.error(problem.message, problem.field, problem.value))

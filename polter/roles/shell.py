@@ -123,6 +123,7 @@ read from the line's own bytes."""
 @cache
 def _parser() -> Any:
     """tree-sitter's parser for bash, built once (the import costs a few ms)."""
+    # lazy: the shell parser loads with the first shell command a role decides
     import tree_sitter_bash
     from tree_sitter import Language, Parser
 

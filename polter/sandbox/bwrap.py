@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+import polter
 from polter.gitdirs import git_dirs, repository
 from polter.paths import ENV_SANDBOX
 from polter.sandbox.rules import WriteRules
@@ -342,8 +343,6 @@ def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = Non
 
 def program_folders(env: dict[str, str], argv: Sequence[str]) -> tuple[Path, ...]:
     """What the pane's program needs to see even under a hidden folder: ``PATH``'s folders, this Python and Polter."""
-    import polter
-
     folders = [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
     folders += [Path(sys.prefix), Path(sys.base_prefix), Path(polter.__file__).resolve().parent.parent]
     if argv and os.path.isabs(argv[0]):

@@ -8,8 +8,10 @@ with ``splice(2)`` where the kernel has it, so a tunnel's payload never enters P
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
+import threading
 
 from polter.errors import EgressError
 from polter.sandbox.egress_targets import BadTarget, parse_authority, parse_http_url
@@ -189,8 +191,6 @@ def _pump(source: socket.socket, destination: socket.socket, limit: int | None =
         read_end, write_end = os.pipe2(os.O_CLOEXEC)
         try:
             try:
-                import fcntl
-
                 fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
             except (OSError, AttributeError):
                 pass
@@ -231,8 +231,6 @@ def _half(source: socket.socket, destination: socket.socket, limit: int | None) 
 def relay(client: socket.socket, upstream: socket.socket, *, request_body: int | None = None) -> None:
     """Move bytes both ways until both directions end. ``request_body`` (a plain request) bounds what the
     client may still send to that many bytes: a second request on the connection goes nowhere."""
-    import threading
-
     back = threading.Thread(target=_half, args=(upstream, client, None), name="egress-relay", daemon=True)
     back.start()
     _half(client, upstream, request_body)

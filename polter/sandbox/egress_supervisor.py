@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from polter.children import ChildOutput, stop
 from polter.errors import EgressError
-from polter.terminal.pty import describe_exit
+from polter.processes import describe_exit
 
 __all__ = ["EgressSupervisor"]
 

@@ -1,7 +1,8 @@
 """The session's pending asks: calls the gateway holds until the human answers them (or their timeout says no).
 
-An ask arrives from the gateway's event stream (or its list, after a restart) and is handed on with a future
-(Toad's pattern); whoever shows it resolves the future with the human's answer, which goes back to the gateway.
+An ask arrives from the gateway's event stream (or its list, after a restart) and waits here on a future until
+the human's answer (:meth:`Asks.answer`, from whichever window it came) resolves it; the answer goes back to the
+gateway.
 An ask the gateway closed (answered elsewhere, timed out, the pane switched role) is over here too, and one
 whose gateway died is over with it.
 """
@@ -20,15 +21,15 @@ __all__ = ["Asks"]
 
 
 class Asks:
-    """The pending asks. ``on_asked(ask, future)`` shows a new one; ``on_over(ask)`` tells that one is over;
-    ``client()`` is the gateway's client of the moment."""
+    """The pending asks. ``on_asked(ask)`` tells of a new one (answer it with :meth:`answer`); ``on_over(ask)``
+    tells that one is over; ``client()`` is the gateway's client of the moment."""
 
     def __init__(
         self,
         *,
         client: Callable[[], GatewayClient],
         tasks: BackgroundTasks,
-        on_asked: Callable[[AskInfo, asyncio.Future[AskAnswer]], None],
+        on_asked: Callable[[AskInfo], None],
         on_over: Callable[[AskInfo], None],
     ) -> None:
         self._client = client
@@ -54,7 +55,7 @@ class Asks:
         self._futures[ask.id] = future
         self.pending[ask.id] = ask
         future.add_done_callback(lambda done: self._resolved(ask, done))
-        self._on_asked(ask, future)
+        self._on_asked(ask)
 
     def answer(self, ask_id: str, answer: AskAnswer) -> None:
         """Answer an ask (the same as resolving its future)."""

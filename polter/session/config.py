@@ -30,8 +30,6 @@ Every problem is reported as ``file:line: field: message``.
 
 from __future__ import annotations
 
-import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,11 +37,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_core import PydanticCustomError
 
 from polter.errors import ConfigError
-from polter.gateway.servers import HttpServer, ServerConfig, StdioServer, toml_line
 from polter.paths import config_dir, state_dir
 from polter.protocol import ADAPTER_NAME, DEFAULT_ROLE, ROLE_NAME_PATTERN
+from polter.servers import HttpServer, ServerConfig, StdioServer
 from polter.session.protocol import LayoutMode, TerminalNotification
-from polter.toml_positions import locate_line, toml_syntax_error  # one TOML reader for every file
+from polter.toml_files import TomlFile, dotted_field
+from polter.worktrees import branch_problem
 
 __all__ = [
     "CONFIG_FILE",
@@ -113,8 +112,6 @@ class PaneSetup(BaseModel):
     @field_validator("branch", "base")
     @classmethod
     def _for_a_worktree(cls, value: str | None, info: ValidationInfo) -> str | None:
-        from polter.worktrees import branch_problem
-
         if value is not None and not info.data.get("worktree"):
             raise PydanticCustomError("worktree", "needs worktree = true")
         if info.field_name == "branch" and value is not None and (problem := branch_problem(value)):
@@ -181,10 +178,16 @@ class AppConfig(BaseModel):
             quiet=self.notify_quiet,
         )
 
+    def _file(self) -> TomlFile | None:
+        try:
+            return TomlFile.read(self.path, what="the config file") if self.path is not None else None
+        except (OSError, ConfigError):
+            return None
+
     def location(self, loc: tuple[str | int, ...]) -> dict[str, Any]:
         """``ConfigError`` keyword arguments (path, line, field) for a place in this file."""
-        text = self.path.read_text(encoding="utf-8") if self.path is not None and self.path.exists() else ""
-        return {"path": self.path, "line": _locate(text, loc) if text else None, "field": _field(loc)}
+        file = self._file()
+        return {"path": self.path, "line": file.line(loc) if file is not None else None, "field": dotted_field(loc)}
 
     def server_configs(self) -> dict[str, ServerConfig]:
         """The ``[servers]`` tables, validated like servers.toml (raw ``${VAR}`` kept for the gateway)."""
@@ -194,14 +197,11 @@ class AppConfig(BaseModel):
             try:
                 servers[name] = kind.model_validate(raw)
             except ValidationError as exc:
-                error = exc.errors()[0]
-                key = ".".join(str(part) for part in error["loc"])
-                raise ConfigError(
-                    error["msg"],
-                    path=self.path,
-                    line=_line(self.path, ("servers", name), None),
-                    field=f"servers.{name}" + (f".{key}" if key else ""),
-                ) from None
+                file = self._file()
+                line = file.line(("servers", name)) if file is not None else None
+                key = ".".join(str(part) for part in exc.errors()[0]["loc"])
+                field = f"servers.{name}" + (f".{key}" if key else "")
+                raise ConfigError(exc.errors()[0]["msg"], path=self.path, line=line, field=field) from None
         return servers
 
 
@@ -214,25 +214,12 @@ def load_config(path: Path | None = None) -> AppConfig:
     required = path is not None
     path = path or default_config_path()
     try:
-        text = path.read_text(encoding="utf-8")
+        file = TomlFile.read(path, what="the config file")
     except FileNotFoundError:
         if required:
             raise ConfigError("the config file does not exist", path=path) from None
         return AppConfig()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the config file: {exc}", path=path) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        located = toml_syntax_error(path, text, exc)
-        raise ConfigError(located.message, path=path, line=located.line) from None
-    try:
-        config = AppConfig.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(error["loc"])
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(message, path=path, line=_locate(text, loc), field=_field(loc)) from None
+    config = file.validate(AppConfig)
     config.path = path
     config.server_configs()  # report bad servers now, with this file's name
     return config
@@ -303,45 +290,3 @@ def load_session(directory: Path | None = None) -> SavedSession:
     if not session.panes:
         raise ConfigError("the saved session has no panes", path=path)
     return session
-
-
-# -- where a field is written ---------------------------------------------------------------------
-
-
-def _field(loc: tuple[Any, ...]) -> str:
-    """``panes[1].adapter`` from pydantic's ``("panes", 1, "adapter")``."""
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
-
-
-_TABLE_ARRAY = re.compile(r"^\s*\[\[\s*(\w+)\s*\]\]")
-_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
-_TABLE = re.compile(r"^\s*\[")
-
-
-def _locate(text: str, loc: tuple[Any, ...]) -> int | None:
-    """The line of ``panes[i].key`` (the i-th ``[[panes]]`` table) or of a top-level key / table."""
-    lines = text.splitlines()
-    if len(loc) >= 2 and isinstance(loc[1], int):
-        headers = [
-            number
-            for number, line in enumerate(lines, 1)
-            if (match := _TABLE_ARRAY.match(line)) and match.group(1) == loc[0]
-        ]
-        if loc[1] < len(headers):
-            start = headers[loc[1]]
-            key = loc[2] if len(loc) > 2 else None
-            for number in range(start + 1, len(lines) + 1):
-                line = lines[number - 1]
-                if _TABLE.match(line):
-                    break
-                if key is not None and (match := _KEY.match(line)) and match.group(1) == key:
-                    return number
-            return start
-    return locate_line(text, [str(part) for part in loc if not isinstance(part, int)])
-
-
-def _line(path: Path | None, table: tuple[str, ...], key: str | None) -> int | None:
-    try:
-        return toml_line(path.read_text(encoding="utf-8"), table, key) if path is not None else None
-    except OSError:
-        return None

@@ -1,7 +1,8 @@
 """Starting a session host in the background, where no window, terminal or login session can end it.
 
-``polter`` runs ``python -m polter.session.daemon --name NAME --ready-fd FD -- [polter's options]``. The
-daemon starts in a new session (``setsid``) with no terminal, forks once more so that it can never
+``polter`` runs ``python -m polter.cli._host_process --name NAME --ready-fd FD -- [polter's options]``, the
+host process's entry point (:mod:`polter.cli._host_process`, which turns the options into a launch plan).
+The host starts in a new session (``setsid``) with no terminal, forks once more so that it can never
 acquire one (a session leader that opens a terminal would), shrugs off SIGHUP and SIGINT, and writes
 its output to ``NAME.log`` in the state dir. Where systemd runs a user manager, it also runs in a scope of its own
 (``systemd-run --user --scope``), out of the login session's cgroup, so that logging out of SSH does
@@ -12,29 +13,24 @@ could not start.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
-import logging
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import Final
 
-from polter.errors import PolterError, SessionError
+from polter.errors import SessionError
 from polter.paths import state_dir
 from polter.session.registry import SessionFiles, session_files
 
-if TYPE_CHECKING:
-    from polter.session.host import SessionHost
-
 __all__ = ["log_path", "start_host"]
 
+HOST_ENTRY: Final = "polter.cli._host_process"
+"""The module a host process runs (the command line's, as the gateway's and the egress proxy's are)."""
 START_TIMEOUT: Final = 30.0
 """Seconds a starting host may take until its socket accepts (it only opens the socket and the lock)."""
 
@@ -61,14 +57,15 @@ def _systemd_scope(name: str) -> list[str]:
 
 
 def start_host(name: str, options: list[str]) -> SessionFiles:
-    """Start the host of session ``name`` for ``polter OPTIONS`` and return once it accepts windows.
+    """Start the host of session ``name`` for ``polter OPTIONS`` (the command line's words, which the host's
+    entry point plans the launch from) and return once it accepts windows.
 
     Raises:
         SessionError: the host could not start (the name is taken, a bad option, ...), saying why.
     """
     files = session_files(name)
     read_end, write_end = os.pipe()
-    command = [sys.executable, "-m", "polter.session.daemon", "--name", name, "--ready-fd", str(write_end), "--"]
+    command = [sys.executable, "-m", HOST_ENTRY, "--name", name, "--ready-fd", str(write_end), "--"]
     log = log_path(name)
     with open(log, "ab") as output:
         process = subprocess.Popen(
@@ -106,53 +103,3 @@ def _read_answer(fd: int, timeout: float) -> str:
             break
         data += chunk
     return data.decode(errors="replace").strip()
-
-
-# -- the daemon's side ---------------------------------------------------------------------------------
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m polter.session.daemon")
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--ready-fd", type=int, required=True)
-    parser.add_argument("options", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    options = args.options[1:] if args.options[:1] == ["--"] else args.options
-    if os.fork():
-        os._exit(0)  # the host is no session leader: it can never acquire a controlling terminal
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
-    ready = os.fdopen(args.ready_fd, "w")
-    try:
-        from polter.cli import build_parser
-        from polter.session.host import SessionHost
-        from polter.session.launch import plan_launch
-
-        launch = plan_launch(build_parser().parse_args(options))
-        host = SessionHost(session_files(args.name), launch)
-    except PolterError as exc:
-        ready.write(f"polter: {exc}")
-        ready.close()
-        return exc.exit_code
-    return asyncio.run(_serve(host, ready))
-
-
-async def _serve(host: SessionHost, ready: TextIO) -> int:
-    try:
-        await host.start()
-    except (SessionError, OSError) as exc:
-        ready.write(f"polter: {exc}")
-        ready.close()
-        return 1
-    ready.write("ready")
-    ready.close()
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(host.end("the session host was terminated")))
-    for ignored in (signal.SIGHUP, signal.SIGINT):  # handled, not ignored: the panes' programs must not inherit SIG_IGN
-        loop.add_signal_handler(ignored, lambda: None)
-    await host.run()
-    logging.getLogger(__name__).info("session %s ended: %s", host.name, host.end_reason)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -49,6 +49,7 @@ class DesktopNotifications:
         dispatched: list[bool] = []
         try:
             if self._notifier is None:
+                # lazy: the host's memory until a desktop notification is sent
                 from desktop_notifier import DesktopNotifier
 
                 logging.getLogger("desktop_notifier").setLevel(logging.ERROR)

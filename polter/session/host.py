@@ -49,20 +49,7 @@ from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
 from polter.session.windows import Window, Windows, same_user
-from polter.session.workspace import (
-    AskClosed,
-    AskRequested,
-    AuditAppended,
-    GatewayDown,
-    GatewayUp,
-    NetworkChanged,
-    PaneChanged,
-    RolesChanged,
-    ServersChanged,
-    StateReported,
-    Workspace,
-    WorkspaceEvent,
-)
+from polter.session.workspace import AgentChanged, NetworkChanged, StateReported, Workspace, WorkspaceEvent
 from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 
@@ -378,42 +365,27 @@ class SessionHost:
     # -- the workspace's events ----------------------------------------------------------------------
 
     def _workspace_event(self, event: WorkspaceEvent) -> None:
-        broadcast = self.windows.broadcast
+        """What the workspace reports: windows are told the session's events as they are; the host acts on the rest."""
         match event:
-            case AskRequested(ask=ask):
-                broadcast(wire.AskEvent(ask=ask))
-                self.attention.attend_pane(ask.pane)
-            case AskClosed(ask=ask):
-                broadcast(wire.AskClosedEvent(ask=ask))
-                self.attention.attend_pane(ask.pane)
-            case StateReported(agent=agent, report=report):
-                self.attention.reported(agent, report)
-            case PaneChanged(agent=agent):
+            case AgentChanged(agent=agent):
                 pane = self.panes.of_agent(agent)
                 if pane is not None:
-                    broadcast(wire.PaneUpdated(pane=pane.state()))
+                    self.panes.changed(pane)
                 self._save()
-            case AuditAppended(row=row):
-                broadcast(wire.AuditEvent(row=row))
-            case RolesChanged(status=status):
-                broadcast(wire.RolesEvent(status=status))
-            case ServersChanged(report=report):
-                broadcast(wire.ServersEvent(report=report))
-            case GatewayDown(reason=reason):
-                broadcast(wire.GatewayEvent(up=False, text=reason))
-            case NetworkChanged(up=False, reason=reason):
-                text = f"The panes have no network until Polter's egress proxy is back (restarting): {reason}"
-                self.windows.notify(wire.Notice(text=text, title="Network", severity="warning"))
-            case NetworkChanged(up=True):
-                text = "The panes' network is back (Polter's egress proxy restarted)."
-                self.windows.notify(wire.Notice(text=text, title="Network"))
-            case GatewayUp(url=url, restarted=restarted):
-                workspace = self.workspace
-                broadcast(
-                    wire.GatewayEvent(
-                        up=True, text=url, restarted=restarted, roles=workspace.roles, servers=workspace.server_names
-                    )
-                )
+            case StateReported(agent=agent, report=report):
+                self.attention.reported(agent, report)
+            case NetworkChanged(up=up, reason=reason):
+                if up:
+                    text = "The panes' network is back (Polter's egress proxy restarted)."
+                    self.windows.notify(wire.Notice(text=text, title="Network"))
+                else:
+                    text = f"The panes have no network until Polter's egress proxy is back (restarting): {reason}"
+                    self.windows.notify(wire.Notice(text=text, title="Network", severity="warning"))
+            case wire.AskEvent(ask=ask) | wire.AskClosedEvent(ask=ask):
+                self.windows.broadcast(event)
+                self.attention.attend_pane(ask.pane)
+            case _:
+                self.windows.broadcast(event)
 
     # -- what windows are shown of the session ---------------------------------------------------------
 

@@ -1,29 +1,33 @@
-"""From the command line and the config file to the panes to open: which CLI each pane runs and why.
+"""From what the human asked for (:class:`LaunchOptions`: the command line's choices) and the config file to the
+panes to open: which CLI each pane runs and why.
 
 ``polter`` with no config opens four panes with the first installed agent CLI (adapters are tried in
 name order; the core names no CLI) under the roles coder, reviewer, researcher and ops, falling back
 to a non-agent adapter (the shell) when no agent CLI is installed. ``--pane ADAPTER[:ROLE]``,
 ``--config`` and ``--restore`` choose the panes instead. The bundled Terraria backend is managed
-when ``TSHOCK_URL`` is set; ``--demo`` runs it against the TShock simulator.
+when ``TSHOCK_URL`` is set. A *preset* is a whole launch made by code (``--demo``: the TShock simulator
+and scripted agents); the presets are given by whoever plans (the command line names the demo), so this
+module knows none by name.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from polter.adapters import Adapter, TestMode
 from polter.adapters.host import AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
-from polter.gateway.servers import ServerConfig, StdioServer, default_servers_path, load_servers
 from polter.protocol import DEFAULT_ROLE
+from polter.servers import ServerConfig, StdioServer, default_servers_path, load_servers
 from polter.session.agents import PanePlan
 from polter.session.config import (
     DEFAULT_ROLES,
@@ -35,9 +39,19 @@ from polter.session.config import (
     parse_pane_option,
     session_path,
 )
-from polter.session.protocol import MAX_PANES
+from polter.session.protocol import MAX_PANES, LayoutMode
 
-__all__ = ["Launch", "choose_default", "choose_shell", "is_installed", "plan_launch", "plan_panes", "terraria_server"]
+__all__ = [
+    "Launch",
+    "LaunchOptions",
+    "Preset",
+    "choose_default",
+    "choose_shell",
+    "is_installed",
+    "plan_launch",
+    "plan_panes",
+    "terraria_server",
+]
 
 TERRARIA = "terraria"
 
@@ -49,7 +63,7 @@ class Launch:
     plans: list[PanePlan]
     registry: AdapterRegistry | None = None
     """Every adapter found (the palette's "new pane" offers the installed ones)."""
-    layout: Literal["grid", "columns", "rows"] = "grid"
+    layout: LayoutMode = "grid"
     prefix: str = "ctrl+b"
     palette_key: str | None = None
     servers: dict[str, ServerConfig] = field(default_factory=dict)
@@ -79,6 +93,26 @@ class Launch:
             raise ConfigError(f"{self.palette_key} is already the prefix key", field="--palette-key")
         if len(self.plans) > MAX_PANES:
             raise ConfigError(f"must be between 1 and {MAX_PANES}, not {len(self.plans)}", field="--panes")
+
+
+class LaunchOptions(BaseModel):
+    """What the human asked for on the command line (``polter [--config PATH] [--pane A:R ...] [--restore]
+    [--demo] [--panes N] ...``), as plain data: what a session host is started with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: Path | None = Field(default=None, description="--config: the config file (default: polter.toml)")
+    panes: list[str] = Field(default_factory=list, description="--pane ADAPTER[:ROLE][,worktree...], in order")
+    restore: bool = Field(default=False, description="--restore: the panes of the last session")
+    preset: str | None = Field(default=None, description="a whole launch made by code (--demo: demo)")
+    count: int | None = Field(default=None, description="--panes N: how many default panes")
+    layout: LayoutMode | None = None
+    prefix: str | None = None
+    palette_key: str | None = None
+
+
+Preset = Callable[[AdapterRegistry], "Launch"]
+"""A whole launch made by code, from the adapters found (the demo's)."""
 
 
 def is_installed(adapter: Adapter) -> bool:
@@ -151,18 +185,21 @@ def terraria_server(env: dict[str, str] | None = None) -> StdioServer:
     return StdioServer(command=sys.executable, args=["-m", "polter", "terraria", "serve"], env=env or {})
 
 
-def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
-    """The panes and options of ``polter [--config PATH] [--pane A:R ...] [--restore] [--demo] [--panes N]``."""
-    if args.demo:
-        from polter.demo import demo_launch
-
-        return demo_launch(registry or discover())
-    config: AppConfig = load_config(args.config)
+def plan_launch(
+    options: LaunchOptions, registry: AdapterRegistry | None = None, *, presets: Mapping[str, Preset] | None = None
+) -> Launch:
+    """The panes and options ``options`` ask for; ``presets`` are the whole launches made by code, by name."""
+    if options.preset is not None:
+        preset = (presets or {}).get(options.preset)
+        if preset is None:
+            raise ConfigError(f"no launch {options.preset!r} is known here", field="--" + options.preset)
+        return preset(registry or discover())
+    config: AppConfig = load_config(options.config)
     registry = registry or discover()
     for error in registry.errors:
         print(f"polter: {error}", file=sys.stderr)
-    layout, prefix = args.layout or config.layout, args.prefix or config.prefix
-    if args.restore:
+    layout, prefix = options.layout or config.layout, options.prefix or config.prefix
+    if options.restore:
         session = load_session()
         setups = [pane.model_copy(update={"resume": True}) for pane in session.panes]
         plans = plan_panes(
@@ -171,9 +208,9 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
             source="restored from the last session",
             where=lambda index: {"path": session_path(), "field": f"panes[{index}].adapter"},
         )
-        layout = args.layout or session.layout
-    elif args.pane:
-        setups = [parse_pane_option(value) for value in args.pane]
+        layout = options.layout or session.layout
+    elif options.panes:
+        setups = [parse_pane_option(value) for value in options.panes]
         plans = plan_panes(setups, registry, source="chosen with --pane", where=lambda index: {"field": "--pane"})
     elif config.panes:
         plans = plan_panes(
@@ -183,7 +220,7 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
             where=lambda index: config.location(("panes", index, "adapter")),
         )
     else:
-        count = args.panes if args.panes is not None else 4
+        count = options.count if options.count is not None else 4
         if not 1 <= count <= 16:
             raise ConfigError(f"must be between 1 and 16, not {count}", field="--panes")
         plans = plan_panes([PaneSetup() for _ in range(count)], registry, source="", where=lambda index: {})
@@ -197,7 +234,7 @@ def plan_launch(args: argparse.Namespace, registry: AdapterRegistry | None = Non
         registry,
         layout=layout,
         prefix=prefix,
-        palette_key=args.palette_key or config.palette_key,
+        palette_key=options.palette_key or config.palette_key,
         servers=servers,
         servers_file=servers_file,
         ask_timeout=config.ask_timeout,

@@ -326,7 +326,7 @@ class ServersEvent(_Message):
     report: ServersReload
 
 
-class GatewayEvent(_Message):
+class GatewayChanged(_Message):
     """The gateway died (``up`` false, ``text`` says why) or is up (``text``: its URL; ``restarted``
     after it died), with the roles and servers it has."""
 
@@ -415,7 +415,7 @@ HostMessage = Annotated[
     | AuditEvent
     | RolesEvent
     | ServersEvent
-    | GatewayEvent
+    | GatewayChanged
     | LayoutEvent
     | Notice
     | Question
@@ -435,7 +435,7 @@ SessionEvent = (
     | AuditEvent
     | RolesEvent
     | ServersEvent
-    | GatewayEvent
+    | GatewayChanged
     | LayoutEvent
     | Notice
     | Question

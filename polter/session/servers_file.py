@@ -18,7 +18,7 @@ import tomli_w
 
 from polter.errors import ConfigError
 from polter.gateway.models import ServersReload
-from polter.gateway.servers import ServerConfig, check_servers, load_servers, watch_file
+from polter.servers import ServerConfig, check_servers, load_servers, watch_file
 
 __all__ = ["SERVERS_FILE", "ServersFile"]
 

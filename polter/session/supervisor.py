@@ -27,10 +27,9 @@ from typing import Final
 
 from polter.children import ChildOutput, stop
 from polter.errors import GatewayError, GatewayUnavailable, PolterError
-from polter.gateway.client import GatewayClient
+from polter.gateway.client import GatewayClient, read_state
 from polter.gateway.models import GatewayEvent
-from polter.gateway.state import read_state
-from polter.terminal.pty import describe_exit
+from polter.processes import describe_exit
 
 __all__ = ["GatewayProcess", "GatewaySupervisor"]
 

@@ -5,15 +5,13 @@ A :class:`Workspace` owns the supervised gateway (:mod:`~polter.session.supervis
 workspace chose (so a restarted gateway can take the same one back), lets the pane's adapter
 prepare the CLI's launch, and writes the adapter's files into the pane's private runtime dir
 (0700, removed when the pane is closed). The session host asks the workspace to act (switch a role,
-pass on a typed line, answer an ask) and hears back only through the events it subscribed to: the
-workspace knows nothing of who listens. An ask arrives as
-:class:`AskRequested` carrying a future; whoever shows it resolves the future with the
-human's answer and the workspace sends it to the gateway (Toad's pattern).
+pass on a typed line, answer an ask) and hears back only through the events it subscribed to
+(:data:`WorkspaceEvent`: the session protocol's own models where windows are told the same thing): the
+workspace knows nothing of who listens.
 
-The gateway serves a servers file the workspace writes into its run dir: the user's servers file
-(followed while the app runs) plus the app's own servers (the config file's, the backends'). When the
-user's file changes, the workspace writes that file again and the gateway's watcher applies it; a
-broken file changes nothing and is reported as :class:`ServersChanged` with its problems.
+The gateway serves a servers file the workspace writes into its run dir (:mod:`~polter.session.servers_file`):
+the user's servers file (followed while the session runs) plus the session's own servers (the config
+file's, the backends'). A broken user's file changes nothing and is reported with its problems.
 """
 
 from __future__ import annotations
@@ -46,10 +44,12 @@ from polter.gateway.models import (
     RolesStatus,
     ServersReload,
 )
-from polter.gateway.servers import ServerConfig
 from polter.paths import state_dir as default_state_dir
+from polter.processes import process_exists
 from polter.protocol import DEFAULT_ROLE, StateReport
 from polter.sandbox.egress_supervisor import EgressSupervisor
+from polter.servers import ServerConfig
+from polter.session import protocol as wire
 from polter.session.agent_launch import AgentLauncher
 from polter.session.agents import AgentPane, PanePlan, denied_skills
 from polter.session.asks import Asks
@@ -58,7 +58,6 @@ from polter.session.servers_file import ServersFile
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import process_exists
 
 __all__ = ["AUDIT_KEPT", "Workspace"]
 
@@ -71,21 +70,6 @@ HELD_LINES: Final = 100
 
 
 @dataclass(frozen=True)
-class GatewayUp:
-    """The gateway is ready; after a restart (``restarted``) every pane was registered again."""
-
-    url: str
-    restarted: bool
-
-
-@dataclass(frozen=True)
-class GatewayDown:
-    """The gateway died (``reason``); it is being restarted."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
 class NetworkChanged:
     """The egress proxy, the panes' only way out, died (``up`` false: no pane has a network until it is back;
     a restart follows) or is back."""
@@ -95,25 +79,10 @@ class NetworkChanged:
 
 
 @dataclass(frozen=True)
-class PaneChanged:
-    """A pane's role, phase, pending asks or restart-needed changed."""
+class AgentChanged:
+    """An agent's role, phase, pending asks or restart-needed changed."""
 
     agent: AgentPane
-
-
-@dataclass(frozen=True)
-class AskRequested:
-    """A call waits for the human. Resolve ``future`` with the answer; leave it to answer later."""
-
-    ask: AskInfo
-    future: asyncio.Future[AskAnswer]
-
-
-@dataclass(frozen=True)
-class AskClosed:
-    """An ask is over (answered here or elsewhere, timed out, the pane switched role...)."""
-
-    ask: AskInfo
 
 
 @dataclass(frozen=True)
@@ -124,39 +93,19 @@ class StateReported:
     report: StateReport
 
 
-@dataclass(frozen=True)
-class AuditAppended:
-    """The gateway logged a decision."""
-
-    row: AuditRow
-
-
-@dataclass(frozen=True)
-class RolesChanged:
-    """The role files were (re)loaded."""
-
-    status: RolesStatus
-
-
-@dataclass(frozen=True)
-class ServersChanged:
-    """The gateway applied a changed servers file, or the user's file has problems and changed nothing."""
-
-    report: ServersReload
-
-
 WorkspaceEvent = (
-    GatewayUp
-    | GatewayDown
+    wire.GatewayChanged
+    | wire.AskEvent
+    | wire.AskClosedEvent
+    | wire.AuditEvent
+    | wire.RolesEvent
+    | wire.ServersEvent
     | NetworkChanged
-    | PaneChanged
-    | AskRequested
-    | AskClosed
-    | AuditAppended
-    | RolesChanged
-    | ServersChanged
+    | AgentChanged
     | StateReported
 )
+"""What the workspace tells its listeners: the events windows are told as they are (the session protocol's
+models), and what only the host acts on (an agent changed, its CLI reported its state, the panes' network)."""
 Listener = Callable[[WorkspaceEvent], None]
 
 
@@ -168,17 +117,6 @@ class Workspace:
     :class:`~polter.session.asks.Asks`, and the :class:`~polter.session.agent_launch.AgentLauncher` that
     prepares each agent's launch. What the workspace keeps itself: the agents by pane id, the gateway's roles,
     servers and audit rows as its events report them, and the lines typed while the gateway restarts."""
-
-    GatewayUp = GatewayUp
-    GatewayDown = GatewayDown
-    NetworkChanged = NetworkChanged
-    PaneChanged = PaneChanged
-    AskRequested = AskRequested
-    AskClosed = AskClosed
-    AuditAppended = AuditAppended
-    RolesChanged = RolesChanged
-    ServersChanged = ServersChanged
-    StateReported = StateReported
 
     def __init__(
         self,
@@ -202,7 +140,7 @@ class Workspace:
             self.run_dir,
             servers or {},
             servers_file,
-            on_problems=lambda report: self._broadcast(ServersChanged(report)),
+            on_problems=lambda report: self._broadcast(wire.ServersEvent(report=report)),
         )
         self.supervisor = GatewaySupervisor(
             state_dir=self.state_dir,
@@ -241,7 +179,7 @@ class Workspace:
     # -- messages --------------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> None:
-        """Call ``listener`` with this workspace's events; the first listener also gets the asks."""
+        """Call ``listener`` with this workspace's events."""
         if listener not in self._listeners:
             self._listeners.append(listener)
 
@@ -253,12 +191,11 @@ class Workspace:
         for listener in list(self._listeners):
             listener(event)
 
-    def _asked(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
-        if self._listeners:
-            self._listeners[0](AskRequested(ask, future))
+    def _asked(self, ask: AskInfo) -> None:
+        self._broadcast(wire.AskEvent(ask=ask))
 
     def _ask_over(self, ask: AskInfo) -> None:
-        self._broadcast(AskClosed(ask))
+        self._broadcast(wire.AskClosedEvent(ask=ask))
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -290,7 +227,7 @@ class Workspace:
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         for other in parent.iterdir():
             if other.name.isdigit() and other != self.run_dir and not process_exists(int(other.name)):
-                RuntimeDir(other).remove()  # the CLIs' state in it goes to the user's home first (issue 16)
+                RuntimeDir(other).remove()  # the CLIs' state in it goes to the user's home first
         RuntimeDir(self.run_dir).create()
         self.servers_file.write()
 
@@ -305,7 +242,7 @@ class Workspace:
         await self.supervisor.aclose()
         self.sockets.remove()
         await self._stack.aclose()
-        RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home (issue 16)
+        RuntimeDir(self.run_dir).remove()  # kept if a pane's CLI state could not all be moved home
 
     async def _gateway_up(self, gateway: GatewayProcess, restarted: bool) -> None:
         moved = self._url is not None and gateway.url != self._url
@@ -317,7 +254,7 @@ class Workspace:
             await self._register(gateway.client, agent)
             if moved:
                 agent.restart_needed = f"the gateway moved to {gateway.url}; restart to reconnect"
-                self._broadcast(PaneChanged(agent))
+                self._broadcast(AgentChanged(agent))
         status = await gateway.client.status()
         self.server_names = [server.name for server in status.servers]
         self.roles = status.roles
@@ -327,11 +264,15 @@ class Workspace:
             agent, text = self._held_lines.popleft()
             if not agent.closed:
                 await self._send_line(gateway.client, agent, text)
-        self._broadcast(GatewayUp(gateway.url, restarted))
+        self._broadcast(
+            wire.GatewayChanged(
+                up=True, text=gateway.url, restarted=restarted, roles=self.roles, servers=self.server_names
+            )
+        )
 
     def _gateway_down(self, reason: str) -> None:
         self._down = True
-        self._broadcast(GatewayDown(reason))
+        self._broadcast(wire.GatewayChanged(up=False, text=reason))
 
     def _egress_down(self, reason: str) -> None:
         self._broadcast(NetworkChanged(False, reason))
@@ -384,7 +325,7 @@ class Workspace:
         """What to run when the pane restarts: prepared again, so the CLI starts under the current role."""
         spec = await self.launcher.prepare(agent, resume=resume)
         agent.restart_needed = None
-        self._broadcast(PaneChanged(agent))
+        self._broadcast(AgentChanged(agent))
         return spec
 
     async def close(self, agent: AgentPane) -> None:
@@ -412,7 +353,7 @@ class Workspace:
         if not agent.skills_live:
             agent.hidden_now = denied_skills({skill.name: skill.decision for skill in capabilities.skills})
         agent.restart_needed = agent._restart_reason()
-        self._broadcast(PaneChanged(agent))
+        self._broadcast(AgentChanged(agent))
 
     # -- acting on panes -------------------------------------------------------------------------
 
@@ -424,7 +365,7 @@ class Workspace:
     async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
         reason = "escalated by the human" if phase == "action" else "reset by the human"
         agent.update(await self.client.set_phase(agent.id, phase, reason))
-        self._broadcast(PaneChanged(agent))
+        self._broadcast(AgentChanged(agent))
 
     def submit_line(self, agent: AgentPane, text: str) -> None:
         """A line the human typed into the pane: the gateway's evidence for gates and phases. While the
@@ -466,7 +407,7 @@ class Workspace:
                 if self.audit_rows and (row.id or 0) <= (self.audit_rows[-1].id or 0):
                     return  # already caught up with it
                 self.audit_rows.append(row)
-                self._broadcast(AuditAppended(row))
+                self._broadcast(wire.AuditEvent(row=row))
             case "pane":
                 info = PaneInfo.model_validate(event.data)
                 agent = self.panes.get(info.id)
@@ -476,16 +417,16 @@ class Workspace:
                     if changed:  # switched by someone else (polter panes role ...)
                         self._tasks.run(self._role_changed(agent), f"reading the new role of {agent.id}")
                     else:
-                        self._broadcast(PaneChanged(agent))
+                        self._broadcast(AgentChanged(agent))
             case "servers":
                 report = ServersReload.model_validate(event.data)
                 if report.applied:
                     self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
                 if report.changes() or report.problems:
-                    self._broadcast(ServersChanged(report))
+                    self._broadcast(wire.ServersEvent(report=report))
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
-                self._broadcast(RolesChanged(self.roles))
+                self._broadcast(wire.RolesEvent(status=self.roles))
             case "state":
                 reported = PaneStateReport.model_validate(event.data)
                 agent = self.panes.get(reported.pane)

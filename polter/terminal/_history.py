@@ -4,15 +4,13 @@ A flood of output pushes one row per line, so this is on the hot path. Each row 
 its text (a ``str`` when every cell holds one character, else a tuple of cell strings) in one
 deque and its styles in another: one `Style` when the whole row has one, else a tuple with a style
 per cell — cheap to make, and a flood pushes thousands of rows a second. :meth:`History.compact`
-later turns those tuples into runs, a flat tuple ``(style, count, style, count, ...)``, when that is
-shorter: 10,000 rows of 120 columns in two colours take 11.9 MB as per-cell tuples and 2.6 MB as runs
-(text included); the session host compacts while a pane is quiet. Trailing blanks of the default style
-are not kept (at once for a row of one style, when compacting for the others): they are what a reader
-pads a row with, and four panes 80 wide of 10,000 coloured 25-character lines take 6.9 MB without them
-instead of 9.0. Strings are never tracked by Python's cyclic GC and tuples of strings, styles and ints
-stop being tracked after their first collection, so a full scrollback of 10,000 rows adds no work to
-later collections.
-Rows keep the width they had; readers get them padded or clipped to the current width.
+later turns those tuples into runs, a flat tuple ``(style, count, style, count, ...)``, when that is shorter
+(a fraction of the size for coloured rows: docs/terminal.md has the figures); the session host compacts
+while a pane is quiet. Trailing blanks of the default style are not kept (at once for a row of one style,
+when compacting for the others): they are what a reader pads a row with. Strings are never tracked by
+Python's cyclic GC and tuples of strings, styles and ints stop being tracked after their first collection,
+so a full scrollback of 10,000 rows adds no work to later collections. Rows keep the width they had; readers
+get them padded or clipped to the current width.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from pyte.charsets import VT100_MAP
+
 from polter.terminal._history import History
 from polter.terminal._page import Page, SavedCursor
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style
@@ -575,8 +577,6 @@ class ScreenModel:
 
 #: DEC special graphics (``ESC ( 0``): line drawing, as in pyte's VT100 map.
 def _dec_graphics() -> dict[int, str]:
-    from pyte.charsets import VT100_MAP
-
     return {code: VT100_MAP[code] for code in range(0x5F, 0x7F) if VT100_MAP[code] != chr(code)}
 
 

@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Final
 
 from polter.errors import SpawnError
+from polter.processes import describe_exit
 from polter.terminal.keys import encode_focus, encode_key, encode_paste
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess, describe_exit
+from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
 
 __all__ = ["FRAME_RATE", "HostedTerminal", "TypingClock"]

@@ -35,7 +35,7 @@ from typing import Final
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["PtyClosedError", "PtyProcess", "describe_exit", "process_exists", "session_processes"]
+__all__ = ["PtyClosedError", "PtyProcess", "session_processes"]
 
 READ_SIZE: Final = 4096
 """Bytes read per readable callback: bounds the work one busy pane adds to an event-loop turn."""
@@ -66,17 +66,6 @@ def _first_child(pid: int) -> int | None:
     except OSError:
         return None
     return int(children[0]) if children else None
-
-
-def describe_exit(returncode: int) -> str:
-    """``exited 0``, ``exited 2``, ``killed by SIGKILL``: how a pane header says why its program ended."""
-    if returncode >= 0:
-        return f"exited {returncode}"
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:
-        name = f"signal {-returncode}"
-    return f"killed by {name}"
 
 
 class PtyProcess:
@@ -367,21 +356,6 @@ class PtyProcess:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.aclose()
-
-
-def process_exists(pid: int) -> bool:
-    """Whether process ``pid`` still runs (a zombie waiting for its parent does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # not Linux: the signal said it exists
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def session_processes(session_id: int) -> list[int]:

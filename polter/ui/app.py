@@ -57,8 +57,8 @@ class PolterApp(App[None], inherit_bindings=False):
     async def on_mount(self) -> None:
         """Attach to the session and show it; once the panes are built, ``gc.freeze()`` the app's
         long-lived objects (DOM, CSS, caches) so that a full collection during a flood of output scans
-        only what changed since (measured: full collections went from 50–200 ms to a quarter of that), and
-        run full collections when the human does not wait for an echo (:class:`FullCollections`)."""
+        only what changed since (docs/terminal.md has the figures), and run full collections when the human
+        does not wait for an echo (:class:`FullCollections`)."""
         try:
             self.session = await RemoteSession.connect(self.files)
         except SessionError as exc:

@@ -3,9 +3,9 @@
 Textual 8's ``StylesCache.get_inner_outer`` is a ``functools.lru_cache`` on a method, so its 1,024 entries
 are keyed by the ``StylesCache`` of every widget drawn, and keep it alive with the lines it drew after the
 widget is gone. In Polter that is every prefix key's hint screen, every palette and modal, every closed
-pane: the window's heap grew by about 60 screen-wide lines a prefix key, and each full garbage collection
-of the window walks them all (measured: 15 to 30 ms, long enough to be the worst keystroke echo of a
-minute). :func:`forget_closed_widgets` empties that cache; its entries are two ``Style`` objects each,
+pane: the window's heap grows by screen-wide lines with each prefix key, and each full garbage collection
+of the window walks them all, long enough to be the worst keystroke echo (docs/terminal.md has the
+figures). :func:`forget_closed_widgets` empties that cache; its entries are two ``Style`` objects each,
 made again on the next frame.
 
 ``textual._styles_cache`` is private: ``tests/ui/test_closed_widgets.py`` fails naming the Textual version

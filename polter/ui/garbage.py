@@ -1,9 +1,9 @@
 """The window's full garbage collections, at moments when the human is not waiting for an echo.
 
 CPython collects its oldest generation when enough objects have survived into it: in a window whose pane
-streams output that is every few seconds, and each walks all of the window's live objects (5 to 30 ms,
-measured with ``benchmarks/terminal_latency.py``). A key typed during one waits for it: those were the
-worst echoes left once the screen drew echoes at once (:mod:`polter.ui.prompt_screen`).
+streams output that is every few seconds, and each walks all of the window's live objects (docs/terminal.md
+has the figures). A key typed during one waits for it, after the screen draws echoes at once
+(:mod:`polter.ui.prompt_screen`) the worst wait an echo has.
 
 :class:`FullCollections` turns CPython's automatic full collections off while the window runs (the young
 generations stay automatic: they take well under a millisecond) and runs one itself once
@@ -23,7 +23,7 @@ from typing import Final
 __all__ = ["AFTER_ECHO", "PERIOD", "QUIET", "FullCollections"]
 
 PERIOD: Final = 10.0
-"""Seconds between full collections (CPython's own came about every 10 s while a pane flooded)."""
+"""Seconds between full collections (about as often as CPython's own while a pane floods)."""
 QUIET: Final = 0.5
 """Seconds without a key after which a due collection cannot land on the human's typing."""
 AFTER_ECHO: Final = 0.01

@@ -18,6 +18,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from polter.terminal.widget import TerminalView
+from polter.ui.ask_screen import AskScreen
+from polter.ui.audit_screen import AuditScreen
+from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.prefix import PREFIX_COMMANDS, format_key_name
 
 __all__ = ["HelpScreen", "help_markdown"]
@@ -89,10 +92,6 @@ def _bindings(bindings: Iterable[BindingType]) -> list[tuple[str, str]]:
 
 
 def help_markdown(prefix: str, palette_key: str | None = None) -> str:
-    from polter.ui.ask_screen import AskScreen
-    from polter.ui.audit_screen import AuditScreen
-    from polter.ui.capabilities_screen import CapabilitiesScreen
-
     shown = format_key_name(prefix)
     direct = [(f"`{format_key_name(palette_key)}`", PREFIX_HELP["command_palette"])] if palette_key else []
     sections = [

@@ -42,9 +42,9 @@ class SessionNotices:
         match event:
             case wire.Ready(hint=hint) if hint:
                 notify(hint, title="Polter", timeout=30)
-            case wire.GatewayEvent(up=True, text=url):
+            case wire.GatewayChanged(up=True, text=url):
                 notify(f"The gateway is back at {url}; every pane is registered again.", title="Gateway")
-            case wire.GatewayEvent(up=False, text=why):
+            case wire.GatewayChanged(up=False, text=why):
                 notify(f"{why}. Restarting it; the panes keep their tokens.", title="Gateway", severity="error",
                        timeout=10)  # fmt: skip
             case wire.RolesEvent(status=status) if status.problems:

@@ -3,9 +3,9 @@
 Textual composes a screen on a timer (``TEXTUAL_FPS``, 120 Hz in Polter). The timer pauses while nothing
 changes, and once it has paused past a slot, the slot it waits for after its next tick is the one after
 next: one to two intervals away. So when another pane's frame was drawn just before a pane's echo
-arrived, the echo waited up to 16.7 ms for its slot (measured: ``benchmarks/terminal_latency.py``, with
-a pane flooding, most of the p99). A flooding pane cannot be helped by drawing sooner; the human
-waiting for the character they typed can.
+arrived, the echo waited for the slot after next (``benchmarks/terminal_latency.py`` measures it; the
+figures are in docs/terminal.md). A flooding pane cannot be helped by drawing sooner; the human waiting for
+the character they typed can.
 
 A :class:`~polter.terminal.widget.TerminalView` that gets a frame soon after the human typed into it
 posts :class:`~polter.terminal.widget.TerminalView.Echo` to its screen. A :class:`PromptScreen` then

@@ -285,7 +285,7 @@ class RemoteSession:
             case wire.ServersEvent(report=report):
                 if report.applied:
                     self.server_names = [*report.unchanged, *report.reconfigured, *report.added]
-            case wire.GatewayEvent(up=up, restarted=restarted, roles=roles, servers=servers):
+            case wire.GatewayChanged(up=up, restarted=restarted, roles=roles, servers=servers):
                 if up:
                     self.roles = roles or self.roles
                     self.server_names = servers

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from polter.errors import PolterError
 from polter.session.methods import OpenParams
 from polter.ui.confirm import ConfirmScreen
+from polter.ui.pane import PaneWidget
+from polter.ui.worktree_actions import OpenPane, merge_worktree, remove_worktree
+from polter.ui.worktree_screen import WorktreeReviewScreen
+from polter.worktrees import Worktree
 
 if TYPE_CHECKING:
-    from polter.ui.pane import PaneWidget
     from polter.ui.session_screen import SessionScreen
-    from polter.ui.worktree_actions import OpenPane
-    from polter.worktrees import Worktree
 
 __all__ = ["WorktreePaneActions"]
 
@@ -44,8 +45,6 @@ class WorktreePaneActions:
         return view.worktree
 
     def _open_pane(self, pane: PaneWidget) -> OpenPane:
-        from polter.ui.worktree_actions import OpenPane
-
         async def close() -> None:
             await self.screen.session.close(pane.remote)
 
@@ -71,8 +70,6 @@ class WorktreePaneActions:
         )
 
     def review(self, pane: PaneWidget) -> None:
-        from polter.ui.worktree_screen import WorktreeReviewScreen
-
         worktree = self._worktree(pane)
         if worktree is None:
             return
@@ -87,8 +84,6 @@ class WorktreePaneActions:
         self.screen.run_worker(self._merge(pane), group="worktree", exclusive=True)
 
     async def _merge(self, pane: PaneWidget) -> None:
-        from polter.ui.worktree_actions import merge_worktree
-
         worktree = self._worktree(pane)
         if worktree is None:
             return
@@ -106,8 +101,6 @@ class WorktreePaneActions:
         self.screen.run_worker(self._remove(pane), group="worktree", exclusive=True)
 
     async def _remove(self, pane: PaneWidget) -> None:
-        from polter.ui.worktree_actions import remove_worktree
-
         worktree = self._worktree(pane)
         if worktree is None:
             return

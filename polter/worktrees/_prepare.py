@@ -16,12 +16,13 @@ import asyncio
 import os
 import shutil
 import signal
-import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import ErrorDetails
 
-from polter.errors import ConfigError
+from polter.toml_files import TomlFile
 from polter.worktrees._git import git
 from polter.worktrees._models import ConfirmSetup, SetupCommand, SetupOutcome, Worktree
 from polter.worktrees._store import consented, grant_consent, logs_dir
@@ -82,34 +83,28 @@ def _copy(source: Path, target: Path, paths: list[str]) -> list[str]:
 def read_setup(checkout: Path, repository: Path) -> SetupCommand | None:
     """The setup command ``.polter/worktrees.toml`` of ``checkout`` names (None without one), with
     whether the user allowed it for ``repository``; a bad file raises ``ConfigError`` with its line."""
-    from polter.toml_positions import locate_line, toml_syntax_error
-
     path = checkout / SETUP_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        file = TomlFile.read(path, what="it")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read it: {exc}", path=path) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        located = toml_syntax_error(path, text, exc)
-        raise ConfigError(located.message, path=path, line=located.line) from None
-    try:
-        config = ProjectWorktreeConfig.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = str(error["loc"][0]) if error["loc"] else None
-        message = "unknown key (the file knows: setup)" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(message, path=path, line=locate_line(text, [field] if field else []), field=field) from None
+    config = file.validate(ProjectWorktreeConfig, message=_setup_message, field=_key)
     if config.setup is None:
         return None
     if not config.setup or (isinstance(config.setup, str) and not config.setup.strip()):
-        raise ConfigError("must not be empty", path=path, line=locate_line(text, ["setup"]), field="setup")
+        raise file.problem("must not be empty", ["setup"])
     command: str | tuple[str, ...] = config.setup if isinstance(config.setup, str) else tuple(config.setup)
     setup = SetupCommand(command=command, source=path, repository=repository)
     return setup.model_copy(update={"consented": consented(setup)})
+
+
+def _key(loc: Sequence[int | str]) -> str:
+    """The file's key a problem is under (``setup``, not the union's branch ``setup.str``)."""
+    return str(loc[0]) if loc else ""
+
+
+def _setup_message(error: ErrorDetails) -> str:
+    return "unknown key (the file knows: setup)" if error["type"] == "extra_forbidden" else str(error["msg"])
 
 
 async def prepare_setup(

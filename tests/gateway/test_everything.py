@@ -19,7 +19,7 @@ from support.gateway import ROLES, start_gateway
 from support.tools import npm_bin
 from support.waiting import wait_until
 
-from polter.gateway.servers import HttpServer, StdioServer
+from polter.servers import HttpServer, StdioServer
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from polter.cli import main
-from polter.gateway.servers import HttpServer, StdioServer, load_servers
+from polter.servers import HttpServer, StdioServer, load_servers
 
 
 @pytest.fixture

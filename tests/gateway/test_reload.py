@@ -12,7 +12,7 @@ import tomli_w
 from support.gateway import FIXTURE_SERVER, controller, start_gateway
 from support.waiting import wait_until
 
-from polter.gateway.servers import load_servers
+from polter.servers import load_servers
 
 FIXTURE = {"command": sys.executable, "args": [str(FIXTURE_SERVER)]}
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}

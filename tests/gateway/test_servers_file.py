@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polter.errors import ConfigError
-from polter.gateway.servers import HttpServer, StdioServer, check_servers, load_servers
+from polter.servers import HttpServer, StdioServer, check_servers, load_servers
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -16,7 +16,7 @@ from support.privates import requests_awaiting_answer
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
-from polter.gateway.servers import StdioServer
+from polter.servers import StdioServer
 
 
 async def test_an_upstream_killed_mid_call_gives_an_error_and_comes_back(tmp_path: Path) -> None:

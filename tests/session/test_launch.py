@@ -23,7 +23,8 @@ from polter.session.config import (
     parse_pane_option,
     save_session,
 )
-from polter.session.launch import plan_launch, plan_panes
+from polter.cli.app import plan
+from polter.session.launch import plan_panes
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def path_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def launch(*argv: str, registry: AdapterRegistry | None = None) -> Any:
-    return plan_launch(build_parser().parse_args(list(argv)), registry)
+    return plan(build_parser().parse_args(list(argv)), registry)
 
 
 def write_config(text: str) -> Path:

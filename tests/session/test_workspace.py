@@ -30,7 +30,8 @@ from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.session.agents import AgentPane, PanePlan
 from polter.session.config import PaneSetup
-from polter.session.workspace import Workspace
+from polter.session import protocol as wire
+from polter.session.workspace import AgentChanged, Workspace
 from polter.ui.notices import servers_report
 
 
@@ -46,6 +47,9 @@ class Inbox:
 
     def of(self, kind: type) -> list[Any]:
         return [message for message in self.messages if isinstance(message, kind)]
+
+    def gateway(self, *, up: bool) -> list[wire.GatewayChanged]:
+        return [message for message in self.of(wire.GatewayChanged) if message.up == up]
 
 
 SHELL = find_adapter("shell")
@@ -109,7 +113,7 @@ async def test_a_pane_is_registered_with_its_own_token_and_a_private_runtime_dir
     shared: Shared, tmp_path: Path
 ) -> None:
     space, inbox = shared
-    assert inbox.of(Workspace.GatewayUp)[0].restarted is False
+    assert inbox.gateway(up=True)[0].restarted is False
     agent, spec = await space.open(plan("reader", title="notes", cwd=tmp_path))
     assert spec.env[ENV_TOKEN] == agent.token and spec.env[ENV_GATEWAY_URL] == space.url
     assert spec.cwd == tmp_path.resolve() and spec.title == "notes"
@@ -141,10 +145,10 @@ async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_ag
         gateway = space.supervisor.current
         assert gateway is not None
         os.kill(gateway.process.pid, signal.SIGKILL)
-        await wait_until(lambda: inbox.of(Workspace.GatewayDown), message="the workspace to notice")
-        assert "SIGKILL" in inbox.of(Workspace.GatewayDown)[0].reason
+        await wait_until(lambda: inbox.gateway(up=False), message="the workspace to notice")
+        assert "SIGKILL" in inbox.gateway(up=False)[0].text
         await wait_until(
-            lambda: any(up.restarted for up in inbox.of(Workspace.GatewayUp)),
+            lambda: any(up.restarted for up in inbox.gateway(up=True)),
             timeout=60,
             message="the gateway to come back",
         )
@@ -155,7 +159,7 @@ async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_ag
         assert agent.restart_needed is None
 
 
-async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(shared: Shared, tmp_path: Path) -> None:
+async def test_an_ask_arrives_and_the_answer_goes_to_the_gateway(shared: Shared, tmp_path: Path) -> None:
     space, inbox = shared
     agent, _spec = await space.open(plan("asker", title="writer"))
 
@@ -166,17 +170,17 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     call = asyncio.create_task(write("hello"))
 
     def asks() -> list[Any]:
-        return [message for message in inbox.of(Workspace.AskRequested) if message.ask.pane == agent.id]
+        return [message for message in inbox.of(wire.AskEvent) if message.ask.pane == agent.id]
 
     await wait_until(asks, message="the ask")
     request = asks()[0]
     assert (request.ask.pane, request.ask.pane_title, request.ask.name) == (agent.id, "writer", "write_note")
     assert request.ask.arguments == {"text": "hello"} and request.ask.id in space.asks.pending
-    request.future.set_result("allow_once")
+    space.answer(request.ask.id, "allow_once")
     result = await call
     assert not result.is_error
     await wait_until(lambda: request.ask.id not in space.asks.pending, message="the ask to close")
-    assert [closed.ask.answer for closed in inbox.of(Workspace.AskClosed) if closed.ask.id == request.ask.id] == [
+    assert [closed.ask.answer for closed in inbox.of(wire.AskClosedEvent) if closed.ask.id == request.ask.id] == [
         "allow_once"
     ]
 
@@ -185,10 +189,11 @@ async def test_an_ask_arrives_with_a_future_and_the_answer_goes_to_the_gateway(s
     other = asks()[1]
     await space.client.answer(other.ask.id, "deny")  # answered elsewhere (polter asks answer)
     assert (await second).is_error
-    await wait_until(lambda: other.future.cancelled(), message="the modal's future to be withdrawn")
+    await wait_until(lambda: other.ask.id not in space.asks.pending, message="the ask to be over here too")
+    assert [closed.ask.answered_by for closed in inbox.of(wire.AskClosedEvent) if closed.ask.id == other.ask.id]
     rows = [row for row in space.audit_rows if row.name == "write_note" and row.pane == agent.id]
     assert [row.decision for row in rows if row.layer == "ask"] == ["allow_once", "deny"], rows
-    assert inbox.of(Workspace.AuditAppended)
+    assert inbox.of(wire.AuditEvent)
 
 
 async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_cold_one(
@@ -202,7 +207,7 @@ async def test_a_role_switch_is_live_for_a_hot_cli_and_needs_a_restart_for_a_col
     assert hot.role == cold.role == "reader"
     assert hot.restart_needed is None
     assert cold.restart_needed is not None and "restart to apply" in cold.restart_needed
-    assert any(message.agent is cold for message in inbox.of(Workspace.PaneChanged))
+    assert any(message.agent is cold for message in inbox.of(AgentChanged))
     await space.relaunch(cold)
     assert cold.restart_needed is None and cold.launched_role == "reader"
     await space.set_role(cold, "open")
@@ -290,17 +295,17 @@ async def test_the_users_servers_file_is_followed_while_the_app_runs(tmp_path: P
             encoding="utf-8",
         )
         await wait_until(lambda: "extra" in space.server_names, message="extra added while the app runs")
-        added = inbox.of(Workspace.ServersChanged)[-1].report
+        added = inbox.of(wire.ServersEvent)[-1].report
         assert added.added == ["extra"] and "Restart a pane" in servers_report(added)
         async with pane_client("extra", url=space.url, token=agent.token) as client:
             assert (await client.list_tools()).tools
 
         user_file.write_text(fixture + '\n[servers.extra]\ncommand = ""\n', encoding="utf-8")
         await wait_until(
-            lambda: any(m.report.problems for m in inbox.of(Workspace.ServersChanged)),
+            lambda: any(m.report.problems for m in inbox.of(wire.ServersEvent)),
             message="the broken file to be reported",
         )
-        broken = inbox.of(Workspace.ServersChanged)[-1].report
+        broken = inbox.of(wire.ServersEvent)[-1].report
         line = len(fixture.splitlines()) + 3
         assert broken.problems[0].startswith(f"{user_file}:{line}: servers.extra.command: ")
         assert "keep running" in servers_report(broken)
@@ -339,7 +344,8 @@ async def test_a_gateway_never_outlives_its_app_even_when_the_app_is_killed(tmp_
     script = f"""
 import asyncio, sys
 from pathlib import Path
-from polter.session.workspace import Workspace
+from polter.session import protocol as wire
+from polter.session.workspace import AgentChanged, Workspace
 from polter.ui.notices import servers_report
 
 async def main():
@@ -380,13 +386,13 @@ async def test_with_tshock_url_set_the_terraria_backend_is_managed(
     of the gateway's upstreams, pointed at that TShock (here the simulator), and a pane can use it."""
     from polter.backends.terraria.simulator import SimulatorServer, World
     from polter.cli import build_parser
-    from polter.session.launch import plan_launch
+    from polter.cli.app import plan
 
     world = World(seed=11)
     async with SimulatorServer(world) as tshock:
         monkeypatch.setenv("TSHOCK_URL", tshock.url)
         monkeypatch.setenv("TSHOCK_TOKEN", tshock.token)
-        launch = plan_launch(build_parser().parse_args(["--pane", "shell:terraria-researcher"]))
+        launch = plan(build_parser().parse_args(["--pane", "shell:terraria-researcher"]))
         space = Workspace(servers=launch.servers, state_dir=tmp_path / "state")
         await space.start()
         try:

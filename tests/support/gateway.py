@@ -17,13 +17,14 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from polter.adapters.host import find_adapter
 from polter.gateway.app import create_gateway
 from polter.gateway.client import GatewayClient
 from polter.gateway.config import GatewayConfig
 from polter.gateway.core import Gateway
 from polter.gateway.models import AskInfo, GatewayEvent, PaneCreated
 from polter.gateway.serve import running
-from polter.gateway.servers import ServerConfig, StdioServer
+from polter.servers import ServerConfig, StdioServer
 from support.waiting import wait_until
 
 FIXTURE_SERVER = Path(__file__).with_name("fixture_server.py")
@@ -166,7 +167,7 @@ async def start_gateway(tmp_path: Path, *, servers: dict[str, ServerConfig] | No
     state_dir = tmp_path / "gateway-state"
     config = GatewayConfig(state_dir=state_dir, servers=servers if servers is not None else {"fixture": fixture_server()},
                            roles_dirs=[roles_dir], **options)
-    app = create_gateway(config)
+    app = create_gateway(config, adapters=find_adapter)  # as `polter gateway` does
     async with running(app, pane_socket=config.pane_socket) as served:
         async with GatewayClient(served.url, app.state.admin_token) as admin:
             yield Harness(app, app.state.gateway, served.url, app.state.admin_token, admin, roles_dir, state_dir)

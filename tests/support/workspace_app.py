@@ -12,7 +12,7 @@ from textual.pilot import Pilot
 
 from polter.adapters import Adapter, AgentState
 from polter.adapters.host import discover
-from polter.gateway.servers import ServerConfig
+from polter.servers import ServerConfig
 from polter.paths import config_dir
 from polter.session.agents import AgentPane, PanePlan
 from polter.session.config import PaneSetup

@@ -14,7 +14,8 @@ from support.waiting import wait_until
 
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess, describe_exit, process_exists, session_processes
+from polter.processes import describe_exit, process_exists
+from polter.terminal.pty import PtyProcess, session_processes
 
 BASH = shutil.which("bash") or "/bin/bash"
 QUIET_BASH = (BASH, "--norc", "--noprofile")

@@ -14,7 +14,7 @@ from support.workspace_app import badges, panes, session_pane, workspace_app, wo
 
 from polter.cli import build_parser
 from polter.session.config import DEFAULT_ROLES
-from polter.session.launch import plan_launch
+from polter.cli.app import plan
 
 QUIET = f"#!/bin/sh\nexec {BASH} --norc --noprofile\n"
 """A program that is a quiet bash whatever arguments it gets (stands in for a CLI)."""
@@ -38,7 +38,7 @@ def write_program(path: Path, text: str) -> None:
 
 
 async def test_without_an_agent_cli_four_shells_say_why(monkeypatch: Any, bin_dir: Path) -> None:
-    launch = plan_launch(build_parser().parse_args([]))
+    launch = plan(build_parser().parse_args([]))
     async with workspace_app(monkeypatch, launch.plans, roles={}) as (app, _pilot):
         assert len(panes(app)) == 4
         registered = {pane.id: pane.role for pane in await workspace_of(app).client.panes()}
@@ -52,7 +52,7 @@ async def test_without_an_agent_cli_four_shells_say_why(monkeypatch: Any, bin_di
 async def test_the_first_agent_cli_found_runs_in_every_pane(monkeypatch: Any, bin_dir: Path) -> None:
     for command in ("codex", "gemini"):  # codex comes first in name order (codex, gemini-cli)
         write_program(bin_dir / command, QUIET)
-    launch = plan_launch(build_parser().parse_args([]))
+    launch = plan(build_parser().parse_args([]))
     async with workspace_app(monkeypatch, launch.plans, roles={}) as (app, _pilot):
         for pane, role in zip(panes(app), DEFAULT_ROLES, strict=True):
             assert badges(pane)["adapter"] == "Codex CLI (detected)" and badges(pane)["role"] == role

@@ -433,10 +433,10 @@ async def test_prefix_d_detaches_and_another_window_finds_everything_as_it_was()
 
 def test_options_build_the_launch_and_bad_values_are_named() -> None:
     from polter.cli import build_parser
-    from polter.session.launch import plan_launch
+    from polter.cli.app import plan
 
     def launch_for(*argv: str) -> Launch:
-        return plan_launch(build_parser().parse_args(list(argv)))
+        return plan(build_parser().parse_args(list(argv)))
 
     launch = launch_for("--panes", "6", "--layout", "rows", "--prefix", "ctrl+a")
     assert len(launch.plans) == 6 and launch.prefix == "ctrl+a" and launch.layout == "rows"

@@ -32,7 +32,7 @@ from polter.adapters.host import discover
 from polter.gateway.client import pane_client
 from polter.paths import bundled_dir, config_dir
 from polter.session.config import load_session
-from polter.session.launch import plan_launch
+from polter.cli.app import plan
 from polter.ui.ask_screen import AskScreen
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
@@ -243,7 +243,7 @@ async def test_the_session_is_saved_as_it_changes_and_restore_reopens_it(monkeyp
     assert session.panes[0].cwd == tmp_path
     from polter.cli import build_parser
 
-    launch = plan_launch(build_parser().parse_args(["--restore"]))
+    launch = plan(build_parser().parse_args(["--restore"]))
     assert [plan.setup.role for plan in launch.plans] == ["open", "reader"] and launch.layout == "columns"
     assert all(plan.setup.resume for plan in launch.plans) and launch.plans[0].setup.cwd == tmp_path
 

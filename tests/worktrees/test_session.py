@@ -307,9 +307,9 @@ async def first_session(monkeypatch: Any, repo: Path) -> Path:
 
 def restored_plans() -> list[PanePlan]:
     from polter.cli import build_parser
-    from polter.session.launch import plan_launch
+    from polter.cli.app import plan
 
-    return plan_launch(build_parser().parse_args(["--restore"])).plans
+    return plan(build_parser().parse_args(["--restore"])).plans
 
 
 async def test_restore_brings_the_pane_back_into_its_worktree(monkeypatch: Any, repo: Path) -> None:

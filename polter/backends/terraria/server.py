@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, Icon, TextContent, ToolAnnotations
@@ -26,6 +27,7 @@ from pydantic import ValidationError
 from polter.backends.terraria.client import TShockClient, TShockSettings
 from polter.backends.terraria.events import ENV_EVENTS_PORT, ENV_EVENTS_SECRET, EventIntake, EventLog
 from polter.backends.terraria.items import ItemTable, item_table
+from polter.backends.terraria.tools import register_all
 from polter.backends.terraria.wiki import WikiClient
 from polter.errors import BackendError, ConfigError
 
@@ -137,8 +139,6 @@ def describe_validation(error: ValidationError) -> str:
 
 
 def build_server(backend: Backend) -> TerrariaServer:
-    from polter.backends.terraria.tools import register_all
-
     @contextlib.asynccontextmanager
     async def lifespan(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
         async with contextlib.AsyncExitStack() as stack:
@@ -166,7 +166,5 @@ def main(env: Mapping[str, str] | None = None) -> int:
     try:
         server.run("stdio")
     finally:
-        import anyio
-
         anyio.run(backend.aclose)
     return 0

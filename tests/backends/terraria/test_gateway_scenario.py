@@ -19,7 +19,7 @@ from support.gateway import controller, start_gateway
 from support.waiting import wait_until
 
 from polter.backends.terraria.simulator import SimulatorServer, World
-from polter.gateway.servers import StdioServer
+from polter.servers import StdioServer
 from polter.paths import bundled_dir
 
 pytestmark = pytest.mark.e2e

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, SecretStr
 
-from polter.backends.terraria.tools import ACTS, DESTRUCTIVE, quote
+from polter.backends.terraria.tools._common import ACTS, DESTRUCTIVE, quote
 from polter.errors import TShockError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from polter.backends.terraria.events import EventKind
-from polter.backends.terraria.tools import READ_ONLY
+from polter.backends.terraria.tools._common import READ_ONLY
 
 if TYPE_CHECKING:
     from polter.backends.terraria.server import Backend, TerrariaServer

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from polter.backends.terraria.tools import ACTS, DESTRUCTIVE, quote
+from polter.backends.terraria.tools._common import ACTS, DESTRUCTIVE, quote
 from polter.backends.terraria.tools.research import PlayerName
 from polter.errors import TShockError
 

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from polter.backends.terraria.text import game_time_to_clock, strip_colour_tags, ticks_to_datetime
-from polter.backends.terraria.tools import READ_ONLY, parse_page, quote
+from polter.backends.terraria.tools._common import READ_ONLY, parse_page, quote
 from polter.errors import BackendError, TShockError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from polter.backends.terraria.text import game_time_to_clock
-from polter.backends.terraria.tools import ACTS, DESTRUCTIVE, quote
+from polter.backends.terraria.tools._common import ACTS, DESTRUCTIVE, quote
 from polter.backends.terraria.tools.research import companion_state
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The servers file: which MCP servers the gateway manages (TOML).
+"""The servers file: which MCP servers the gateway manages (TOML). The gateway serves it, the session host
+writes its gateway's copy and follows the user's, ``polter servers`` checks it: one format, here.
 
     [servers.time]                         # stdio: command, args, env, cwd
     command = "uvx"
@@ -17,17 +18,17 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from polter.errors import ConfigError
 from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER
-from polter.toml_positions import locate_line, toml_syntax_error  # one TOML position reader for all files
+from polter.toml_files import TomlFile
 
 __all__ = [
     "HttpServer",
@@ -38,7 +39,6 @@ __all__ = [
     "default_servers_path",
     "expand_vars",
     "load_servers",
-    "toml_line",
     "watch_file",
 ]
 
@@ -120,11 +120,6 @@ def expand_vars(text: str, environ: dict[str, str] | os._Environ[str] | None = N
     return _VAR.sub(replace, text)
 
 
-def toml_line(text: str, table: tuple[str, ...], key: str | None = None) -> int | None:
-    """The line of ``[servers.NAME]`` or of a key inside it (best effort, via the roles loader's scanner)."""
-    return locate_line(text, (*table, key) if key else table)
-
-
 def _expand(value: Any, field: str, path: Path, line: int | None) -> Any:
     try:
         if isinstance(value, str):
@@ -146,54 +141,32 @@ def _expand(value: Any, field: str, path: Path, line: int | None) -> Any:
 def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerConfig], list[ConfigError]]:
     """Parse a servers file; returns the valid servers and every problem found (the file is never modified)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        file = TomlFile.read(path, what="the servers file")
     except FileNotFoundError:
         return {}, [ConfigError("the servers file does not exist", path=path)]
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [ConfigError(f"cannot read the servers file: {exc}", path=path)]
+    except ConfigError as exc:
+        return {}, [exc]
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        located = toml_syntax_error(path, text, exc)  # the loader's TOML error reader
-        return {}, [ConfigError(located.message, path=path, line=located.line)]
-    try:
-        document = _ServersFile.model_validate(data)
+        document = _ServersFile.model_validate(file.data)
     except ValidationError as exc:
-        invalid = []
-        for error in exc.errors():
-            loc = [str(part) for part in error["loc"]]
-            line = toml_line(text, tuple(loc[:2])) if len(loc) >= 2 else None
-            invalid.append(ConfigError(error["msg"], path=path, line=line, field=".".join(loc)))
-        return {}, invalid
+        return {}, file.problems(exc, message=_message, field=_dotted)
     servers: dict[str, ServerConfig] = {}
     problems: list[ConfigError] = []
     for name, raw in document.servers.items():
         kind: type[StdioServer] | type[HttpServer] = HttpServer if "url" in raw else StdioServer
         if "url" in raw and "command" in raw:
-            problems.append(
-                ConfigError(
-                    "give either command (stdio) or url (HTTP), not both",
-                    path=path,
-                    line=toml_line(text, ("servers", name)),
-                    field=f"servers.{name}",
-                )
-            )
+            problems.append(file.problem("give either command (stdio) or url (HTTP), not both", ("servers", name)))
             continue
         try:
             config = kind.model_validate(raw)
         except ValidationError as exc:
-            for error in exc.errors():
-                key = str(error["loc"][0]) if error["loc"] else None
-                field = ".".join(["servers", name, *(str(part) for part in error["loc"])])
-                problems.append(
-                    ConfigError(error["msg"], path=path, line=toml_line(text, ("servers", name), key), field=field)
-                )
+            problems += file.problems(exc, within=("servers", name), message=_message, field=_dotted)
             continue
         if expand:
             try:
                 config = kind.model_validate(
                     {
-                        key: _expand(value, f"servers.{name}.{key}", path, toml_line(text, ("servers", name), key))
+                        key: _expand(value, f"servers.{name}.{key}", path, file.line(("servers", name, key)))
                         for key, value in config.model_dump(exclude_defaults=True).items()
                     }
                 )
@@ -202,6 +175,14 @@ def check_servers(path: Path, *, expand: bool = True) -> tuple[dict[str, ServerC
                 continue
         servers[name] = config
     return servers, problems
+
+
+def _message(error: ErrorDetails) -> str:
+    return str(error["msg"])
+
+
+def _dotted(loc: Sequence[int | str]) -> str:
+    return ".".join(str(part) for part in loc)
 
 
 def load_servers(path: Path | None, *, required: bool = False, expand: bool = True) -> dict[str, ServerConfig]:
@@ -226,6 +207,7 @@ def load_servers(path: Path | None, *, required: bool = False, expand: bool = Tr
 
 async def watch_file(path: Path) -> AsyncIterator[None]:
     """Yield whenever ``path`` is written. Its folder is watched, not the file: editors replace files."""
+    # lazy: only a process that follows the servers file loads watchfiles
     from watchfiles import awatch
 
     path = path.absolute()
