@@ -23,7 +23,6 @@ from polter.adapters import (
     HookAnswer,
     HookReply,
     HookRequest,
-    LaunchSpec,
     Liveness,
     PaneFile,
     PaneToPrepare,
@@ -297,7 +296,7 @@ class ClaudeCode(Adapter):
         )
         if pane.resume and self.has_conversation(pane.cwd, pane.user_home):
             argv += ("--continue",)
-        launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        launch = self.launch(pane, argv, env=env, unset=unset)
         warnings = self._warnings()
         if sandbox:
             warnings += tuple(

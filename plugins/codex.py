@@ -28,7 +28,6 @@ from polter.adapters import (
     HookAnswer,
     HookReply,
     HookRequest,
-    LaunchSpec,
     Liveness,
     PaneFile,
     PaneToPrepare,
@@ -280,7 +279,7 @@ class Codex(Adapter):
                 )
             else:
                 argv += ["-c", f"mcp_servers.{_toml_key(name)}.enabled=false"]
-        launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        launch = self.launch(pane, argv, env=env, unset=unset)
         return PreparedPane(
             launch=launch,
             files=files,

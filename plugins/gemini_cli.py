@@ -26,7 +26,6 @@ from polter.adapters import (
     HookAnswer,
     HookReply,
     HookRequest,
-    LaunchSpec,
     Liveness,
     PaneFile,
     PaneToPrepare,
@@ -407,7 +406,7 @@ class GeminiCli(Adapter):
             env |= self.test_env(pane)
             argv += self.test_args(pane)
             unset += TEST_MODE_UNSET
-        launch = LaunchSpec(argv=tuple(argv), env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        launch = self.launch(pane, argv, env=env, unset=unset)
         return PreparedPane(
             launch=launch,
             files=files,

@@ -25,7 +25,6 @@ from polter.adapters import (
     AdapterInfo,
     AgentState,
     HookRequest,
-    LaunchSpec,
     Liveness,
     PaneFile,
     PaneToPrepare,
@@ -290,7 +289,7 @@ class Opencode(Adapter):
                 "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
             }
         argv = (self.executable(), "--continue") if pane.resume else (self.executable(),)
-        launch = LaunchSpec(argv=argv, env=env, unset_env=unset, cwd=pane.cwd, title=self.display_name)
+        launch = self.launch(pane, argv, env=env, unset=unset)
         warnings += unconfined_notices(self.display_name, pane.builtins, "it has no OS sandbox")
         return PreparedPane(
             launch=launch,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from polter.adapters import Adapter, AdapterInfo, Detection, LaunchSpec, Liveness, PaneToPrepare, PreparedPane
+from polter.adapters import Adapter, AdapterInfo, Detection, Liveness, PaneToPrepare, PreparedPane
 
 API_VERSION = 1
 """The version of the plugin API (polter.adapters) this plugin is written for."""
@@ -41,7 +41,7 @@ class Shell(Adapter):
         return Detection(installed=True, path=path, version=path.name)
 
     def prepare(self, pane: PaneToPrepare) -> PreparedPane:
-        launch = LaunchSpec(argv=(self.shell(),), env=pane.polter_env(), cwd=pane.cwd, title=Path(self.shell()).name)
+        launch = self.launch(pane, (self.shell(),), title=Path(self.shell()).name)
         return PreparedPane(launch=launch)
 
 

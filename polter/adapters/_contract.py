@@ -506,6 +506,26 @@ class Adapter(ABC):
     def prepare(self, pane: PaneToPrepare) -> PreparedPane:
         """The launch spec and runtime files that run this CLI in ``pane`` behind the gateway."""
 
+    def launch(
+        self,
+        pane: PaneToPrepare,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        unset: Sequence[str] = (),
+        title: str | None = None,
+    ) -> LaunchSpec:
+        """What :meth:`prepare` returns as the launch, as every adapter makes it: ``argv`` in the pane's
+        directory, with ``env`` (default: the pane's identity, :meth:`PaneToPrepare.polter_env`) and without
+        the variables ``unset``, titled with the CLI's name unless ``title`` says otherwise."""
+        return LaunchSpec(
+            argv=tuple(argv),
+            env=dict(pane.polter_env() if env is None else env),
+            unset_env=tuple(unset),
+            cwd=pane.cwd,
+            title=title or self.display_name,
+        )
+
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
         """The skills this CLI would load when started in ``cwd`` (none, unless the CLI has skills)."""
         return []

@@ -31,7 +31,6 @@ from polter.adapters import (
     AdapterInfo,
     AgentState,
     HookRequest,
-    LaunchSpec,
     Liveness,
     PaneFile,
     PaneToPrepare,
@@ -87,7 +86,7 @@ class {cls}(Adapter):
         if pane.test_mode is not None:  # TODO: how your CLI is pointed at another model API
             env["{env_prefix}_BASE_URL"] = pane.test_mode.model_base_url
             env["{env_prefix}_API_KEY"] = pane.test_mode.api_key
-        launch = LaunchSpec(argv=argv, env=env, cwd=pane.cwd, title=self.display_name)
+        launch = self.launch(pane, argv, env=env)
         return PreparedPane(launch=launch, files=files, hidden_skills=tuple(sorted(s.name for s in hidden)))
 
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
