@@ -56,7 +56,7 @@ def plain_app() -> object:
 def workspace_app() -> object:
     from support.session import HostedApp
 
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
     from polter.servers import StdioServer
     from polter.session.config import PaneSetup
     from polter.session.launch import Launch

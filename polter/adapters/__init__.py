@@ -3,7 +3,7 @@
 A plugin imports from here and nothing else of Polter's, and declares the version of this API it was
 written for (``API_VERSION = 1`` at the top of its module); docs/adapters.md lists these names (a test
 checks the list) and says what each version changed. What Polter itself does with plugins (finding and
-loading them, the panes' runtime dirs, the CLIs' homes) is :mod:`polter.adapters.host`.
+loading them, the panes' runtime dirs, the CLIs' homes) is :mod:`polter.adapters.plugins`.
 """
 
 from polter.adapters._contract import (

@@ -125,7 +125,7 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import AgentState, HookAnswer, PaneToPrepare
-from polter.adapters.host import load_plugin, write_pane_files
+from polter.adapters.plugins import load_plugin, write_pane_files
 
 PLUGIN = Path(__file__).resolve().parent
 TOKEN = "pane-token-that-must-not-reach-a-file"

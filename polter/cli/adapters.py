@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _registry() -> Any:
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
 
     return discover()
 
@@ -134,7 +134,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from polter.adapters.host import scaffold_adapter, user_plugins_dir
+    from polter.adapters.plugins import scaffold_adapter, user_plugins_dir
 
     directory = args.dir or user_plugins_dir()
     written = scaffold_adapter(args.name, directory, force=args.force)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from polter.errors import SessionError
 
 if TYPE_CHECKING:
-    from polter.adapters.host import AdapterRegistry
+    from polter.adapters.plugins import AdapterRegistry
     from polter.session.launch import Launch, LaunchOptions
     from polter.session.protocol import SessionInfo
 

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     import_sdk_lazily()  # before the gateway's first import of the SDK: only the parts it uses load
     import logging
 
-    from polter.adapters.host import find_adapter
+    from polter.adapters.plugins import find_adapter
     from polter.gateway.app import default_roles_dirs
     from polter.gateway.config import GatewayConfig
     from polter.gateway.serve import serve_forever

@@ -13,7 +13,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 
-from polter.adapters.host import AdapterRegistry
+from polter.adapters.plugins import AdapterRegistry
 from polter.servers import ServerConfig
 from polter.session.config import PaneSetup
 from polter.session.launch import Launch, choose_shell, plan_panes, terraria_server

@@ -10,7 +10,7 @@ from polter.errors import SessionError
 from polter.gateway.models import AuditRow, Capabilities, RolesStatus
 from polter.session import methods
 from polter.session import protocol as wire
-from polter.session.agents import AgentPane
+from polter.session.agents import Agent
 from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.windows import Window
@@ -39,7 +39,7 @@ class AgentCalls:
         calls.register(methods.AnswerParams, self._answer)
         calls.register(methods.AnswerQuestionParams, self._answer_question)
 
-    def _agent(self, pane_id: str) -> AgentPane:
+    def _agent(self, pane_id: str) -> Agent:
         pane = self._panes.get(pane_id)
         if pane.agent is None:
             raise SessionError(f"pane {pane.id} runs no agent")

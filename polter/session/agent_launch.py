@@ -21,13 +21,13 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from polter.adapters import PaneToPrepare, PreparedPane, TestMode
-from polter.adapters.host import write_pane_files
+from polter.adapters.plugins import write_pane_files
 from polter.errors import EgressError
 from polter.gateway.client import GatewayClient
 from polter.protocol import BuiltinsPolicy, Decision
 from polter.sandbox.confine import ModelApi, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
-from polter.session.agents import AgentPane, denied_skills
+from polter.session.agents import Agent, denied_skills
 from polter.session.confined import PaneSockets, confined_launch
 from polter.terminal.launch import LaunchSpec
 
@@ -59,7 +59,7 @@ class AgentLauncher:
         self._state_dir = state_dir
         self._test_mode = test_mode
 
-    async def prepare(self, agent: AgentPane, *, resume: bool | None = None) -> LaunchSpec:
+    async def prepare(self, agent: Agent, *, resume: bool | None = None) -> LaunchSpec:
         """What to run for ``agent`` now (``resume``: continue the CLI's conversation; default: as set up)."""
         setup = agent.setup
         cwd = (setup.cwd or Path.cwd()).resolve()
@@ -93,7 +93,7 @@ class AgentLauncher:
             session_state=self._state_dir,
         )
 
-    def layer_differs(self, agent: AgentPane, builtins: BuiltinsPolicy | None) -> bool:
+    def layer_differs(self, agent: Agent, builtins: BuiltinsPolicy | None) -> bool:
         """Whether the CLI's own permission layer (set from the role when it started) would be set otherwise
         under ``builtins``: the adapter prepares the pane both ways (nothing is written) and the two differ."""
         cwd = (agent.setup.cwd or Path.cwd()).resolve()
@@ -101,7 +101,7 @@ class AgentLauncher:
         now = agent.adapter.prepare(self._pane(agent, cwd, {}, builtins, resume=False))
         return launched.files != now.files or launched.launch != now.launch
 
-    async def _give_network(self, agent: AgentPane, pane: PaneToPrepare, model: ModelApi) -> None:
+    async def _give_network(self, agent: Agent, pane: PaneToPrepare, model: ModelApi) -> None:
         """The pane's socket of the egress proxy, listening before the pane starts (or the pane starts without a
         network, and the notice says why)."""
         socket = self._sockets.egress(agent.id)
@@ -123,7 +123,7 @@ class AgentLauncher:
 
     def _pane(
         self,
-        agent: AgentPane,
+        agent: Agent,
         cwd: Path,
         decisions: dict[str, Decision],
         builtins: BuiltinsPolicy | None,
@@ -148,7 +148,7 @@ class AgentLauncher:
         )
 
 
-def _write(agent: AgentPane, pane: PaneToPrepare) -> PreparedPane:
+def _write(agent: Agent, pane: PaneToPrepare) -> PreparedPane:
     """The adapter's files into the runtime dir. Files of an earlier launch that this one does not
     write go (a skill link the new role denies); what the CLI itself keeps there stays."""
     prepared = agent.adapter.prepare(pane)

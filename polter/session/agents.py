@@ -1,4 +1,4 @@
-"""One pane as the workspace knows it: what to open (:class:`PanePlan`) and what it became (:class:`AgentPane`)."""
+"""One pane as the workspace knows it: what to open (:class:`PanePlan`) and what it became (:class:`Agent`)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from polter.adapters import Adapter, Liveness
-from polter.adapters.host import RuntimeDir
+from polter.adapters.plugins import RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
 from polter.protocol import BuiltinsPolicy
 from polter.session.config import PaneSetup
 
-__all__ = ["AgentPane", "PanePlan", "denied_skills"]
+__all__ = ["Agent", "PanePlan", "denied_skills"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class PanePlan:
 
 
 @dataclass(eq=False)
-class AgentPane:
+class Agent:
     """One pane as the gateway knows it, and what the UI shows about it."""
 
     id: str

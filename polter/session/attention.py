@@ -28,11 +28,11 @@ from polter.errors import SessionError
 from polter.protocol import StateReport
 from polter.session import methods
 from polter.session import protocol as wire
-from polter.session.agents import AgentPane
+from polter.session.agents import Agent
 from polter.session.config import NotifySettings
 from polter.session.desktop import DesktopNotifications
 from polter.session.notify_command import notify_command_env, run_notify_command
-from polter.session.pane import SessionPane
+from polter.session.pane import HostPane
 from polter.session.panes import Panes
 from polter.session.transitions import Transition, Transitions
 from polter.session.windows import Window, Windows
@@ -77,7 +77,7 @@ class Attention:
 
     # -- reading the agents --------------------------------------------------------------------------
 
-    def attend(self, pane: SessionPane) -> None:
+    def attend(self, pane: HostPane) -> None:
         """Read the pane's agent again: its header follows the reading, and a settled change notifies."""
         changed = pane.update_agent_state(self._asks_of(pane.id))
         typed = pane.terminal.last_input > 0
@@ -101,14 +101,14 @@ class Attention:
         if pane is not None and pane.agent is not None:
             self.attend(pane)
 
-    def reported(self, agent: AgentPane, report: StateReport) -> None:
+    def reported(self, agent: Agent, report: StateReport) -> None:
         """The pane's CLI said through its hooks what its agent does: believe it now."""
         pane = self._panes.of_agent(agent)
         if pane is not None:
             pane.take_report(report)
             self.attend(pane)
 
-    def forget(self, pane: SessionPane) -> None:
+    def forget(self, pane: HostPane) -> None:
         """The pane is closed."""
         self.transitions.forget(pane.id)
 
@@ -131,10 +131,10 @@ class Attention:
 
     # -- telling ----------------------------------------------------------------------------------------
 
-    def _looked_at(self, pane: SessionPane) -> bool:
+    def _looked_at(self, pane: HostPane) -> bool:
         return any(window.app_focused and window.looking_at == pane.id for window in self._windows.attached)
 
-    def _tell(self, pane: SessionPane, transition: Transition) -> None:
+    def _tell(self, pane: HostPane, transition: Transition) -> None:
         settings = self._settings
         agent = pane.agent
         if agent is None or pane not in self._panes:

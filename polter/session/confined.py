@@ -12,7 +12,7 @@ from polter.adapters import PaneToPrepare, PreparedPane, StateHome
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
 from polter.sandbox.confine import ModelApi, PaneFacts, confine
-from polter.session.agents import AgentPane
+from polter.session.agents import Agent
 from polter.terminal.launch import LaunchSpec
 
 __all__ = ["PaneSockets", "confined_launch", "state_paths", "user_configs"]
@@ -98,7 +98,7 @@ def hidden_folders(session_state: Path) -> tuple[Path, ...]:
 
 
 def confined_launch(
-    agent: AgentPane,
+    agent: Agent,
     pane: PaneToPrepare,
     prepared: PreparedPane,
     spec: LaunchSpec,

@@ -1,6 +1,6 @@
 """The session host: the process that owns a session's panes, so they outlive every window.
 
-It runs each pane's program on a PTY with its screen engine (:class:`~polter.session.pane.SessionPane`), the
+It runs each pane's program on a PTY with its screen engine (:class:`~polter.session.pane.HostPane`), the
 workspace (the gateway and the agent panes' registrations, asks, roles), and a Unix socket (0600, in a 0700
 folder, the peer's uid checked) through which windows attach (:mod:`polter.session.protocol`). A window gets
 the session's state and every pane's screen at once, then frames of what changes, and sends the human's
@@ -43,7 +43,7 @@ from polter.session.attention import Attention
 from polter.session.call_table import CallTable
 from polter.session.config import PaneSetup, SavedSession, save_session
 from polter.session.launch import Launch, is_installed, plan_panes
-from polter.session.pane import SessionPane
+from polter.session.pane import HostPane
 from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
@@ -137,7 +137,7 @@ class SessionHost:
     def has_agents(self) -> bool:
         return bool(self.launch.plans) or self._workspace_started
 
-    def pane(self, pane_id: str) -> SessionPane:
+    def pane(self, pane_id: str) -> HostPane:
         """The pane ``pane_id`` (raises :class:`SessionError` if the session has none)."""
         return self.panes.get(pane_id)
 
@@ -225,7 +225,7 @@ class SessionHost:
 
     # -- opening, closing and restarting panes -------------------------------------------------------
 
-    async def _open_plan(self, plan: PanePlan, index: int | None = None) -> SessionPane:
+    async def _open_plan(self, plan: PanePlan, index: int | None = None) -> HostPane:
         await self._start_workspace()
         pane_id = self.panes.new_id()
         opened = None
@@ -292,7 +292,7 @@ class SessionHost:
     async def _restart_call(self, window: Window, params: methods.RestartParams) -> None:
         await self._restart(self.panes.get(params.pane))
 
-    async def _restart(self, pane: SessionPane) -> None:
+    async def _restart(self, pane: HostPane) -> None:
         """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
         applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
         await pane.terminal.close()
@@ -512,11 +512,11 @@ class SessionHost:
     async def _answer(self, window: Window, call: wire.Call) -> None:
         window.send(await self.calls.answer(window, call))
 
-    def _input_pane(self, window: Window, pane_id: str) -> SessionPane | None:
+    def _input_pane(self, window: Window, pane_id: str) -> HostPane | None:
         self.windows.make_latest(window)
         return self.panes.find(pane_id)
 
-    def _submit(self, pane: SessionPane, lines: list[str]) -> None:
+    def _submit(self, pane: HostPane, lines: list[str]) -> None:
         """Lines the human typed into an agent pane: the gateway's evidence for gates and phases."""
         if pane.agent is not None and not pane.agent.closed:
             for line in lines:

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from polter.adapters import Adapter, TestMode
-from polter.adapters.host import AdapterRegistry, discover
+from polter.adapters.plugins import AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
 from polter.protocol import DEFAULT_ROLE
 from polter.servers import ServerConfig, StdioServer, default_servers_path, load_servers

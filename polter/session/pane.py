@@ -9,7 +9,7 @@ from datetime import datetime
 
 from polter.protocol import AgentState, StateReport
 from polter.session.agent_state import screen_activity
-from polter.session.agents import AgentPane
+from polter.session.agents import Agent
 from polter.session.pane_worktree import PaneWorktree
 from polter.session.protocol import AgentView, PaneState, StatusKind
 from polter.session.transitions import Reading, current_reading
@@ -17,12 +17,12 @@ from polter.session.typed_line import TypedLine
 from polter.terminal.hosted import HostedTerminal, TypingClock
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["SessionPane"]
+__all__ = ["HostPane"]
 
 
-class SessionPane:
+class HostPane:
     """A program on a pseudo-terminal (:class:`HostedTerminal`), and for an agent pane its
-    :class:`AgentPane`. ``on_frame(pane, dirty)`` and ``on_change(pane)`` are the terminal's
+    :class:`Agent`. ``on_frame(pane, dirty)`` and ``on_change(pane)`` are the terminal's
     callbacks with the pane added."""
 
     def __init__(
@@ -30,11 +30,11 @@ class SessionPane:
         pane_id: str,
         spec: LaunchSpec,
         *,
-        agent: AgentPane | None = None,
+        agent: Agent | None = None,
         scrollback: int = 10_000,
         typing: TypingClock | None = None,
-        on_frame: Callable[[SessionPane, set[int] | None], None] = lambda pane, dirty: None,
-        on_change: Callable[[SessionPane], None] = lambda pane: None,
+        on_frame: Callable[[HostPane, set[int] | None], None] = lambda pane, dirty: None,
+        on_change: Callable[[HostPane], None] = lambda pane: None,
     ) -> None:
         self.id = pane_id
         self.agent = agent

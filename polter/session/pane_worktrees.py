@@ -21,7 +21,7 @@ from polter.errors import ConfigError, SessionError, WorktreeError
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.agents import PanePlan
-from polter.session.pane import SessionPane
+from polter.session.pane import HostPane
 from polter.session.pane_worktree import PaneWorktree, SetupAnswer, open_pane_worktree, opened_report, setup_question
 from polter.session.panes import Panes
 from polter.session.questions import Questions
@@ -51,7 +51,7 @@ class PaneWorktrees:
         windows: Windows,
         questions: Questions,
         tasks: BackgroundTasks,
-        restart: Callable[[SessionPane], Awaitable[None]],
+        restart: Callable[[HostPane], Awaitable[None]],
     ) -> None:
         self._panes = panes
         self._windows = windows
@@ -95,7 +95,7 @@ class PaneWorktrees:
     def release(self, opened: OpenedWorktree) -> None:
         self._claimed.discard(opened.worktree.branch)
 
-    def track(self, pane: SessionPane, opened: OpenedWorktree) -> None:
+    def track(self, pane: HostPane, opened: OpenedWorktree) -> None:
         """Keep the pane's worktree with the pane (before it is added: its first state shows it)."""
         pane.worktree = PaneWorktree(
             opened.worktree,
@@ -113,7 +113,7 @@ class PaneWorktrees:
 
         return confirm
 
-    def source(self, like: SessionPane | None, cwd: Path | None) -> Path | None:
+    def source(self, like: HostPane | None, cwd: Path | None) -> Path | None:
         """Where a new worktree pane opened beside ``like`` comes from: a directory inside ``like``'s own
         worktree means the same place in the checkout that worktree was made from (a new pane's worktree
         starts from the project's branch, not from another agent's)."""
@@ -136,7 +136,7 @@ class PaneWorktrees:
                 self._panes.changed(pane)
                 pane.worktree.refresh()
 
-    def _gone(self, pane: SessionPane) -> None:
+    def _gone(self, pane: HostPane) -> None:
         if pane not in self._panes or pane.worktree is None:
             return
         number, worktree = self._panes.number(pane), pane.worktree
@@ -151,7 +151,7 @@ class PaneWorktrees:
         )
 
     @staticmethod
-    def saved(pane: SessionPane, cwd: Path | None) -> dict[str, Any]:
+    def saved(pane: HostPane, cwd: Path | None) -> dict[str, Any]:
         """The worktree part of a pane's saved setup: ``--restore`` reopens it in the same worktree (and
         recreates its folder if it was deleted). A program that left the worktree is saved at its start."""
         worktree = pane.worktree
@@ -162,7 +162,7 @@ class PaneWorktrees:
 
     # -- the calls ------------------------------------------------------------------------------------
 
-    def _of(self, pane_id: str) -> tuple[SessionPane, PaneWorktree]:
+    def _of(self, pane_id: str) -> tuple[HostPane, PaneWorktree]:
         pane = self._panes.get(pane_id)
         if pane.worktree is None:
             raise SessionError(f"pane {pane.id} has no worktree of its own")

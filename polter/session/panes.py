@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from polter.errors import SessionError
 from polter.session import methods
 from polter.session import protocol as wire
-from polter.session.agents import AgentPane
-from polter.session.pane import SessionPane
+from polter.session.agents import Agent
+from polter.session.pane import HostPane
 from polter.session.windows import Window, Windows
 from polter.terminal.frames import HistoryRows, encode_history
 from polter.terminal.hosted import TypingClock
@@ -28,7 +28,7 @@ class Panes:
     def __init__(self, session: str, windows: Windows, *, scrollback: int) -> None:
         self._session = session
         self._windows = windows
-        self._panes: list[SessionPane] = []
+        self._panes: list[HostPane] = []
         self._numbers = 0
         self._scrollback = scrollback
         self._typing = TypingClock()
@@ -39,29 +39,29 @@ class Panes:
 
     # -- which pane ---------------------------------------------------------------------------------------
 
-    def __iter__(self) -> Iterator[SessionPane]:
+    def __iter__(self) -> Iterator[HostPane]:
         return iter(list(self._panes))
 
     def __len__(self) -> int:
         return len(self._panes)
 
-    def __getitem__(self, index: int) -> SessionPane:
+    def __getitem__(self, index: int) -> HostPane:
         return self._panes[index]
 
     def __contains__(self, pane: object) -> bool:
         return pane in self._panes
 
-    def get(self, pane_id: str) -> SessionPane:
+    def get(self, pane_id: str) -> HostPane:
         """The pane ``pane_id`` (raises :class:`SessionError` if the session has none)."""
         pane = self.find(pane_id)
         if pane is None:
             raise SessionError(f"no pane {pane_id} in session {self._session}")
         return pane
 
-    def find(self, pane_id: str) -> SessionPane | None:
+    def find(self, pane_id: str) -> HostPane | None:
         return next((pane for pane in self._panes if pane.id == pane_id), None)
 
-    def number(self, pane: SessionPane) -> int:
+    def number(self, pane: HostPane) -> int:
         """The pane's place, from 1 (as windows number the panes)."""
         return self._panes.index(pane) + 1
 
@@ -71,9 +71,9 @@ class Panes:
         self._numbers += 1
         return f"p{self._numbers}"
 
-    def new(self, pane_id: str, spec: LaunchSpec, agent: AgentPane | None = None) -> SessionPane:
+    def new(self, pane_id: str, spec: LaunchSpec, agent: Agent | None = None) -> HostPane:
         """A pane running ``spec`` (not in the session yet: :meth:`add` it)."""
-        return SessionPane(
+        return HostPane(
             pane_id,
             spec,
             agent=agent,
@@ -83,7 +83,7 @@ class Panes:
             on_change=self.changed,
         )
 
-    def add(self, pane: SessionPane, index: int | None = None) -> SessionPane:
+    def add(self, pane: HostPane, index: int | None = None) -> HostPane:
         """Put ``pane`` in the session (last, or at ``index``): every window shows it, at the latest window's size."""
         if len(self._panes) >= wire.MAX_PANES:
             raise SessionError(f"a session has at most {wire.MAX_PANES} panes")
@@ -95,17 +95,17 @@ class Panes:
             pane.resize(*size)
         return pane
 
-    def remove(self, pane: SessionPane) -> None:
+    def remove(self, pane: HostPane) -> None:
         if pane in self._panes:
             self._panes.remove(pane)
         self._windows.broadcast(wire.PaneRemoved(pane=pane.id))
 
-    def changed(self, pane: SessionPane) -> None:
+    def changed(self, pane: HostPane) -> None:
         """What windows show of ``pane`` changed (its status, title, agent, worktree): they get its state."""
         if pane in self._panes:
             self._windows.broadcast(wire.PaneUpdated(pane=pane.state()))
 
-    def of_agent(self, agent: AgentPane) -> SessionPane | None:
+    def of_agent(self, agent: Agent) -> HostPane | None:
         return next((pane for pane in self._panes if pane.agent is agent), None)
 
     # -- the calls ----------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from polter.terminal.frames import StyleTable, WindowStyles, encode_frame
 
 if TYPE_CHECKING:
     from polter.session.call_table import CallTable
-    from polter.session.pane import SessionPane
+    from polter.session.pane import HostPane
 
 __all__ = ["UNSEEN_NOTICES", "WINDOW_BUFFER_LIMIT", "Window", "Windows", "same_user"]
 
@@ -75,7 +75,7 @@ class Windows:
 
     def __init__(
         self,
-        panes: Callable[[], Iterable[SessionPane]],
+        panes: Callable[[], Iterable[HostPane]],
         *,
         layout: wire.LayoutMode,
         tasks: BackgroundTasks,
@@ -162,7 +162,7 @@ class Windows:
 
     # -- frames -------------------------------------------------------------------------------------------
 
-    def frame(self, pane: SessionPane, dirty: set[int] | None) -> None:
+    def frame(self, pane: HostPane, dirty: set[int] | None) -> None:
         """Rows ``dirty`` of ``pane`` changed (``None``: all): each attached window gets them, unless it fell behind."""
         screen = pane.terminal.screen
         if screen is None:
@@ -175,7 +175,7 @@ class Windows:
                 continue
             window.send(wire.FrameEvent(pane=pane.id, frame=encode_frame(screen, dirty, self.styles, window.styles)))
 
-    def full_frame(self, window: Window, pane: SessionPane) -> None:
+    def full_frame(self, window: Window, pane: HostPane) -> None:
         screen = pane.terminal.screen
         if screen is not None:
             frame = encode_frame(screen, None, self.styles, window.styles)
@@ -208,7 +208,7 @@ class Windows:
             if size is not None and size != pane.size:
                 pane.resize(*size)
 
-    def size_of(self, pane: SessionPane) -> tuple[int, int] | None:
+    def size_of(self, pane: HostPane) -> tuple[int, int] | None:
         """The size the latest window gives ``pane`` (None: it gave none yet)."""
         return self.latest.sizes.get(pane.id) if self.latest is not None else None
 

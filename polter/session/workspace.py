@@ -1,7 +1,7 @@
 """The panes' side of the gateway: registration, adapter launch, roles, asks, audit. No widgets.
 
 A :class:`Workspace` owns the supervised gateway (:mod:`~polter.session.supervisor`) and one
-:class:`AgentPane` per pane. Opening a pane registers it with the gateway under a token the
+:class:`Agent` per pane. Opening a pane registers it with the gateway under a token the
 workspace chose (so a restarted gateway can take the same one back), lets the pane's adapter
 prepare the CLI's launch, and writes the adapter's files into the pane's private runtime dir
 (0700, removed when the pane is closed). The session host asks the workspace to act (switch a role,
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Final
 
 from polter.adapters import TestMode
-from polter.adapters.host import RuntimeDir
+from polter.adapters.plugins import RuntimeDir
 from polter.errors import EgressError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
@@ -51,7 +51,7 @@ from polter.sandbox.egress_supervisor import EgressSupervisor
 from polter.servers import ServerConfig
 from polter.session import protocol as wire
 from polter.session.agent_launch import AgentLauncher
-from polter.session.agents import AgentPane, PanePlan, denied_skills
+from polter.session.agents import Agent, PanePlan, denied_skills
 from polter.session.asks import Asks
 from polter.session.confined import PaneSockets
 from polter.session.servers_file import ServersFile
@@ -82,14 +82,14 @@ class NetworkChanged:
 class AgentChanged:
     """An agent's role, phase, pending asks or restart-needed changed."""
 
-    agent: AgentPane
+    agent: Agent
 
 
 @dataclass(frozen=True)
 class StateReported:
     """The pane's CLI said what its agent does, through its own hooks (a turn began, a dialog opened, it ended)."""
 
-    agent: AgentPane
+    agent: Agent
     report: StateReport
 
 
@@ -165,7 +165,7 @@ class Workspace:
             state_dir=self.state_dir,
             test_mode=test_mode,
         )
-        self.panes: dict[str, AgentPane] = {}
+        self.panes: dict[str, Agent] = {}
         self.roles = RolesStatus(names=[], problems=[])
         self.server_names: list[str] = []
         self.audit_rows: deque[AuditRow] = deque(maxlen=AUDIT_KEPT)
@@ -173,7 +173,7 @@ class Workspace:
         self._numbers = 0
         self._url: str | None = None
         self._down = True
-        self._held_lines: deque[tuple[AgentPane, str]] = deque(maxlen=HELD_LINES)
+        self._held_lines: deque[tuple[Agent, str]] = deque(maxlen=HELD_LINES)
         """Lines typed while the gateway was down: they go to it once the panes are registered again."""
 
     # -- messages --------------------------------------------------------------------------------
@@ -295,11 +295,11 @@ class Workspace:
         self._numbers += 1
         return f"p{self._numbers}"
 
-    async def open(self, plan: PanePlan, pane_id: str | None = None) -> tuple[AgentPane, LaunchSpec]:
+    async def open(self, plan: PanePlan, pane_id: str | None = None) -> tuple[Agent, LaunchSpec]:
         """Register a pane with the gateway and prepare its CLI; returns it and what to run."""
         pane_id = pane_id or self._new_id()
         role = plan.setup.role or DEFAULT_ROLE
-        agent = AgentPane(
+        agent = Agent(
             id=pane_id,
             plan=plan,
             token=secrets.token_urlsafe(32),
@@ -321,14 +321,14 @@ class Workspace:
             raise
         return agent, spec
 
-    async def relaunch(self, agent: AgentPane, *, resume: bool = False) -> LaunchSpec:
+    async def relaunch(self, agent: Agent, *, resume: bool = False) -> LaunchSpec:
         """What to run when the pane restarts: prepared again, so the CLI starts under the current role."""
         spec = await self.launcher.prepare(agent, resume=resume)
         agent.restart_needed = None
         self._broadcast(AgentChanged(agent))
         return spec
 
-    async def close(self, agent: AgentPane) -> None:
+    async def close(self, agent: Agent) -> None:
         """Forget the pane: the gateway refuses its token from now on; its runtime dir is removed."""
         agent.closed = True
         self.panes.pop(agent.id, None)
@@ -337,13 +337,13 @@ class Workspace:
         with contextlib.suppress(GatewayError):
             await self.client.remove(agent.id)
 
-    async def _register(self, client: GatewayClient, agent: AgentPane) -> None:
+    async def _register(self, client: GatewayClient, agent: Agent) -> None:
         created = await client.register(
             agent.role, title=agent.title, pane_id=agent.id, token=agent.token, skills=agent.skills
         )
         agent.update(created.pane)
 
-    async def _role_changed(self, agent: AgentPane) -> None:
+    async def _role_changed(self, agent: Agent) -> None:
         """After a role change: which skills the new role hides (for CLIs that show skills as of their start),
         and whether the CLI's own permission layer, set from the role at its start, is out of date."""
         capabilities = await self.client.capabilities(agent.id)
@@ -357,17 +357,17 @@ class Workspace:
 
     # -- acting on panes -------------------------------------------------------------------------
 
-    async def set_role(self, agent: AgentPane, role: str) -> None:
+    async def set_role(self, agent: Agent, role: str) -> None:
         agent.update(await self.client.set_role(agent.id, role))
         self.egress.rename_role(agent.id, agent.role)
         await self._role_changed(agent)
 
-    async def set_phase(self, agent: AgentPane, phase: Phase) -> None:
+    async def set_phase(self, agent: Agent, phase: Phase) -> None:
         reason = "escalated by the human" if phase == "action" else "reset by the human"
         agent.update(await self.client.set_phase(agent.id, phase, reason))
         self._broadcast(AgentChanged(agent))
 
-    def submit_line(self, agent: AgentPane, text: str) -> None:
+    def submit_line(self, agent: Agent, text: str) -> None:
         """A line the human typed into the pane: the gateway's evidence for gates and phases. While the
         gateway restarts, the line waits for it (the human's words count all the same)."""
         if self._down:
@@ -376,13 +376,13 @@ class Workspace:
         self._tasks.run(self._send_line(self.client, agent, text), f"passing a typed line of {agent.id} to the gateway")
 
     @staticmethod
-    async def _send_line(client: GatewayClient, agent: AgentPane, text: str) -> None:
+    async def _send_line(client: GatewayClient, agent: Agent, text: str) -> None:
         try:
             await client.input(agent.id, text)
         except GatewayError as exc:
             logger.warning("a line typed in %s did not reach the gateway: %s", agent.id, exc)
 
-    async def capabilities(self, agent: AgentPane) -> Capabilities:
+    async def capabilities(self, agent: Agent) -> Capabilities:
         return await self.client.capabilities(agent.id)
 
     async def reload_roles(self) -> RolesStatus:

@@ -16,7 +16,7 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 
-from polter.terminal.sources import ScreenReader
+from polter.terminal.source import ScreenReader
 
 __all__ = ["highlight", "line_number", "selected_text", "word_or_line"]
 

@@ -2,7 +2,7 @@
 
 The widget renders a :class:`TerminalSource` it is given and starts nothing itself: in the app the
 source is a pane of the session host (its screen mirrored from frames), in tests it may be a program
-run in-process (:class:`~polter.terminal.sources.LocalTerminal`). The source calls :meth:`TerminalView.frame`
+run in-process (:class:`~polter.terminal.source.LocalTerminal`). The source calls :meth:`TerminalView.frame`
 with the rows that changed; a frame repaints only those rows (plus the old and new cursor rows),
 cached as strips.
 
@@ -28,7 +28,7 @@ from textual.widget import Widget
 from polter.terminal._style import Style
 from polter.terminal.keys import MouseButton, MouseKind, encode_key, encode_mouse
 from polter.terminal.selection import highlight, line_number, selected_text, word_or_line
-from polter.terminal.sources import ScreenReader, TerminalSource
+from polter.terminal.source import ScreenReader, TerminalSource
 
 __all__ = ["TerminalView"]
 
@@ -82,7 +82,7 @@ class TerminalView(Widget, can_focus=True):
 
     class Echo(_TerminalMessage):
         """Sent to the screen: the view's next update follows what the human typed into it, so it is
-        worth drawing at once (:class:`~polter.ui.prompt_screen.PromptScreen`)."""
+        worth drawing at once (:class:`~polter.ui.echo_screen.EchoScreen`)."""
 
     class ScrollChanged(_TerminalMessage):
         """The view moved in the scrollback: ``offset`` lines above the live screen (0 = live)."""

@@ -12,8 +12,8 @@ from textual.binding import Binding, BindingType
 
 from polter.errors import SessionError
 from polter.session.registry import SessionFiles
-from polter.ui.garbage import FullCollections
-from polter.ui.prompt_screen import PromptScreen
+from polter.ui.echo_screen import EchoScreen
+from polter.ui.full_collections import FullCollections
 from polter.ui.remote import RemoteSession
 from polter.ui.session_screen import SessionScreen
 
@@ -45,7 +45,7 @@ class PolterApp(App[None], inherit_bindings=False):
         """A key that opens the command palette directly (``None``: only the prefix key then ``:``/``p``)."""
         self._session_screen: SessionScreen | None = None
         self.garbage = FullCollections()
-        """Full garbage collections at moments the human does not wait for an echo (polter/ui/garbage.py)."""
+        """Full garbage collections at moments the human does not wait for an echo (polter/ui/full_collections.py)."""
 
     @property
     def session_screen(self) -> SessionScreen:
@@ -81,7 +81,7 @@ class PolterApp(App[None], inherit_bindings=False):
             self.garbage.typed()
         await super().on_event(event)
 
-    def on_prompt_screen_echo_drawn(self, _message: PromptScreen.EchoDrawn) -> None:
+    def on_echo_screen_echo_drawn(self, _message: EchoScreen.EchoDrawn) -> None:
         self.garbage.echo_drawn()
 
     def on_app_focus(self) -> None:

@@ -36,7 +36,7 @@ from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
 from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
-from polter.terminal.sources import FrameSink
+from polter.terminal.source import FrameSink
 
 __all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal"]
 

@@ -10,7 +10,7 @@ configured; after the prefix, one key runs a command from :data:`~polter.ui.pref
 (opening, closing, restarting panes; leaving), :class:`~polter.ui.asks.AskDesk` (the asks and their modal),
 :class:`~polter.ui.host_questions.HostQuestions`, :class:`~polter.ui.notices.SessionNotices`,
 :class:`~polter.ui.agent_actions.AgentActions` (roles, phases, capabilities, audit, muting) and
-:class:`~polter.ui.worktree_panes.WorktreePaneActions`. The screen hears the session
+:class:`~polter.ui.pane_worktrees.WorktreePaneActions`. The screen hears the session
 (:class:`~polter.ui.remote.RemoteSession`) and hands each event to the parts it concerns; the palette
 providers of :mod:`polter.ui.commands` call the parts.
 """
@@ -30,8 +30,8 @@ from polter.terminal.keys import encode_key
 from polter.terminal.widget import TerminalView
 from polter.ui.agent_actions import AgentActions
 from polter.ui.asks import AskDesk
-from polter.ui.closed_widgets import forget_closed_widgets
 from polter.ui.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
+from polter.ui.echo_screen import EchoScreen
 from polter.ui.help_screen import HelpScreen
 from polter.ui.host_questions import HostQuestions
 from polter.ui.layout import Direction
@@ -40,15 +40,15 @@ from polter.ui.pane import PaneWidget
 from polter.ui.pane_actions import PaneActions
 from polter.ui.pane_focus import PaneFocus
 from polter.ui.pane_grid import PaneGrid
+from polter.ui.pane_worktrees import WorktreePaneActions
 from polter.ui.prefix import DEFAULT_PREFIX, PREFIX_COMMANDS, PREFIX_HINTS, PrefixScreen, format_key_name
-from polter.ui.prompt_screen import PromptScreen
 from polter.ui.remote import RemoteSession
-from polter.ui.worktree_panes import WorktreePaneActions
+from polter.ui.styles_cache import forget_styles_cache
 
 __all__ = ["SessionScreen"]
 
 
-class SessionScreen(PromptScreen[None]):
+class SessionScreen(EchoScreen[None]):
     """The session ``session`` (its layout, prefix key, and the pane the last window focused and zoomed)."""
 
     DEFAULT_CSS = """
@@ -65,7 +65,7 @@ class SessionScreen(PromptScreen[None]):
 
     BINDINGS = [Binding(DEFAULT_PREFIX, "prefix", "Prefix", id="polter.prefix", priority=True, show=False)]
     AUTO_FOCUS = None  # the first pane is focused on mount; after that the user decides
-    COMMANDS = PromptScreen.COMMANDS | {
+    COMMANDS = EchoScreen.COMMANDS | {
         AttentionCommands,
         PaneCommands,
         RoleCommands,
@@ -126,7 +126,7 @@ class SessionScreen(PromptScreen[None]):
 
     def on_screen_resume(self) -> None:
         """A prefix key's hints, the palette or a dialog closed: Textual forgets their widgets' lines."""
-        forget_closed_widgets()
+        forget_styles_cache()
 
     @on(events.DescendantFocus)
     def _track_focus(self, event: events.DescendantFocus) -> None:
@@ -190,7 +190,7 @@ class SessionScreen(PromptScreen[None]):
         index = self.grid.panes.index(pane)
         focused = pane is self.pane_focus.active
         await self.grid.remove_pane(pane)
-        forget_closed_widgets()
+        forget_styles_cache()
         remaining = self.grid.panes
         if remaining and focused:
             self.pane_focus.go_to(remaining[min(index, len(remaining) - 1)])

@@ -9,10 +9,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-__all__ = ["TextPromptScreen"]
+__all__ = ["TextEchoScreen"]
 
 
-class TextPromptScreen(ModalScreen[str | None]):
+class TextEchoScreen(ModalScreen[str | None]):
     """Dismisses with the text typed (stripped) on enter, or None on escape. With ``expected``, enter
     is accepted only for exactly that text ("type the branch name to confirm"): a near miss is refused,
     never taken as a yes.
@@ -24,7 +24,7 @@ class TextPromptScreen(ModalScreen[str | None]):
     """
 
     DEFAULT_CSS = """
-    TextPromptScreen {
+    TextEchoScreen {
         align: center middle;
         & > #dialog {
             width: 76;

@@ -16,7 +16,7 @@ from textual.app import App
 
 from polter.errors import WorktreeRefused
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.text_prompt import TextPromptScreen
+from polter.ui.text_prompt import TextEchoScreen
 from polter.worktrees import ConfirmSetup, SetupCommand, Worktree
 
 __all__ = ["OpenPane", "merge_worktree", "remove_worktree", "setup_consent"]
@@ -41,7 +41,7 @@ async def merge_worktree(app: App[Any], worktree: Worktree) -> str | None:
     if check.pane_uncommitted:
         files = ", ".join(check.pane_uncommitted[:8]) + (" …" if len(check.pane_uncommitted) > 8 else "")
         message = await app.push_screen_wait(
-            TextPromptScreen(
+            TextEchoScreen(
                 f"{worktree.branch} has {len(check.pane_uncommitted)} uncommitted file(s). Commit them first?",
                 f"{files}\nEverything in the worktree is committed (git add --all). Escape cancels the merge.",
                 placeholder="commit message",
@@ -90,7 +90,7 @@ async def remove_worktree(
     losses = check.losses(keep_branch=keep_branch)
     if losses:
         typed = await app.push_screen_wait(
-            TextPromptScreen(
+            TextEchoScreen(
                 f"Removing {closing}deletes {' and '.join(deleting)}, and loses work:",
                 "\n".join(losses),
                 placeholder=f"type {worktree.branch} to confirm",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from polter.adapters import PaneToPrepare
-from polter.adapters.host import AdapterRegistry, discover
+from polter.adapters.plugins import AdapterRegistry, discover
 
 TOKEN = "pane-token-that-must-never-reach-a-file"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters.host import API_VERSION, user_plugins_dir
+from polter.adapters.plugins import API_VERSION, user_plugins_dir
 
 
 def polter(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ from polter.adapters import (
     PreparedPane,
     TestMode,
 )
-from polter.adapters.host import AdapterRegistry, RuntimeDir, write_pane_files
+from polter.adapters.plugins import AdapterRegistry, RuntimeDir, write_pane_files
 
 from .conftest import TOKEN, files_containing
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from polter.adapters.host import (
+from polter.adapters.plugins import (
     API_VERSION,
     AdapterRegistry,
     declared_api_version,

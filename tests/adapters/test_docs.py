@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polter.adapters import AgentState, HookAnswer, PaneToPrepare
-from polter.adapters.host import discover, load_plugin, user_plugins_dir, write_pane_files
+from polter.adapters.plugins import discover, load_plugin, user_plugins_dir, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 

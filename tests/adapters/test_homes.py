@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from polter.adapters import EditedConfig, PaneFile, PreparedPane, StateHome
-from polter.adapters.host import RuntimeDir, link_homes, remove_runtime_dir, rescue_homes, write_pane_files
+from polter.adapters.plugins import RuntimeDir, link_homes, remove_runtime_dir, rescue_homes, write_pane_files
 from polter.adapters._homes import MANIFEST
 from polter.terminal.launch import LaunchSpec
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from polter.adapters.host import HOOK_CLIENT
+from polter.adapters.plugins import HOOK_CLIENT
 
 PAYLOAD = json.dumps({"hook_event_name": "PreToolUse", "tool_name": "mcp__time__get_current_time",
                       "tool_input": {"timezone": "UTC"}, "mcp_server": {"name": "time"}})

@@ -20,7 +20,7 @@ import pytest_asyncio
 from support.gateway import Harness, start_gateway
 
 from polter.adapters import PaneToPrepare, PreparedPane
-from polter.adapters.host import AdapterRegistry
+from polter.adapters.plugins import AdapterRegistry
 from polter.paths import bundled_dir
 from polter.protocol import BuiltinsPolicy
 

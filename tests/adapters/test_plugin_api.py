@@ -9,7 +9,7 @@ import types
 from pathlib import Path
 
 import polter.adapters
-import polter.adapters.host
+import polter.adapters.plugins
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "adapters.md"
@@ -37,9 +37,9 @@ def test_the_exported_names_are_exactly_the_documented_ones() -> None:
 
 def test_the_plugin_api_holds_none_of_the_hosts_machinery() -> None:
     for name in ("AdapterRegistry", "discover", "find_adapter", "load_plugin", "RuntimeDir", "write_pane_files"):
-        assert name in polter.adapters.host.__all__
+        assert name in polter.adapters.plugins.__all__
         assert not hasattr(polter.adapters, name), f"polter.adapters exports the host's {name}"
-    assert set(polter.adapters.__all__).isdisjoint(polter.adapters.host.__all__)
+    assert set(polter.adapters.__all__).isdisjoint(polter.adapters.plugins.__all__)
 
 
 def test_the_bundled_plugins_import_only_the_documented_api() -> None:

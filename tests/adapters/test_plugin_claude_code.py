@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import Adapter, HookAnswer, PaneToPrepare, TestMode
-from polter.adapters.host import AdapterRegistry, write_pane_files
+from polter.adapters.plugins import AdapterRegistry, write_pane_files
 
 from .conftest import TOKEN, deny_skills, write_skill
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import Adapter, HookAnswer, PaneToPrepare, TestMode
-from polter.adapters.host import AdapterRegistry, write_pane_files
+from polter.adapters.plugins import AdapterRegistry, write_pane_files
 from polter.protocol import BuiltinsPolicy
 
 from .conftest import TOKEN, deny_skills, write_skill

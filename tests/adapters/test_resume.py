@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polter.adapters import PaneToPrepare
-from polter.adapters.host import AdapterRegistry
+from polter.adapters.plugins import AdapterRegistry
 
 
 def test_which_adapters_resume_and_which_one_is_no_agent(bundled: AdapterRegistry) -> None:

@@ -14,7 +14,7 @@ import pytest
 from support.screens import replay
 
 from polter.adapters import AgentState
-from polter.adapters.host import AdapterRegistry
+from polter.adapters.plugins import AdapterRegistry
 
 IDLE, WORKING, WAITING = AgentState.IDLE, AgentState.WORKING, AgentState.WAITING
 

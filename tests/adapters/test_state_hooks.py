@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from polter.adapters import Adapter, PaneToPrepare, StateReport, one_line
-from polter.adapters.host import AdapterRegistry, write_pane_files
+from polter.adapters.plugins import AdapterRegistry, write_pane_files
 from polter.protocol import AgentState
 
 WORKING, WAITING, IDLE = AgentState.WORKING, AgentState.WAITING, AgentState.IDLE

@@ -69,7 +69,7 @@ def test_the_users_own_cli_settings_are_protected_beside_the_panes(tmp_path: Pat
     """What Polter writes as a CLI's config in its home (Codex's config.toml) has a counterpart the human's own
     sessions read (``~/.codex/config.toml``): a pane whose role writes the home must still not write that one."""
     from polter.adapters import PaneToPrepare
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
     from polter.session.confined import user_configs
 
     home = tmp_path / "home"

@@ -9,7 +9,7 @@ from support.waiting import wait_until
 from support.workspace_app import badges, panes, run_in, shell_plans, workspace_app
 
 from polter.adapters import AgentState, ScreenView
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.session.agent_state import ACTIVE_SECONDS, ECHO_SECONDS, screen_activity
 
 WORKING, IDLE = AgentState.WORKING, AgentState.IDLE

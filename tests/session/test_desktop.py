@@ -22,7 +22,7 @@ from support.session import hosted
 from support.waiting import wait_until
 from support.workspace_app import shell_plans
 
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.session.config import NotifySettings
 from polter.session.methods import LookingParams

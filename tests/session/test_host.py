@@ -291,7 +291,7 @@ async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_w
     from support.gateway import fixture_server, write_roles
     from support.workspace_app import shell_plans
 
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
     from polter.gateway.client import pane_client
     from polter.paths import config_dir
     from polter.session.launch import Launch

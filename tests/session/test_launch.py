@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from polter.adapters.host import AdapterRegistry, discover
+from polter.adapters.plugins import AdapterRegistry, discover
 from polter.cli import build_parser
 from polter.errors import ConfigError
 from polter.session.config import NotifySettings

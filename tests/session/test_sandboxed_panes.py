@@ -26,7 +26,7 @@ from support.loopback import answering
 from support.panes import screen_text, wait_for_text
 from support.workspace_app import QUIET_BASH, agent_of, host_of, panes, workspace_app
 
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.paths import state_dir
 from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup

@@ -24,11 +24,11 @@ from support.processes import process_running
 from support.waiting import wait_until
 
 from polter.adapters import Liveness, PaneFile, Skill
-from polter.adapters.host import find_adapter
+from polter.adapters.plugins import find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.session.agents import AgentPane, PanePlan
+from polter.session.agents import Agent, PanePlan
 from polter.session.config import PaneSetup
 from polter.session import protocol as wire
 from polter.session.workspace import AgentChanged, Workspace
@@ -104,7 +104,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tupl
             yield started
 
 
-async def whoami(agent: AgentPane, url: str) -> Any:
+async def whoami(agent: Agent, url: str) -> Any:
     async with pane_client("polter", url=url, token=agent.token) as client:
         return (await client.call_tool("whoami", {})).structured_content
 

@@ -17,7 +17,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from polter.adapters.host import find_adapter
+from polter.adapters.plugins import find_adapter
 from polter.gateway.app import create_gateway
 from polter.gateway.client import GatewayClient
 from polter.gateway.config import GatewayConfig

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 from polter.session.host import SessionHost
 from polter.session.launch import Launch
-from polter.session.panes import SessionPane
+from polter.session.panes import HostPane
 from polter.session.registry import session_files
 from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
@@ -65,7 +65,7 @@ def panes(app: PolterApp) -> list[PaneWidget]:
     return app.session_screen.grid.panes
 
 
-def host_pane(host: SessionHost, pane: PaneWidget) -> SessionPane:
+def host_pane(host: SessionHost, pane: PaneWidget) -> HostPane:
     """The host's side of a window's pane (its process, its screen engine)."""
     return host.pane(pane.remote.id)
 

@@ -11,14 +11,14 @@ from typing import Any
 from textual.pilot import Pilot
 
 from polter.adapters import Adapter, AgentState
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.servers import ServerConfig
 from polter.paths import config_dir
-from polter.session.agents import AgentPane, PanePlan
+from polter.session.agents import Agent, PanePlan
 from polter.session.config import PaneSetup
 from polter.session.host import SessionHost
 from polter.session.launch import Launch
-from polter.session.panes import SessionPane
+from polter.session.panes import HostPane
 from polter.session.workspace import Workspace
 from polter.ui.app import PolterApp
 from polter.ui.pane import PaneWidget
@@ -78,11 +78,11 @@ def workspace_of(app: PolterApp) -> Workspace:
     return host_of(app).workspace
 
 
-def session_pane(app: PolterApp, pane: PaneWidget) -> SessionPane:
+def session_pane(app: PolterApp, pane: PaneWidget) -> HostPane:
     return host_of(app).pane(pane.remote.id)
 
 
-def agent_of(app: PolterApp, pane: PaneWidget) -> AgentPane:
+def agent_of(app: PolterApp, pane: PaneWidget) -> Agent:
     """The host's record of an agent pane (its token, its launched role)."""
     agent = session_pane(app, pane).agent
     assert agent is not None, f"pane {pane.number} runs no agent"

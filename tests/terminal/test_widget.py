@@ -23,7 +23,7 @@ from polter.terminal import hosted as hosted_module
 from polter.terminal.hosted import HostedTerminal, TypingClock
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
-from polter.terminal.sources import LocalTerminal
+from polter.terminal.source import LocalTerminal
 from polter.terminal.widget import TerminalView
 
 

@@ -14,7 +14,7 @@ from support.session import hosted, window
 from support.waiting import wait_until
 from textual.pilot import Pilot
 
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.demo import demo_launch
 from polter.demo.agent import plan, wrapped
 from polter.ui.ask_screen import AskScreen

@@ -308,7 +308,7 @@ def test_the_workspace_screen_with_agent_panes(snap_compare: Any, monkeypatch: p
     from support.waiting import wait_until
     from support.workspace_app import shell_plans, wait_until_settled
 
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
     from polter.paths import config_dir
     from polter.session.launch import Launch
 

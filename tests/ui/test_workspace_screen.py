@@ -28,7 +28,7 @@ from support.workspace_app import (
 )
 
 from polter.adapters import Liveness
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.gateway.client import pane_client
 from polter.paths import bundled_dir, config_dir
 from polter.session.config import load_session

@@ -14,7 +14,7 @@ from textual.app import App
 from textual.widgets import Input, Label
 
 from polter.errors import WorktreeRefused
-from polter.ui.text_prompt import TextPromptScreen
+from polter.ui.text_prompt import TextEchoScreen
 from polter.ui.worktree_actions import merge_worktree, remove_worktree, setup_consent
 from polter.worktrees import Worktree, open_worktree
 
@@ -46,7 +46,7 @@ async def test_merge_offers_a_commit_then_asks_then_merges(repo: Path) -> None:
     sh(worktree.path, "echo done > done.txt")
     app = Host(lambda app: merge_worktree(app, worktree))
     async with app.run_test() as pilot:
-        await wait_until(lambda: isinstance(app.screen, TextPromptScreen))
+        await wait_until(lambda: isinstance(app.screen, TextEchoScreen))
         assert "1 uncommitted file(s). Commit them first?" in str(app.screen.query_one("#question", Label).render())
         await pilot.press(*"finish it", "enter")
         await wait_until(lambda: confirm_shown(app))
@@ -71,11 +71,11 @@ async def test_removing_work_needs_the_branch_name_exactly(repo: Path) -> None:
     sh(worktree.path, "echo draft > draft.txt")
     app = Host(lambda app: remove_worktree(app, worktree))
     async with app.run_test() as pilot:
-        await wait_until(lambda: isinstance(app.screen, TextPromptScreen))
+        await wait_until(lambda: isinstance(app.screen, TextEchoScreen))
         assert "1 uncommitted file(s): draft.txt" in str(app.screen.query_one("#detail", Label).render())
         await pilot.press(*"yes", "enter")
         await pilot.pause()
-        assert isinstance(app.screen, TextPromptScreen) and worktree.path.is_dir()  # a near miss is no yes
+        assert isinstance(app.screen, TextEchoScreen) and worktree.path.is_dir()  # a near miss is no yes
         assert "that is not 'polter/coder'" in str(app.screen.query_one("#mismatch", Label).render())
         app.screen.query_one(Input).value = ""
         await pilot.press(*"polter/coder", "enter")

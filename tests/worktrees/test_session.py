@@ -24,14 +24,14 @@ from support.waiting import wait_until
 from support.workspace_app import badges, host_of, palette, panes, run_in, session_pane, shell_plans, workspace_app
 from textual.widgets import Label
 
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.session.agents import PanePlan
 from polter.session.config import load_session
 from polter.session.host import SessionHost
 from polter.session.launch import Launch
 from polter.ui.confirm import ConfirmScreen
-from polter.ui.text_prompt import TextPromptScreen
+from polter.ui.text_prompt import TextEchoScreen
 from polter.ui.worktree_screen import WorktreeReviewScreen
 from polter.worktrees import list_worktrees
 
@@ -138,7 +138,7 @@ async def test_from_the_palette_a_new_worktree_pane_then_review_merge_and_remove
 
         # Merge: it offers to commit the uncommitted file, asks, and merges into main.
         await palette(pilot, ("merge pane 2", "Merge pane 2's worktree into main"))
-        await wait_until(lambda: isinstance(app.screen, TextPromptScreen), message="the commit message prompt")
+        await wait_until(lambda: isinstance(app.screen, TextEchoScreen), message="the commit message prompt")
         await pilot.press(*"the draft", "enter")
         await wait_until(lambda: confirm_shown(app), message="the merge's confirmation")
         await pilot.press("y")
@@ -191,10 +191,10 @@ async def test_removing_uncommitted_work_needs_the_branch_name_and_the_last_pane
         assert session_pane(app, panes(app)[1]).worktree.branch == "polter/open"  # its own, named after its role
         pane.terminal.focus()
         await palette(pilot, ("remove pane 1", "Remove pane 1's worktree"))
-        await wait_until(lambda: isinstance(app.screen, TextPromptScreen), message="the typed confirmation")
+        await wait_until(lambda: isinstance(app.screen, TextEchoScreen), message="the typed confirmation")
         assert "1 uncommitted file(s): draft.txt" in str(app.screen.query_one("#detail", Label).render())
         await pilot.press("escape")
-        await wait_until(lambda: not isinstance(app.screen, TextPromptScreen), message="the prompt to go")
+        await wait_until(lambda: not isinstance(app.screen, TextEchoScreen), message="the prompt to go")
         assert worktree.worktree.path.is_dir() and (worktree.worktree.path / "draft.txt").exists()
         assert len(panes(app)) == 2  # nothing was closed either
 

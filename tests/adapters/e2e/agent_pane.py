@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polter.adapters import Adapter, AgentState, PaneToPrepare, PreparedPane
-from polter.adapters.host import RuntimeDir, write_pane_files
+from polter.adapters.plugins import RuntimeDir, write_pane_files
 from polter.terminal.launch import LaunchSpec
 from polter.terminal.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
 
-__all__ = ["AgentPane", "run_once"]
+__all__ = ["Agent", "run_once"]
 
 
 OFFLINE = {
@@ -59,8 +59,8 @@ def run_once(adapter: Adapter, pane: PaneToPrepare, extra_args: list[str], *, ho
     return prepared, result
 
 
-class AgentPane:
-    """``async with AgentPane(adapter, pane, home=..., path_dirs=[...]) as agent: await agent.wait_for("…")``."""
+class Agent:
+    """``async with Agent(adapter, pane, home=..., path_dirs=[...]) as agent: await agent.wait_for("…")``."""
 
     def __init__(self, adapter: Adapter, pane: PaneToPrepare, *, home: Path, path_dirs: list[Path],
                  columns: int = 120, lines: int = 40) -> None:
@@ -78,7 +78,7 @@ class AgentPane:
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> AgentPane:
+    async def __aenter__(self) -> Agent:
         self.prepared = self.adapter.prepare(self.pane)
         self._runtime.__enter__()
         write_pane_files(self.pane.runtime_dir, self.prepared.files, self.prepared.homes)

@@ -10,7 +10,7 @@ from support.report import report
 from support.tools import npm_bin, npm_package
 
 from polter.adapters import Adapter
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 
 from ..conftest import write_skill
 

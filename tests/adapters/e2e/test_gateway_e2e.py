@@ -31,7 +31,7 @@ from polter.adapters import Adapter, PaneToPrepare, TestMode
 
 from ..conftest import files_containing
 from . import offers
-from .agent_pane import AgentPane, run_once
+from .agent_pane import Agent, run_once
 from .conftest import real_cli, seed_opencode_plugin_sdk, write_test_skills
 from .gateway_process import PolterGateway
 from .offers import offered_skills
@@ -217,7 +217,7 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
 
     with FakeModelServer(rules) as model:
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
-        async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
+        async with Agent(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
             await agent.wait_for(naming.ready, timeout=120)
             for server in ("time", "everything"):  # the TUI connects its MCP servers in the background
                 await asyncio.to_thread(gateway.wait_for_audit, pane_id,

@@ -45,7 +45,7 @@ from support.fake_models import FakeModelServer, Rule
 from support.report import report
 
 from polter.adapters import PaneToPrepare, TestMode
-from polter.adapters.host import RuntimeDir, write_pane_files
+from polter.adapters.plugins import RuntimeDir, write_pane_files
 from polter.gateway.builtin_calls import builtins_policy
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.roles import RoleLibrary

@@ -19,7 +19,7 @@ from support.fake_models import FakeModelServer, Rule
 
 from polter.adapters import AgentState, PaneToPrepare, TestMode
 
-from .agent_pane import AgentPane
+from .agent_pane import Agent
 from .conftest import real_cli, seed_opencode_plugin_sdk
 from .gateway_process import PolterGateway
 
@@ -49,7 +49,7 @@ async def test_state_follows_the_turn(columns: int, lines: int, tmp_path: Path, 
     ]
     record = Path(os.environ["POLTER_RECORD_SCREENS"]) / f"{columns}x{lines}" if os.environ.get("POLTER_RECORD_SCREENS") else None
 
-    def seen(agent: AgentPane, name: str) -> None:
+    def seen(agent: Agent, name: str) -> None:
         if record is not None:
             record.mkdir(parents=True, exist_ok=True)
             (record / f"{name}.txt").write_text("\n".join(line.rstrip() for line in agent.screen.display()) + "\n")
@@ -58,7 +58,7 @@ async def test_state_follows_the_turn(columns: int, lines: int, tmp_path: Path, 
         pane_id, token = gateway.register("e2e-any")
         pane = PaneToPrepare(pane_id=pane_id, gateway_url=gateway.url, servers=("time",), runtime_dir=tmp_path / "runtime",
                     cwd=project, token=token, home=home, test_mode=TestMode(model_base_url=model.url))
-        async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir], columns=columns, lines=lines) as agent:
+        async with Agent(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir], columns=columns, lines=lines) as agent:
             await agent.wait_for("Ask anything", timeout=120)
             await agent.wait_until_quiet(1.0)
             assert cli.adapter.state(agent.screen) == IDLE, agent.text()

@@ -20,7 +20,7 @@ from support.fake_models import FakeModelServer, Rule
 
 from polter.adapters import Adapter, PaneToPrepare, PreparedPane
 
-from .agent_pane import AgentPane, run_once
+from .agent_pane import Agent, run_once
 from .gateway_process import PolterGateway
 from .test_builtins_e2e import ROLES, Run
 
@@ -113,7 +113,7 @@ async def test_gemini_clis_tool_sandbox_would_leave_the_project_writable(
     with FakeModelServer([escape_rule("gemini-cli", in_project, in_home)]) as model:
         pane_id, token = gateway.register("analyst")
         pane = run.pane("analyst", token, model)
-        async with AgentPane(adapter, pane, home=home, path_dirs=[run.cli.bin_dir]) as agent:
+        async with Agent(adapter, pane, home=home, path_dirs=[run.cli.bin_dir]) as agent:
             await agent.wait_for("Type your message", timeout=120)
             await agent.wait_until_quiet(1.0)
             await agent.type("please run the script")

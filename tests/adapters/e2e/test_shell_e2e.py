@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from polter.adapters import PaneToPrepare
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 
-from .agent_pane import AgentPane
+from .agent_pane import Agent
 from .gateway_process import PolterGateway
 from .test_gateway_e2e import ROLES
 
@@ -24,7 +24,7 @@ async def test_polter_tools_and_call_work_by_hand_in_a_shell_pane(tmp_path: Path
         pane_id, token = gateway.register("e2e-reader")
         pane = PaneToPrepare(pane_id="sh", gateway_url=gateway.url, servers=("time", "everything"),
                     runtime_dir=tmp_path / "runtime", cwd=project, token=token, home=home)
-        async with AgentPane(shell, pane, home=home, path_dirs=[Path(sys.executable).parent]) as agent:
+        async with Agent(shell, pane, home=home, path_dirs=[Path(sys.executable).parent]) as agent:
             await agent.type("polter tools")
             await agent.wait_for("The role e2e-reader denies everything/echo", timeout=60)
             await agent.type("polter call everything/echo '{\"message\": \"by hand\"}'; echo exit=$?")

@@ -21,14 +21,14 @@ from support.session import hosted
 from support.waiting import wait_until
 
 from polter.adapters import TestMode
-from polter.adapters.host import discover
+from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.protocol import AgentState
 from polter.session.agents import PanePlan
 from polter.session.config import NotifySettings, PaneSetup
 from polter.session.host import SessionHost
 from polter.session.launch import Launch
-from polter.session.panes import SessionPane
+from polter.session.panes import HostPane
 
 from .agent_pane import OFFLINE
 from .conftest import real_cli
@@ -61,12 +61,12 @@ def notifications(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def screen_of(pane: SessionPane) -> str:
+def screen_of(pane: HostPane) -> str:
     screen = pane.terminal.screen
     return "\n".join(line.rstrip() for line in screen.display()) if screen is not None else ""
 
 
-async def type_line(pane: SessionPane, text: str) -> None:
+async def type_line(pane: HostPane, text: str) -> None:
     pane.terminal.send(text.encode())
     await wait_until(lambda: text[-20:] in screen_of(pane), timeout=30, message=lambda: screen_of(pane))
     pane.terminal.send(b"\r")

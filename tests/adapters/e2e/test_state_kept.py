@@ -27,10 +27,10 @@ from support.fake_models import FakeModelServer, ModelRequest
 from support.processes import process_running
 
 from polter.adapters import PaneToPrepare, TestMode
-from polter.adapters.host import RuntimeDir, write_pane_files
+from polter.adapters.plugins import RuntimeDir, write_pane_files
 
 from ..conftest import files_containing
-from .agent_pane import OFFLINE, AgentPane, with_home
+from .agent_pane import OFFLINE, Agent, with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk
 
 pytestmark = pytest.mark.e2e
@@ -55,7 +55,7 @@ async def turn_in_a_pane(cli: RealCli, pane: PaneToPrepare, home: Path, words: s
                          ready: str | None = None) -> ModelRequest:
     """Start the CLI in a PTY pane, say ``words``, wait for the answer, close the pane (CLI ended, runtime dir
     removed, as the workspace does); the model request that carried ``words``."""
-    async with AgentPane(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
+    async with Agent(cli.adapter, pane, home=home, path_dirs=[cli.bin_dir]) as agent:
         await agent.wait_for(ready or READY[cli.name], timeout=120)
         await agent.wait_until_quiet(1.0)
         answers = agent.text().count("Hello from fake model")
@@ -257,16 +257,16 @@ KILLED_APP = textwrap.dedent("""\
     import asyncio, json, os, sys
     tests, name, binary, runs, home, project, model_url, ready = sys.argv[1:9]
     sys.path[:0] = [tests, tests + "/support"]
-    from adapters.e2e.agent_pane import AgentPane
+    from adapters.e2e.agent_pane import Agent
     from polter.adapters import PaneToPrepare, TestMode
-    from polter.adapters.host import discover
+    from polter.adapters.plugins import discover
 
     async def main():
         run = os.path.join(runs, str(os.getpid()))  # the app's run dir, named after its pid
         adapter = type(discover(entry_points=False).get(name))(executable=binary)
         pane = PaneToPrepare(pane_id="p1", gateway_url="http://127.0.0.1:9", runtime_dir=os.path.join(run, "p1"),
                              cwd=project, token="killed-app-token", home=home, test_mode=TestMode(model_base_url=model_url))
-        agent = AgentPane(adapter, pane, home=home, path_dirs=[os.path.dirname(binary)])
+        agent = Agent(adapter, pane, home=home, path_dirs=[os.path.dirname(binary)])
         await agent.__aenter__()
         await agent.wait_for(ready, timeout=120)
         await agent.wait_until_quiet(1.0)

@@ -1,4 +1,4 @@
-"""What Textual keeps of widgets that are gone (polter/ui/closed_widgets.py): its ``StylesCache.get_inner_outer``
+"""What Textual keeps of widgets that are gone (polter/ui/styles_cache.py): its ``StylesCache.get_inner_outer``
 cache holds the drawn lines of every widget it ever drew, so every prefix key's hint screen stayed in the
 window's heap (and in every full garbage collection) until the window closed."""
 
@@ -14,7 +14,7 @@ from textual.app import App, ComposeResult
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from polter.ui.closed_widgets import forget_closed_widgets
+from polter.ui.styles_cache import forget_styles_cache
 from polter.ui.prefix import PrefixScreen
 
 TEXTUAL = version("textual")
@@ -27,10 +27,10 @@ class Hint(ModalScreen[None]):
 
 async def test_textual_keeps_the_lines_of_closed_screens_until_forgotten() -> None:
     """If the first assertion fails, Textual (the version named) no longer keeps them: remove
-    polter/ui/closed_widgets.py and its calls."""
+    polter/ui/styles_cache.py and its calls."""
     app = App[None]()
     async with app.run_test(size=(80, 24)) as pilot:
-        forget_closed_widgets()
+        forget_styles_cache()
         before = live_styles_caches()
         for _ in range(20):
             await app.push_screen(Hint())
@@ -39,7 +39,7 @@ async def test_textual_keeps_the_lines_of_closed_screens_until_forgotten() -> No
             await pilot.pause()
         kept = live_styles_caches() - before
         assert kept >= 20, f"Textual {TEXTUAL}: closed screens' StylesCache are freed now ({kept} kept)"
-        forget_closed_widgets()
+        forget_styles_cache()
         assert live_styles_caches() - before <= 2
 
 

@@ -3,7 +3,7 @@
 CPython collects its oldest generation when enough objects have survived into it: in a window whose pane
 streams output that is every few seconds, and each walks all of the window's live objects (docs/terminal.md
 has the figures). A key typed during one waits for it, after the screen draws echoes at once
-(:mod:`polter.ui.prompt_screen`) the worst wait an echo has.
+(:mod:`polter.ui.echo_screen`) the worst wait an echo has.
 
 :class:`FullCollections` turns CPython's automatic full collections off while the window runs (the young
 generations stay automatic: they take well under a millisecond) and runs one itself once

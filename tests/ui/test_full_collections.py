@@ -1,4 +1,4 @@
-"""The window's full garbage collections (polter/ui/garbage.py): CPython's automatic ones are off while a window
+"""The window's full garbage collections (polter/ui/full_collections.py): CPython's automatic ones are off while a window
 runs, and the window runs them itself when due, just after an echo was drawn or once nobody types."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from support.panes import bash_spec, wait_for_prompt, wait_for_text
 from support.session import hosted, window
 from support.waiting import wait_until
 
-from polter.ui import garbage
-from polter.ui.garbage import FullCollections
+from polter.ui import full_collections as collections_module
+from polter.ui.full_collections import FullCollections
 
 
 @pytest.fixture
@@ -60,8 +60,8 @@ def test_cpython_runs_no_full_collection_of_its_own_while_started(full_collectio
 def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[FullCollections]:
     """A started collector whose collections are due at once and that thinks the human types (the tests
     change ``PERIOD`` and ``QUIET`` to say otherwise)."""
-    monkeypatch.setattr(garbage, "PERIOD", 0.0)
-    monkeypatch.setattr(garbage, "QUIET", 3600.0)
+    monkeypatch.setattr(collections_module, "PERIOD", 0.0)
+    monkeypatch.setattr(collections_module, "QUIET", 3600.0)
     started = FullCollections()
     started.start()
     started.typed()
@@ -74,14 +74,14 @@ def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[FullCollections]:
 def test_a_due_collection_waits_until_nobody_types(collector: FullCollections, monkeypatch: pytest.MonkeyPatch) -> None:
     collector.tick()
     assert collector.collections == 0, "collected while the human types"
-    monkeypatch.setattr(garbage, "QUIET", 0.0)
+    monkeypatch.setattr(collections_module, "QUIET", 0.0)
     collector.tick()
     assert collector.collections == 1
 
 
 def test_nothing_is_collected_before_the_period(collector: FullCollections, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(garbage, "QUIET", 0.0)
-    monkeypatch.setattr(garbage, "PERIOD", 3600.0)
+    monkeypatch.setattr(collections_module, "QUIET", 0.0)
+    monkeypatch.setattr(collections_module, "PERIOD", 3600.0)
     collector.tick()
     collector.echo_drawn()
     assert collector.collections == 0
@@ -94,12 +94,12 @@ async def test_a_due_collection_runs_just_after_an_echo(collector: FullCollectio
 
 
 async def test_the_window_collects_after_an_echo_while_the_human_types(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(garbage, "QUIET", 3600.0)  # only the echo can be the moment
+    monkeypatch.setattr(collections_module, "QUIET", 3600.0)  # only the echo can be the moment
     async with hosted([bash_spec()]) as host, window(host, size=(80, 24)) as (app, pilot):
         terminal = app.session_screen.grid.panes[0].terminal
         await wait_for_prompt(terminal)
         assert gc.get_threshold()[2] == garbage.NEVER
-        monkeypatch.setattr(garbage, "PERIOD", 0.0)
+        monkeypatch.setattr(collections_module, "PERIOD", 0.0)
         await pilot.press("x")
         await wait_for_text(terminal, "$ x")
         await wait_until(lambda: app.garbage.collections >= 1, timeout=10, message="a collection after the echo")

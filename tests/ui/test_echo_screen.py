@@ -1,5 +1,5 @@
-"""An echo drawn at once: after the human typed into a pane, :class:`PromptScreen` composes the pane's next
-update on the idle that follows it instead of waiting for Textual's update timer (polter/ui/prompt_screen.py).
+"""An echo drawn at once: after the human typed into a pane, :class:`EchoScreen` composes the pane's next
+update on the idle that follows it instead of waiting for Textual's update timer (polter/ui/echo_screen.py).
 
 The timer is slowed to a tick every 30 s here (``support.privates.slow_screen_updates``), so what is drawn
 within the test's deadline was drawn by the prompt path; a plain ``Screen`` in the same setting shows the
@@ -19,9 +19,9 @@ from textual.strip import Strip
 
 from polter.terminal.hosted import HostedTerminal
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.sources import LocalTerminal
+from polter.terminal.source import LocalTerminal
 from polter.terminal.widget import TerminalView
-from polter.ui.prompt_screen import PromptScreen
+from polter.ui.echo_screen import EchoScreen
 
 TEXTUAL = version("textual")
 
@@ -44,7 +44,7 @@ class Pane(Screen[None]):
         yield RecordingView()
 
 
-class PromptPane(PromptScreen[None]):
+class PromptPane(EchoScreen[None]):
     def compose(self) -> ComposeResult:
         yield RecordingView()
 
@@ -60,7 +60,7 @@ class OneScreen(App[None]):
 
 def test_the_textual_internal_prompt_drawing_calls() -> None:
     """``Screen._on_timer_update`` is what Textual's update timer calls to compose; if this fails, adapt
-    polter/ui/prompt_screen.py to the Textual version named."""
+    polter/ui/echo_screen.py to the Textual version named."""
     assert callable(getattr(Screen, "_on_timer_update", None)), f"Textual {TEXTUAL}: Screen._on_timer_update is gone"
 
 

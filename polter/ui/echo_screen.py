@@ -8,12 +8,12 @@ figures are in docs/terminal.md). A flooding pane cannot be helped by drawing so
 the character they typed can.
 
 A :class:`~polter.terminal.widget.TerminalView` that gets a frame soon after the human typed into it
-posts :class:`~polter.terminal.widget.TerminalView.Echo` to its screen. A :class:`PromptScreen` then
+posts :class:`~polter.terminal.widget.TerminalView.Echo` to its screen. A :class:`EchoScreen` then
 composes on the idle that follows that widget's next update, as Textual's timer would have, only now.
 Every other change still waits for the timer, so a flood is still drawn at the panes' own pace.
 
 The one Textual internal this touches is ``Screen._on_timer_update`` (the timer's own callback: compose
-the dirty widgets and pause the timer). ``tests/ui/test_prompt_screen.py`` fails naming the Textual
+the dirty widgets and pause the timer). ``tests/ui/test_echo_screen.py`` fails naming the Textual
 version if it changes.
 """
 
@@ -29,12 +29,12 @@ from textual.widget import Widget
 
 from polter.terminal.widget import TerminalView
 
-__all__ = ["PromptScreen"]
+__all__ = ["EchoScreen"]
 
 ResultType = TypeVar("ResultType")
 
 
-class PromptScreen(Screen[ResultType]):
+class EchoScreen(Screen[ResultType]):
     """A screen that composes at once after a widget's update the human waits for (an echo), and then tells
     the app (:class:`EchoDrawn`)."""
 

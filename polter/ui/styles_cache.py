@@ -5,10 +5,10 @@ are keyed by the ``StylesCache`` of every widget drawn, and keep it alive with t
 widget is gone. In Polter that is every prefix key's hint screen, every palette and modal, every closed
 pane: the window's heap grows by screen-wide lines with each prefix key, and each full garbage collection
 of the window walks them all, long enough to be the worst keystroke echo (docs/terminal.md has the
-figures). :func:`forget_closed_widgets` empties that cache; its entries are two ``Style`` objects each,
+figures). :func:`forget_styles_cache` empties that cache; its entries are two ``Style`` objects each,
 made again on the next frame.
 
-``textual._styles_cache`` is private: ``tests/ui/test_closed_widgets.py`` fails naming the Textual version
+``textual._styles_cache`` is private: ``tests/ui/test_styles_cache.py`` fails naming the Textual version
 when it changes.
 """
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from textual._styles_cache import StylesCache
 
-__all__ = ["forget_closed_widgets"]
+__all__ = ["forget_styles_cache"]
 
 
-def forget_closed_widgets() -> None:
+def forget_styles_cache() -> None:
     """Drop what Textual's caches hold of widgets that were drawn (call when screens or panes close)."""
     StylesCache.get_inner_outer.cache_clear()
