@@ -98,7 +98,7 @@ async def test_the_window_collects_after_an_echo_while_the_human_types(monkeypat
     async with hosted([bash_spec()]) as host, window(host, size=(80, 24)) as (app, pilot):
         terminal = app.session_screen.grid.panes[0].terminal
         await wait_for_prompt(terminal)
-        assert gc.get_threshold()[2] == garbage.NEVER
+        assert gc.get_threshold()[2] == collections_module.NEVER
         monkeypatch.setattr(collections_module, "PERIOD", 0.0)
         await pilot.press("x")
         await wait_for_text(terminal, "$ x")
