@@ -231,9 +231,16 @@ class Opencode(Adapter):
         config_dirs += [d / ".opencode" for d in project_dirs(pane.cwd, pane.user_home) if (d / ".opencode").is_dir()]
         for folder in config_dirs:
             if not (folder / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+                held = pane.confined and folder == config_dirs[0]  # the user's: read-only in the pane's sandbox
                 warnings.append(
                     f"opencode installs @opencode-ai/plugin into {folder} because a plugin (Polter's veto) "
                     "is configured: that start needs the npm registry"
+                    + (
+                        ", and a pane may not write there (your own opencode runs what it holds): run `opencode` "
+                        "once outside Polter"
+                        if held
+                        else ""
+                    )
                 )
         mcp: dict[str, Any] = {name: {"enabled": False} for name in sorted(others - set(pane.endpoints))}
         mcp |= {
@@ -298,6 +305,7 @@ class Opencode(Adapter):
             hidden_skills=tuple(hidden_names),
             warnings=tuple(warnings),
             state_folders=self.state_folders(pane.user_home),
+            config_folders=(self.global_config_dir(pane.user_home),),
         )
 
     # -- hook --------------------------------------------------------------------------------------------

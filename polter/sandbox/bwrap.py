@@ -120,6 +120,11 @@ class PaneSandbox:
     state_paths: tuple[Path, ...] = ()
     """The CLI's own state, writable: its folders in the runtime dir, each entry it keeps in the user's folder (not
     that folder whole: the user's settings there run code in the human's own sessions), folders it keeps in place."""
+    held: tuple[Path, ...] = ()
+    """The CLI's folders of settings and code in the user's home (``~/.claude``, ``~/.codex``), which the human's own
+    CLI runs outside Polter: read-only whatever the role, but for the state paths inside them."""
+    private_copies: tuple[tuple[Path, Path], ...] = ()
+    """(copy, original): the pane reads and writes its own copy in place of the user's file."""
     hidden: tuple[Path, ...] = ()
     """Polter's state and config dirs and the sessions' sockets: replaced by empty folders."""
     protected: tuple[Path, ...] = ()
@@ -274,10 +279,16 @@ def mounts(sandbox: PaneSandbox) -> list[str]:
     for path in sandbox.hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
+    for held in sandbox.held:
+        if held.is_dir() and in_view(held):
+            args += ["--ro-bind", str(held), str(held)]
     args += ["--ro-bind", str(sandbox.runtime_dir), str(sandbox.runtime_dir)]
     for state in sandbox.state_paths:
         if os.path.lexists(state):
             args += ["--bind", str(state), str(state)]
+    for copy, original in sandbox.private_copies:
+        if copy.is_file() and os.path.lexists(original) and in_view(original):
+            args += ["--bind", str(copy), str(original)]
     for written in sandbox.polter_files:
         if written.exists() and not written.is_symlink():
             args += ["--ro-bind", str(written), str(written)]

@@ -137,10 +137,11 @@ def layout(tmp_path: Path, user: int | None) -> Layout:
 def test_a_role_that_writes_nothing_writes_nothing(layout: Layout, user: int | None) -> None:
     """researcher: not the project, not the home, not the git hooks; a private /tmp is the pane's scratch."""
     targets = [layout.project / "notes.txt", layout.home / "notes.txt", layout.project / ".git/hooks/pre-commit"]
-    written = attempt_writes(layout.sandbox(READ_ONLY), *targets, Path("/tmp/scratch"), as_user=user)
-    assert written == {**{str(path): False for path in targets}, "/tmp/scratch": True}
+    scratch = Path(f"/tmp/polter-scratch-{os.getpid()}-{layout.root.name}")
+    written = attempt_writes(layout.sandbox(READ_ONLY), *targets, scratch, as_user=user)
+    assert written == {**{str(path): False for path in targets}, str(scratch): True}
     assert not any(path.exists() for path in targets)
-    assert not Path("/tmp/scratch").exists(), "the pane's /tmp is its own"
+    assert not scratch.exists(), "the pane's /tmp is its own"
 
 
 def test_the_state_a_cli_keeps_in_place_stays_writable(layout: Layout, user: int | None) -> None:
@@ -395,3 +396,30 @@ def test_a_clis_state_is_writable_entry_by_entry_and_its_settings_are_not(layout
     written = attempt_writes(sandbox, *targets, as_user=user)
     assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False, str(targets[3]): False}
     assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
+
+
+def test_a_clis_settings_are_read_only_under_a_role_that_writes_the_home(layout: Layout, user: int | None) -> None:
+    """coder writes the home, but not the CLI's folder of settings and code (held: ``~/.claude``), but for the CLI's
+    state in it; and its state file that also holds settings (``~/.claude.json``) is the pane's own copy: what the
+    pane writes there never reaches the user's."""
+    folder = layout.home / ".claude"
+    (folder / "projects").mkdir(parents=True)
+    (folder / "settings.json").write_text("{}")
+    state_file = layout.home / ".claude.json"
+    state_file.write_text('{"mcpServers": {}}')
+    copy = layout.runtime / "private" / "claude.json"
+    copy.parent.mkdir()
+    copy.write_text('{"mcpServers": {}}')
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home), str(layout.runtime)], check=True)
+    rules = write_rules("allow", [], project=str(layout.project), home=str(layout.home))
+    sandbox = layout.sandbox(rules, state_paths=(folder / "projects",), held=(folder,),
+                             private_copies=((copy, state_file),))
+    targets = [folder / "projects" / "a.jsonl", layout.home / "notes.txt", folder / "settings.json",
+               folder / "hooks.json", state_file]
+    written = attempt_writes(sandbox, *targets, as_user=user)
+    assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False,
+                       str(targets[3]): False, str(targets[4]): True}
+    assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
+    assert state_file.read_text() == '{"mcpServers": {}}', "the user's own file is untouched"
+    assert copy.read_text() == '{"mcpServers": {}}x', "the pane wrote its copy"
