@@ -196,6 +196,11 @@ class ClaudeCode(Adapter):
         copy of its own."""
         return self.config_dir(home) / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.claude`` (settings and their hooks, plugins, skills, agents, commands) and ``~/.claude.json`` (the
+        user's MCP servers, trusted folders)."""
+        return (self.config_dir(home), self.state_file(home))
+
     def config_dir(self, home: Path) -> Path:
         override = os.environ.get("CLAUDE_CONFIG_DIR")
         return Path(override) if override else home / ".claude"
@@ -331,7 +336,6 @@ class ClaudeCode(Adapter):
             warnings=warnings,
             homes=homes,
             state_folders=() if homes else self.state_folders(pane.user_home),
-            config_folders=() if homes else (self.config_dir(pane.user_home),),
             private_files=() if homes else (self.state_file(pane.user_home),),
         )
 

@@ -158,6 +158,10 @@ class Codex(Adapter):
         override = os.environ.get("CODEX_HOME")
         return Path(override) if override else home / ".codex"
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.codex`` (or ``$CODEX_HOME``): config.toml, hooks, rules approved "always", prompts, skills."""
+        return (self.codex_home(home),)
+
     def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's CODEX_HOME holds Polter's config.toml; Codex's own state in it is the user's ~/.codex."""
         return StateHome(

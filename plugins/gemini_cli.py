@@ -201,6 +201,10 @@ class GeminiCli(Adapter):
         override = os.environ.get(self.home_env)
         return Path(override) / self.settings_dir if override else home / self.settings_dir
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """The CLI's folder (``~/.gemini``, ``~/.qwen``): settings and hooks, extensions, trusted folders, policies."""
+        return (self.user_folder(home),)
+
     def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's settings home holds Polter's settings.json; the CLI's own state in it is the user's."""
         folder = f"{self.name}/{self.pane_settings_dir}".rstrip("/")

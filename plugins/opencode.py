@@ -181,6 +181,10 @@ class Opencode(Adapter):
         base = os.environ.get("XDG_CONFIG_HOME")
         return (Path(base) if base else home / ".config") / "opencode"
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.config/opencode``: its config, plugins (JavaScript it runs), agents, commands and their packages."""
+        return (self.global_config_dir(home),)
+
     def state_folders(self, home: Path) -> tuple[Path, ...]:
         """Where opencode keeps its state at every start (its data, with the database, logs and snapshots, and its
         state), writable in a confined pane: opencode has no home variable of its own to move them."""
@@ -305,7 +309,6 @@ class Opencode(Adapter):
             hidden_skills=tuple(hidden_names),
             warnings=tuple(warnings),
             state_folders=self.state_folders(pane.user_home),
-            config_folders=(self.global_config_dir(pane.user_home),),
         )
 
     # -- hook --------------------------------------------------------------------------------------------

@@ -440,13 +440,6 @@ class PreparedPane(BaseModel):
         description="The CLI's folders moved into the runtime dir, with the state in them that the host keeps in "
         "the user's home (see StateHome). Empty for a CLI that keeps its state where it always does.",
     )
-    config_folders: tuple[Path, ...] = Field(
-        default=(),
-        description="For a CLI that keeps its state where it always does: the user's folders of its settings and "
-        "code (Claude Code's ~/.claude, opencode's ~/.config/opencode), which the human's own CLI runs outside "
-        "Polter. Read-only in the pane's sandbox whatever the role; ``state_folders`` inside them stay writable. "
-        "(A moved home's ``user_folder`` is held the same way, but for its kept state.)",
-    )
     private_files: tuple[Path, ...] = Field(
         default=(),
         description="The user's files that the CLI rewrites as it runs but that also hold settings the human's own "
@@ -461,7 +454,7 @@ class PreparedPane(BaseModel):
         "runs outside the pane (opencode's plugins in ~/.config/opencode).",
     )
 
-    @field_validator("state_folders", "config_folders", "private_files")
+    @field_validator("state_folders", "private_files")
     @classmethod
     def _absolute(cls, paths: tuple[Path, ...]) -> tuple[Path, ...]:
         for path in paths:
@@ -571,6 +564,14 @@ class Adapter(ABC):
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
         """The skills this CLI would load when started in ``cwd`` (none, unless the CLI has skills)."""
         return []
+
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """The user's folders and files of this CLI that the human's own CLI runs or trusts outside Polter (its
+        config folder, ``~/.codex``; a state file that also holds its MCP servers, ``~/.claude.json``). Read-only in
+        every pane of every CLI, whatever the role: an agent could plant a hook or an MCP server there. A pane of
+        this CLI writes its own state in them (``PreparedPane``: its homes' state, ``state_folders``,
+        ``private_files``); nothing else."""
+        return ()
 
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         """Translate the CLI's pre-tool hook payload (parsed JSON from stdin) into Polter's form."""

@@ -351,17 +351,44 @@ def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = Non
     return spec.model_copy(update={"argv": tuple(argv), "env": env, "unset_env": unset, "launchers": LAUNCHERS})
 
 
+def _with_resolved(folders: Iterable[Path]) -> tuple[Path, ...]:
+    found = []
+    for folder in folders:
+        found.append(folder)
+        with contextlib.suppress(OSError):
+            found.append(folder.resolve())
+    return tuple(dict.fromkeys(found))
+
+
+def _path_folders(env: dict[str, str]) -> list[Path]:
+    return [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
+
+
 def program_folders(env: dict[str, str], argv: Sequence[str]) -> tuple[Path, ...]:
     """What the pane's program needs to see even under a hidden folder: ``PATH``'s folders, this Python and Polter."""
     import polter
 
-    folders = [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
-    folders += [Path(sys.prefix), Path(sys.base_prefix), Path(polter.__file__).resolve().parent.parent]
+    folders = [
+        *_path_folders(env),
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(polter.__file__).resolve().parent.parent,
+    ]
     if argv and os.path.isabs(argv[0]):
         folders.append(Path(argv[0]).parent)
-    resolved = []
-    for folder in folders:
-        resolved.append(folder)
-        with contextlib.suppress(OSError):
-            resolved.append(folder.resolve())
-    return tuple(dict.fromkeys(resolved))
+    return _with_resolved(folders)
+
+
+def programs_run_outside(env: dict[str, str], home: Path, project: Path) -> tuple[Path, ...]:
+    """Folders of programs that run outside every pane, which no pane may write whatever its role: the Python and the
+    Polter that Polter's own processes run (a ``sitecustomize.py`` or a ``.pth`` file planted there would run in
+    them), and the home's folders on ``PATH`` and of the user's Python packages (``~/.local/bin``, pyenv's shims),
+    whose programs the human's own shells run. (A ``PATH`` folder that holds the project is left as the role says.)"""
+    from polter.paths import bundled_dir
+
+    polter_dirs = [Path(sys.prefix), Path(sys.base_prefix), bundled_dir("plugins"), bundled_dir("roles")]
+    polter_dirs.append(Path(__file__).resolve().parent.parent)  # the polter package
+    home_dirs = [folder for folder in _path_folders(env) if folder.is_absolute() and _under(folder, [home])]
+    home_dirs += [home / ".local" / "bin", home / ".local" / "lib"]
+    home_dirs = [folder for folder in home_dirs if folder != home and not _under(project, [folder])]
+    return _with_resolved([*polter_dirs, *home_dirs])

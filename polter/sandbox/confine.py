@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from polter.protocol import BuiltinsPolicy, Decision
-from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
+from polter.sandbox.bwrap import PaneSandbox, program_folders, programs_run_outside, sandboxed, unavailable
 from polter.sandbox.rules import WriteRules, write_rules
 from polter.terminal.launch import LaunchSpec
 
@@ -123,7 +123,7 @@ def confine(spec: LaunchSpec, facts: PaneFacts) -> LaunchSpec:
         state_paths=facts.cli.state,
         held=facts.cli.held,
         private_copies=facts.cli.private_copies,
-        protected=facts.cli.protected,
+        protected=(*facts.cli.protected, *programs_run_outside(spec.environment(), home, facts.project)),
         hidden=tuple(path for path in dict.fromkeys(facts.hidden) if os.path.isdir(path)),
         gateway_port=port,
         gateway_socket_dir=facts.gateway_socket_dir,

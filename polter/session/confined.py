@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from polter.adapters import PaneToPrepare, PreparedPane
+from polter.adapters import Adapter, PaneToPrepare, PreparedPane
+from polter.adapters.host import discover
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
 from polter.sandbox.confine import CliFiles, ModelApi, PaneFacts, confine
 from polter.session.agents import AgentPane
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["PaneSockets", "cli_files", "confined_launch", "state_paths", "user_configs"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["PaneSockets", "cli_files", "confined_launch", "every_clis_config", "state_paths", "user_configs"]
 
 
 @dataclass(frozen=True)
@@ -85,17 +91,38 @@ def private_copy(runtime_dir: Path, original: Path) -> tuple[Path, Path]:
     return copy, original
 
 
-def cli_files(runtime_dir: Path, prepared: PreparedPane) -> CliFiles:
-    """What the pane's sandbox makes of the CLI's files: Polter's read-only; its state writable; the user's folders
-    of its settings and code (a moved home's user folder, the adapter's ``config_folders``) read-only but for that
-    state; its private files copied."""
+def cli_files(runtime_dir: Path, prepared: PreparedPane, own: Iterable[Path], others: Iterable[Path]) -> CliFiles:
+    """What the pane's sandbox makes of the CLI's files: Polter's read-only; its state writable; what the human's
+    own CLIs run (``own``: this CLI's ``Adapter.human_config``, ``others``: every other CLI's) read-only, this CLI's
+    folders but for its state in them; its private files copied."""
+    private = set(prepared.private_files)
+    held = [*(home.user_folder for home in prepared.homes), *(path for path in own if path.is_dir())]
+    protected = [*user_configs(prepared), *(path for path in own if path not in held and path not in private)]
     return CliFiles(
         polter_files=tuple(runtime_dir / name for name in prepared.files),
         state=state_paths(runtime_dir, prepared),
-        held=tuple(dict.fromkeys([*(home.user_folder for home in prepared.homes), *prepared.config_folders])),
+        held=tuple(dict.fromkeys(held)),
         private_copies=tuple(private_copy(runtime_dir, path) for path in prepared.private_files),
-        protected=user_configs(prepared),
+        protected=tuple(dict.fromkeys([*protected, *(path for path in others if path not in held)])),
     )
+
+
+@functools.cache
+def _every_adapter() -> tuple[Adapter, ...]:
+    """The CLIs Polter knows here (bundled, installed, the user's plugins), found once per process."""
+    return tuple(loaded.adapter for loaded in discover())
+
+
+def every_clis_config(home: Path, but: Adapter) -> tuple[Path, ...]:
+    """What the human's own CLIs run or trust, but ``but``'s: every known adapter's ``human_config``."""
+    found: list[Path] = []
+    for adapter in _every_adapter():
+        if adapter.name != but.name:
+            try:
+                found += adapter.human_config(home)
+            except Exception:  # a plugin's bug does not stop the pane (this is a deny-list); it is told
+                logger.exception("the %s adapter's human_config failed: its files are not held in panes", adapter.name)
+    return tuple(found)
 
 
 def user_configs(prepared: PreparedPane) -> tuple[Path, ...]:
@@ -135,7 +162,12 @@ def confined_launch(
         runtime_dir=root,
         policy=policy,
         agent=agent.adapter.info.agent or bool(agent.setup.command),
-        cli=cli_files(root, prepared),
+        cli=cli_files(
+            root,
+            prepared,
+            agent.adapter.human_config(pane.user_home),
+            every_clis_config(pane.user_home, agent.adapter),
+        ),
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
         gateway_socket_dir=sockets.gateway.parent,

@@ -147,5 +147,5 @@ def test_in_place_its_state_is_writable_in_a_confined_pane_and_its_settings_are_
     assert {home / ".claude" / "projects", home / ".claude" / "history.jsonl"} <= state
     shared = {"settings.json", "plugins", "skills", "agents", "commands", "CLAUDE.md", ".claude.json"}
     assert not {path.name for path in state} & shared
-    assert prepared.config_folders == (home / ".claude",)
+    assert claude.human_config(home) == (home / ".claude", home / ".claude.json"), "held read-only in every pane"
     assert prepared.private_files == (home / ".claude.json",)

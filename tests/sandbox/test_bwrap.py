@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from support.loopback import answering
 
-from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
-from polter.sandbox.rules import WriteRules, write_rules
+import polter
+from polter.sandbox.bwrap import PaneSandbox, program_folders, programs_run_outside, sandboxed, unavailable
+from polter.sandbox.rules import FolderRule, WriteRules, write_rules
 from polter.terminal.launch import LaunchSpec
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: bubblewrap needs Linux")
@@ -423,3 +424,28 @@ def test_a_clis_settings_are_read_only_under_a_role_that_writes_the_home(layout:
     assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
     assert state_file.read_text() == '{"mcpServers": {}}', "the user's own file is untouched"
     assert copy.read_text() == '{"mcpServers": {}}x', "the pane wrote its copy"
+
+
+def test_programs_that_run_outside_every_pane_are_read_only(layout: Layout, user: int | None) -> None:
+    """coder writes the home, but not its folders on ``PATH`` or of the user's Python packages (the human's shells
+    run what they hold), nor the Python and the Polter that Polter's own processes run, even where a role's rule
+    would open them (a planted ``sitecustomize.py`` would run in the session host, outside every sandbox)."""
+    shims, local_bin = layout.home / ".pyenv" / "shims", layout.home / ".local" / "bin"
+    for folder in (shims, local_bin, layout.home / ".local" / "lib"):
+        folder.mkdir(parents=True)
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home)], check=True)
+    env = {"PATH": f"{shims}:{layout.project}/node_modules/.bin:/usr/bin"}
+    interpreter, package = Path(sys.base_prefix).resolve(), Path(polter.__file__).resolve().parent
+    protected = programs_run_outside(env, layout.home, layout.project)
+    assert layout.home not in protected and {interpreter, package} <= set(protected)
+    assert Path(f"{layout.project}/node_modules/.bin") not in protected, "not the home's: as the role says"
+    ours = [folder for folder in (interpreter, package) if layout.reachable(folder)]  # (as nobody: not in view)
+    opened = tuple(FolderRule(path=str(folder), writable=True, pattern=f"write({folder}/**)") for folder in ours)
+    rules = WriteRules(project=True, home=True, folders=opened)
+    sandbox = layout.sandbox(rules, protected=tuple(filter(layout.reachable, protected)))
+    targets = [layout.home / "notes.txt", shims / "git", local_bin / "ls", layout.home / ".local" / "lib" / "x.pth",
+               *(folder / "polter-probe" for folder in ours)]
+    written = attempt_writes(sandbox, *targets, as_user=user)
+    assert written == {str(targets[0]): True, **{str(path): False for path in targets[1:]}}
+    assert not any(path.exists() for path in targets[1:])

@@ -51,7 +51,7 @@ from polter.paths import config_dir, runtime_dir, state_dir
 from polter.roles import RoleLibrary
 from polter.sandbox.confine import PaneFacts, confine, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
-from polter.session.confined import cli_files
+from polter.session.confined import cli_files, every_clis_config
 
 from .agent_pane import with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk
@@ -136,6 +136,7 @@ unmarked = {name: value for name, value in os.environ.items() if name != "POLTER
 attempt("write-project", lambda: write(os.path.join(args["project"], "notes.txt")))
 attempt("write-hook", lambda: write(os.path.join(args["project"], ".git", "hooks", "pre-commit")))
 attempt("write-cli-config", lambda: write(args["cli_config"]))
+attempt("write-other-cli", lambda: write(args["other_cli"]))
 attempt("read-other-token", steal)
 attempt("read-gateway-file", lambda: open(args["gateway_file"]).read() and "READ")
 attempt("set-role", lambda: set_role(dict(os.environ)))
@@ -151,6 +152,7 @@ DENIED = {
     "write-project": "FAILED",
     "write-hook": "FAILED",
     "write-cli-config": "FAILED",
+    "write-other-cli": "FAILED",
     "read-other-token": "FAILED",
     "read-gateway-file": "FAILED",
     "set-role": "FAILED",
@@ -268,13 +270,13 @@ def results(tool_result: str) -> dict[str, str]:
     return dict(re.findall(r"PROBE (\S+) (\S+)", tool_result))
 
 
-def human_cli_config(prepared: PreparedPane) -> Path:
+def human_cli_config(cli: RealCli, prepared: PreparedPane, home: Path) -> Path:
     """A file where the human's own CLI would find settings or code (in a folder it reads extensions, commands or
     rules from, or in its config folder): no pane may write it, whatever its role."""
-    for home in prepared.homes:
-        folder = next(name for name in home.shared if name.endswith("/") and "*" not in name)
-        return home.user_folder / folder / "polter-probe.json"
-    return prepared.config_folders[0] / "polter-probe.json"
+    for state in prepared.homes:
+        folder = next(name for name in state.shared if name.endswith("/") and "*" not in name)
+        return state.user_folder / folder / "polter-probe.json"
+    return cli.adapter.human_config(home)[0] / "polter-probe.json"
 
 
 WEB_DECISIONS = [("allowed.test", "allow"), ("allowed.test", "allow"), ("denied.test", "deny"), ("denied.test", "deny")]
@@ -357,7 +359,8 @@ class Sandboxed:
                 runtime_dir=root,
                 policy=pane.builtins,
                 agent=True,
-                cli=cli_files(root, prepared),
+                cli=cli_files(root, prepared, adapter.human_config(self.home),
+                              every_clis_config(self.home, adapter)),
                 hidden=(self.gateway.state_dir, state_dir(), config_dir(), runtime_dir()),
                 gateway_url=self.gateway.url,
                 gateway_socket_dir=self.gateway.pane_socket.parent,
@@ -399,13 +402,15 @@ async def test_a_confined_cli_reaches_only_what_its_role_gives(
         assert gateway_file.exists()
 
         prepared = cli.adapter.prepare(sandboxed.pane(researcher_id, "prober", researcher_token))
-        cli_config = human_cli_config(prepared)
+        cli_config = human_cli_config(cli, prepared, home)
+        other_cli = next(path for path in every_clis_config(home, cli.adapter) if path.name != ".claude.json")
 
         def probe(who: str, pane_id: str, other_token: str) -> Rule:
             """``python3 probe.py WHO``: what it needs is in ``probe-WHO.json`` (the hook reads a short command)."""
             arguments = {"project": str(project), "other_token": other_token, "gateway_file": str(gateway_file),
                          "polter": polter, "pane": pane_id, "gateway_state": str(gateway.state_dir),
-                         "raw_port": web.port, "web_port": web.port, "cli_config": str(cli_config)}
+                         "raw_port": web.port, "web_port": web.port, "cli_config": str(cli_config),
+                         "other_cli": str(other_cli / "polter-probe.json")}
             (project / f"probe-{who}.json").write_text(json.dumps(arguments))
             return shell_call(name, f"probe as {who}", f"python3 probe.py {who}")
 
@@ -435,5 +440,6 @@ async def test_a_confined_cli_reaches_only_what_its_role_gives(
         assert (project / "notes.txt").read_text() == "written from inside the pane"
         assert not (project / ".git" / "hooks" / "pre-commit").exists()
         assert not cli_config.exists(), "a pane wrote what the human's own CLI runs"
+        assert not (other_cli / "polter-probe.json").exists(), "a pane wrote what another CLI of the human's runs"
         assert "denied.test" not in web.hosts, web.hosts
         assert web_decisions(gateway, coder_id) == WEB_DECISIONS
