@@ -78,9 +78,42 @@ HOME_CODE_FILES: Final = (
     ".xprofile",
     ".xsession",
     ".xinitrc",
+    ".bash_aliases",
+    ".bashrc.d",
+    ".config/bash",
+    ".inputrc",
+    ".vimrc",
+    ".vim",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".config/emacs",
+    ".tmux.conf",
+    ".config/tmux",
+    ".screenrc",
+    ".npmrc",
+    ".yarnrc",
+    ".config/pip",
+    ".pip",
+    ".pypirc",
+    ".netrc",
+    ".aws",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".gnupg",
+    ".local/share/applications",
+    ".config/Code",
+    ".vscode",
+    ".vscode-server",
+    ".cargo/config.toml",
+    ".config/direnv",
+    ".envrc",
 )
-"""Files in the home that run code (or grant logins) in the human's own sessions, outside any sandbox: never
-writable from a pane, whatever its role lets it write in the home."""
+"""Files in the home that run code (or grant logins) in the human's own sessions, outside any sandbox: shells'
+start files, editors' and tmux's configs (they run commands), package managers' configs (scripts, indexes),
+clouds' and containers' configs (credential processes, exec plugins), GnuPG, desktop entries, VS Code's settings
+and extensions. Never writable from a pane, whatever its role lets it write in the home."""
 HIDDEN_SYSTEM: Final = ("/tmp", "/run", "/dev/shm", "/var/tmp")
 """Replaced by empty private folders: other programs' sockets (tmux, X11, D-Bus, ssh-agent, Docker) and files."""
 UNSET_INSIDE: Final = (

@@ -316,6 +316,31 @@ def test_the_network_reaches_the_gateway_and_nothing_else(
     assert f"PORT {loopback_service} refused" in output, output
 
 
+def test_abstract_unix_sockets_outside_are_out_of_reach(layout: Layout, user: int | None) -> None:
+    """An abstract Unix socket (no file: X11's, D-Bus's, many agents') belongs to a network namespace: one the user
+    listens on outside is not there for the pane, whatever it is named."""
+    name = f"\0polter-test-{os.getpid()}-{layout.root.name}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(name)
+    listener.listen()
+    try:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.connect(name)  # outside: there
+        probe.close()
+        code = f"""
+            import socket
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect({name!r})
+                print("CONNECTED")
+            except OSError as error:
+                print("REFUSED", error.strerror)
+        """
+        output = run(layout.sandbox(CODER), code, as_user=user)
+        assert "REFUSED" in output and "CONNECTED" not in output, output
+    finally:
+        listener.close()
+
+
 def test_a_linked_worktree_commits_and_its_repositorys_hooks_stay_read_only(layout: Layout, user: int | None) -> None:
     """A pane in a subfolder of a linked worktree (both under the hidden /tmp): git finds the repository, a commit
     writes the repository's common dir, and the common dir's hooks and config are still read-only."""
