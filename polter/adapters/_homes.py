@@ -289,6 +289,9 @@ class _Rescuer:
         user = str(self.home.user_folder)
         try:
             with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection, connection:
+                # The pane could write this database: a function or virtual table its schema names (in a trigger or
+                # a view) may not run in the host's connection; a trigger can then change only this database.
+                connection.execute("PRAGMA trusted_schema = OFF")
                 tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
                 for table in tables:
                     columns = [row[1] for row in connection.execute(f'PRAGMA table_info("{_quoted(table)}")')]
