@@ -91,8 +91,19 @@ TEST_MODE_KEPT = (
 plans, file history) and the user's agents, commands, skills, plugins and CLAUDE.md. Only test mode moves the
 config dir (to seed onboarding); there these stay the user's all the same."""
 
-SHARED_WITH_THE_HUMAN = ("agents/", "commands/", "skills/", "plugins/", "CLAUDE.md")
-"""Kept entries the human's own Claude Code runs or reads as instructions outside Polter: never a pane's to write."""
+SHARED_WITH_THE_HUMAN = (
+    "agents/",
+    "commands/",
+    "skills/",
+    "plugins/",
+    "output-styles/",
+    "CLAUDE.md",
+    "settings.json",
+    "settings.local.json",
+    "keybindings.json",
+)
+"""What the human's own Claude Code runs or reads as instructions from its config dir outside Polter (agents,
+commands, skills, plugins, output styles, CLAUDE.md, settings with their hooks): never a pane's to write."""
 STATE_ENTRIES = tuple(entry for entry in TEST_MODE_KEPT if entry not in SHARED_WITH_THE_HUMAN)
 """What Claude Code writes of its own state under its config dir (conversations, history, the login, todos...)."""
 
@@ -176,8 +187,18 @@ class ClaudeCode(Adapter):
         dir and ``~/.claude.json``, writable in a confined pane (its settings, plugins and skills beside them are
         not)."""
         config = self.config_dir(home)
-        state_file = config / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
-        return (*(config / entry.rstrip("/") for entry in STATE_ENTRIES), state_file)
+        return tuple(config / entry.rstrip("/") for entry in STATE_ENTRIES)
+
+    def state_file(self, home: Path) -> Path:
+        """``~/.claude.json``: Claude Code's state (onboarding, tips, each project's last session) and also the
+        user's MCP servers and trusted folders, which the human's own Claude Code runs: a confined pane works on a
+        copy of its own."""
+        return self.config_dir(home) / ".claude.json" if os.environ.get("CLAUDE_CONFIG_DIR") else home / ".claude.json"
+
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.claude`` (settings and their hooks, plugins, skills, agents, commands) and ``~/.claude.json`` (the
+        user's MCP servers, trusted folders)."""
+        return (self.config_dir(home), self.state_file(home))
 
     def config_dir(self, home: Path) -> Path:
         override = os.environ.get("CLAUDE_CONFIG_DIR")
@@ -215,6 +236,7 @@ class ClaudeCode(Adapter):
             folder="claude/config",
             user_folder=self.config_dir(pane.user_home),
             keep=TEST_MODE_KEPT,
+            shared=SHARED_WITH_THE_HUMAN,
             scratch=("backups",),
         )
 
@@ -313,6 +335,7 @@ class ClaudeCode(Adapter):
             warnings=warnings,
             homes=homes,
             state_folders=() if homes else self.state_folders(pane.user_home),
+            private_files=() if homes else (self.state_file(pane.user_home),),
         )
 
     def _warnings(self) -> tuple[str, ...]:

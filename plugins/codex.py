@@ -89,8 +89,12 @@ KEPT = (
     ".sandbox_migration",
 )
 """What Codex 0.171.0 keeps in its home besides config.toml: the login, conversations (``codex resume``), prompt
-history, its SQLite state (thread list, logs, goals, memories), the exec-policy rules approved
-"always", the user's prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
+history, its SQLite state (thread list, logs, goals, memories), the exec-policy rules approved "always", the user's
+prompts and global AGENTS.md. Linked from the user's ``~/.codex`` into every pane's."""
+SHARED = ("rules/", "prompts/", "AGENTS.md", "hooks.json", "skills/*", "*.config.toml", "managed_config.toml")
+"""What the human's own Codex runs or trusts from ``~/.codex``: the exec-policy rules approved "always", the user's
+prompts, global AGENTS.md, hooks (never linked: Polter runs hooks unreviewed), skills and profiles. No pane writes
+them."""
 POLTER_KEYS = (*REPLACED_KEYS, "features", "skills")
 """Keys of the pane's config.toml that Polter sets; what Codex adds elsewhere (a folder's trust, in ``projects``)
 is added to the user's config.toml when the pane ends."""
@@ -153,12 +157,17 @@ class Codex(Adapter):
         override = os.environ.get("CODEX_HOME")
         return Path(override) if override else home / ".codex"
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.codex`` (or ``$CODEX_HOME``): config.toml, hooks, rules approved "always", prompts, skills."""
+        return (self.codex_home(home),)
+
     def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's CODEX_HOME holds Polter's config.toml; Codex's own state in it is the user's ~/.codex."""
         return StateHome(
             folder="codex",
             user_folder=self.codex_home(pane.user_home),
             keep=KEPT,
+            shared=SHARED,
             scratch=SCRATCH,
             edited_configs=(EditedConfig(file="config.toml", polter_keys=POLTER_KEYS),),
             sqlite_path_records=("state_5.sqlite",),

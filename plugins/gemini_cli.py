@@ -115,8 +115,24 @@ KEPT = (
 )
 """What Gemini CLI 0.61.0 keeps in ``~/.gemini`` besides settings.json: logins (OAuth, its encrypted store, MCP
 servers' tokens), trusted folders and hooks, the project registry, chats and logs (``tmp/<project>/``), prompt
-history, memory (GEMINI.md), and the user's commands, agents, policies (``always allow`` saved there) and
-extensions. Linked from the user's folder into every pane's."""
+history, memory (GEMINI.md, which its save_memory tool writes), and the user's commands, agents, policies
+(``always allow`` saved there) and extensions. Linked from the user's folder into every pane's."""
+SHARED = (
+    "trustedFolders.json",
+    "trusted_hooks.json",
+    "system.md",
+    ".env",
+    "commands/",
+    "agents/",
+    "policies/",
+    "acknowledgments/",
+    "extensions/",
+    "keybindings.json",
+    "skills/*",
+)
+"""What the human's own Gemini CLI runs or trusts from ``~/.gemini``: trusted folders and hooks, the system
+prompt, its .env, the user's commands, agents, policies (``always allow`` is saved there), acknowledged agents,
+extensions (with their MCP servers), key bindings and skills. No pane writes them."""
 TEST_MODE_UNSET = (
     "GOOGLE_API_KEY",
     "GOOGLE_GENAI_USE_VERTEXAI",
@@ -167,7 +183,12 @@ class GeminiCli(Adapter):
     builtin_skills: tuple[str, ...] = BUILTIN_SKILLS
     default_test_model = "gemini-2.5-flash"
     kept: tuple[str, ...] = KEPT
-    scratch: tuple[str, ...] = ()
+    copied: tuple[str, ...] = ("projects.json",)
+    """Locked as ``projects.json.lock`` beside the file its link points to (proper-lockfile follows links), which no
+    pane may write: the pane locks its own copy."""
+    shared: tuple[str, ...] = SHARED
+    scratch: tuple[str, ...] = ("projects.json.lock",)
+    """A lock of the pane's own projects.json, left behind by a CLI that was killed."""
     polter_keys: tuple[str, ...] = (*REPLACED_KEYS, "skills", "hooks", "hooksConfig")
     """Keys of the pane's settings.json that Polter sets; a setting the CLI adds elsewhere (the sign-in chosen at
     the first start, a theme) is added to the user's settings.json when the pane ends."""
@@ -179,6 +200,10 @@ class GeminiCli(Adapter):
         override = os.environ.get(self.home_env)
         return Path(override) / self.settings_dir if override else home / self.settings_dir
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """The CLI's folder (``~/.gemini``, ``~/.qwen``): settings and hooks, extensions, trusted folders, policies."""
+        return (self.user_folder(home),)
+
     def state_home(self, pane: PaneToPrepare) -> StateHome:
         """The pane's settings home holds Polter's settings.json; the CLI's own state in it is the user's."""
         folder = f"{self.name}/{self.pane_settings_dir}".rstrip("/")
@@ -186,6 +211,8 @@ class GeminiCli(Adapter):
             folder=folder,
             user_folder=self.user_folder(pane.user_home),
             keep=self.kept,
+            copied=self.copied,
+            shared=self.shared,
             scratch=self.scratch,
             edited_configs=(EditedConfig(file="settings.json", polter_keys=self.polter_keys),),
         )
@@ -482,8 +509,28 @@ QWEN_KEPT = (
 )
 """What Qwen Code 0.24.4 keeps in ``~/.qwen`` besides settings.json: logins (its OAuth file, written by a rename
 over the link and so moved back when the pane ends), trusted folders, MCP approvals, chats and memory per project
-(``projects/<cwd>/``), running sessions, logs, todos, plans, file history, global memory, usage, and the user's
-commands, agents, rules, output styles and extensions. (``audits/`` refuses a link: it is moved back at the end.)"""
+(``projects/<cwd>/``), running sessions, logs, todos, plans, file history, global memory, usage, its extension
+store (written at every start), and the user's commands, agents, rules, output styles and extensions. (``audits/``
+refuses a link: it is moved back at the end.)"""
+QWEN_SHARED = (
+    "mcpApprovals.json",
+    "trustedFolders.json",
+    "output-language.md",
+    ".env",
+    "commands/",
+    "agents/",
+    "rules/",
+    "output-styles/",
+    "extensions/",
+    "channels/",
+    "teams/",
+    "boards/",
+    "workflows/",
+    "skills/*",
+)
+"""What the human's own Qwen Code runs or trusts from ``~/.qwen``: MCP approvals, trusted folders, its .env, the
+user's commands, agents, rules, output styles, extensions, channels, teams, boards, workflows and skills. No pane
+writes them."""
 
 
 class QwenCode(GeminiCli):
@@ -524,6 +571,8 @@ class QwenCode(GeminiCli):
     builtin_skills = ()
     default_test_model = "qwen-fake"
     kept = QWEN_KEPT
+    copied = ()
+    shared = QWEN_SHARED
     scratch = ("oauth_creds.lock",)
     polter_keys = (*GeminiCli.polter_keys, "permissions", "disableAllHooks")
 

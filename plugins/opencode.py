@@ -180,6 +180,10 @@ class Opencode(Adapter):
         base = os.environ.get("XDG_CONFIG_HOME")
         return (Path(base) if base else home / ".config") / "opencode"
 
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """``~/.config/opencode``: its config, plugins (JavaScript it runs), agents, commands and their packages."""
+        return (self.global_config_dir(home),)
+
     def state_folders(self, home: Path) -> tuple[Path, ...]:
         """Where opencode keeps its state at every start (its data, with the database, logs and snapshots, and its
         state), writable in a confined pane: opencode has no home variable of its own to move them."""
@@ -230,9 +234,16 @@ class Opencode(Adapter):
         config_dirs += [d / ".opencode" for d in project_dirs(pane.cwd, pane.user_home) if (d / ".opencode").is_dir()]
         for folder in config_dirs:
             if not (folder / "node_modules" / "@opencode-ai" / "plugin").is_dir():
+                held = pane.confined and folder == config_dirs[0]  # the user's: read-only in the pane's sandbox
                 warnings.append(
                     f"opencode installs @opencode-ai/plugin into {folder} because a plugin (Polter's veto) "
                     "is configured: that start needs the npm registry"
+                    + (
+                        ", and a pane may not write there (your own opencode runs what it holds): run `opencode` "
+                        "once outside Polter"
+                        if held
+                        else ""
+                    )
                 )
         mcp: dict[str, Any] = {name: {"enabled": False} for name in sorted(others - set(pane.endpoints))}
         mcp |= {

@@ -20,6 +20,7 @@ Polter's. This module stays light (pydantic only) because ``polter hook`` import
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -31,7 +32,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any, ClassVar, Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.protocol import (
@@ -242,6 +243,22 @@ class StateHome(BaseModel):
         "linked to the user's own for the pane's life. An entry the CLI writes by replacing the file (write to a "
         "temporary file, then rename) replaces the link; that file is moved to the user's folder at the end.",
     )
+    copied: tuple[str, ...] = Field(
+        default=(),
+        description="Kept files the CLI locks with a lock file beside the file a link points to (Gemini CLI's "
+        "projects.json, locked as projects.json.lock next to the user's file): copied into the pane's folder when it "
+        "starts instead of linked, so that the lock is taken there, and moved back when the pane ends as a replaced "
+        "link is (a user's file changed meanwhile is never overwritten). Each must be a file entry of ``keep``.",
+    )
+    shared: tuple[str, ...] = Field(
+        default=(),
+        description="What the human's own CLI runs or trusts from the user's folder, outside Polter too (settings "
+        "and hooks, extensions, plugins, commands, agents, skills, trusted folders, policies and rules approved "
+        "'always', system prompts, .env): relative to the folder, a folder ending with '/', glob patterns allowed. "
+        "A kept entry named here is linked so that the CLI sees it, but no pane may write it (read-only in the "
+        "pane's sandbox whatever the role); and what a pane leaves under such a name is never moved into the "
+        "user's folder: an agent could plant code there that runs in the human's own sessions.",
+    )
     scratch: tuple[str, ...] = Field(
         default=(),
         description="Glob patterns (relative to the folder, matched per path) of what the CLI writes that nobody "
@@ -274,16 +291,38 @@ class StateHome(BaseModel):
             raise ValueError("user_folder must be an absolute path")
         return value
 
-    @field_validator("keep", "scratch", "sqlite_path_records")
+    @field_validator("keep", "copied", "shared", "scratch", "sqlite_path_records")
     @classmethod
     def _entries_relative(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for name in value:
             _relative_posix(name.rstrip("/"), "entry")
         return value
 
+    @model_validator(mode="after")
+    def _copied_are_kept_files(self) -> StateHome:
+        for name in self.copied:
+            if name not in self.keep or name.endswith("/") or self.is_shared(name):
+                raise ValueError(f"copied entry {name!r} must be a file entry of keep, not shared")
+        return self
+
     def kept(self) -> dict[str, bool]:
-        """Each kept entry (without its trailing '/') → whether it is a folder."""
+        """Each kept entry (without its trailing '/') → whether it is a folder: what is linked."""
         return {name.rstrip("/"): name.endswith("/") for name in self.keep}
+
+    def state(self) -> dict[str, bool]:
+        """The kept entries that are the CLI's own state (not ``shared``): writable in the pane's sandbox."""
+        return {name: is_folder for name, is_folder in self.kept().items() if not self.is_shared(name)}
+
+    def is_shared(self, relative: str) -> bool:
+        """Whether ``relative`` (a path in the folder) is, or lies in, what the human's CLI reads (``shared``)."""
+        parts = PurePosixPath(relative).parts
+        for pattern in self.shared:
+            pattern_parts = PurePosixPath(pattern.rstrip("/")).parts
+            if len(parts) >= len(pattern_parts) and all(
+                fnmatch.fnmatchcase(part, wanted) for part, wanted in zip(parts, pattern_parts, strict=False)
+            ):
+                return True
+        return False
 
 
 class TestMode(BaseModel):
@@ -401,6 +440,12 @@ class PreparedPane(BaseModel):
         description="The CLI's folders moved into the runtime dir, with the state in them that the host keeps in "
         "the user's home (see StateHome). Empty for a CLI that keeps its state where it always does.",
     )
+    private_files: tuple[Path, ...] = Field(
+        default=(),
+        description="The user's files that the CLI rewrites as it runs but that also hold settings the human's own "
+        "CLI runs (Claude Code's ~/.claude.json: its MCP servers and trusted folders): the pane works on a copy of "
+        "its own, and what it changes there is never carried back.",
+    )
     state_folders: tuple[Path, ...] = Field(
         default=(),
         description="The user's folders a CLI that keeps its state where it always does (not in ``homes``) writes "
@@ -409,13 +454,13 @@ class PreparedPane(BaseModel):
         "runs outside the pane (opencode's plugins in ~/.config/opencode).",
     )
 
-    @field_validator("state_folders")
+    @field_validator("state_folders", "private_files")
     @classmethod
-    def _state_folders_absolute(cls, folders: tuple[Path, ...]) -> tuple[Path, ...]:
-        for folder in folders:
-            if not folder.is_absolute():
-                raise ValueError(f"state folder {str(folder)!r} must be an absolute path")
-        return folders
+    def _absolute(cls, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+        for path in paths:
+            if not path.is_absolute():
+                raise ValueError(f"{str(path)!r} must be an absolute path")
+        return paths
 
     @field_validator("files")
     @classmethod
@@ -529,6 +574,14 @@ class Adapter(ABC):
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
         """The skills this CLI would load when started in ``cwd`` (none, unless the CLI has skills)."""
         return []
+
+    def human_config(self, home: Path) -> tuple[Path, ...]:
+        """The user's folders and files of this CLI that the human's own CLI runs or trusts outside Polter (its
+        config folder, ``~/.codex``; a state file that also holds its MCP servers, ``~/.claude.json``). Read-only in
+        every pane of every CLI, whatever the role: an agent could plant a hook or an MCP server there. A pane of
+        this CLI writes its own state in them (``PreparedPane``: its homes' state, ``state_folders``,
+        ``private_files``); nothing else."""
+        return ()
 
     def hook_request(self, payload: Mapping[str, Any]) -> HookRequest:
         """Translate the CLI's pre-tool hook payload (parsed JSON from stdin) into Polter's form."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import filecmp
 import fnmatch
+import itertools
 import logging
 import os
 import shutil
@@ -86,6 +87,11 @@ class Rescue(BaseModel):
         default_factory=list, description="Settings the user's config could not take, and why (it stays as it was)."
     )
     failed: list[str] = Field(default_factory=list, description="What could not be moved, and why.")
+    dropped: list[Path] = Field(
+        default_factory=list,
+        description="What the pane left under a name the human's own CLI reads (StateHome.shared): never moved into "
+        "the user's folder, removed with the runtime dir.",
+    )
 
 
 def _fingerprint(path: Path) -> tuple[int, int, int] | None:
@@ -98,6 +104,19 @@ def _fingerprint(path: Path) -> tuple[int, int, int] | None:
 
 def _private_dir(path: Path) -> None:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _made_to_exist(path: Path) -> bool:
+    """Whether a kept file of the user's exists, a missing one created empty where an empty file reads as none (the
+    CLIs' logs, histories, locks and SQLite databases). A missing JSON file stays missing (an empty one would not
+    parse), and is not linked: the pane's sandbox lets the CLI write only what exists, so it writes its own."""
+    if path.exists() or path.is_symlink():
+        return True
+    if path.suffix == ".json":
+        return False
+    with contextlib.suppress(FileExistsError):
+        path.touch(mode=0o600, exist_ok=False)
+    return True
 
 
 def _write_manifest(runtime_dir: Path, manifest: _Manifest) -> None:
@@ -143,6 +162,12 @@ def link_homes(
             elif os.path.lexists(pane_path):  # a rescue could not move it: the CLI keeps using it here
                 logger.warning("%s stays in the pane: it could not be moved to %s", pane_path, user_path)
                 continue
+            if entry in home.copied:
+                if user_path.is_file():
+                    shutil.copy2(user_path, pane_path)
+                continue
+            if not is_folder and not _made_to_exist(user_path):
+                continue  # the CLI writes it in the pane's folder, and it is moved to the user's when the pane ends
             pane_path.symlink_to(user_path, target_is_directory=is_folder)
         prefix = PurePosixPath(home.folder)
         ours = tuple(
@@ -177,6 +202,12 @@ def rescue_homes(runtime_dir: Path, *, restart: bool = False) -> Rescue:
         _Rescuer(runtime_dir, linked, rescue, restart=restart).run()
     if rescue.settings_left:
         logger.warning("pane %s: settings the CLI wrote stay unapplied: %s", rescue.pane, rescue.settings_left)
+    if rescue.dropped:
+        logger.warning(
+            "pane %s: left where the human's own CLI reads settings or code, not kept: %s",
+            rescue.pane,
+            [str(path) for path in rescue.dropped],
+        )
     if rescue.moved or rescue.replaced or rescue.kept_beside or rescue.settings_added or rescue.failed:
         logger.info("pane %s: the CLI's state kept in the user's home: %s", rescue.pane, rescue.model_dump_json())
     return rescue
@@ -224,7 +255,8 @@ class _Rescuer:
         self.restart = restart
         self.stamp = time.strftime("%Y%m%dT%H%M%S")
         self.inner = {parent for path in self.polter | self.kept for parent in path.parents if parent.parts}
-        """Folders that hold Polter's files or kept links: gone through entry by entry, not moved whole."""
+        self.inner |= {folder for pattern in self.home.shared for folder in _literal_folders(pattern)}
+        """Folders that hold Polter's files, links or shared names: gone through entry by entry, not moved whole."""
 
     def run(self) -> None:
         if self.folder.is_dir() and not self.folder.is_symlink():
@@ -257,6 +289,9 @@ class _Rescuer:
         user = str(self.home.user_folder)
         try:
             with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection, connection:
+                # The pane could write this database: a function or virtual table its schema names (in a trigger or
+                # a view) may not run in the host's connection; a trigger can then change only this database.
+                connection.execute("PRAGMA trusted_schema = OFF")
                 tables = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
                 for table in tables:
                     columns = [row[1] for row in connection.execute(f'PRAGMA table_info("{_quoted(table)}")')]
@@ -289,6 +324,9 @@ class _Rescuer:
                 self.rescue.failed.append(f"{child} → {self.home.user_folder / name}: {exc}")
 
     def _merge(self, source: Path, target: Path, relative: PurePosixPath) -> None:
+        if self.home.is_shared(str(relative)):
+            self.rescue.dropped.append(source)
+            return
         if not os.path.lexists(target):
             _private_dir(target.parent)
             shutil.move(source, target)
@@ -312,6 +350,13 @@ class _Rescuer:
         beside = _beside(target, self.rescue.pane, self.stamp)
         shutil.move(source, beside)
         self.rescue.kept_beside.append(beside)
+
+
+def _literal_folders(pattern: str) -> list[PurePosixPath]:
+    """The folders a ``shared`` pattern names before its first glob (``skills/*`` → ``skills``)."""
+    parts = PurePosixPath(pattern.rstrip("/")).parts
+    literal = list(itertools.takewhile(lambda part: not any(char in part for char in "*?["), parts[:-1]))
+    return [PurePosixPath(*literal[:count]) for count in range(1, len(literal) + 1)]
 
 
 def _quoted(name: str) -> str:

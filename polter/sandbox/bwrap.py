@@ -35,7 +35,7 @@ from typing import Final
 
 import polter
 from polter.gitdirs import git_dirs, repository
-from polter.paths import ENV_SANDBOX
+from polter.paths import ENV_SANDBOX, bundled_dir
 from polter.sandbox.rules import WriteRules
 from polter.terminal.launch import LaunchSpec
 
@@ -79,9 +79,42 @@ HOME_CODE_FILES: Final = (
     ".xprofile",
     ".xsession",
     ".xinitrc",
+    ".bash_aliases",
+    ".bashrc.d",
+    ".config/bash",
+    ".inputrc",
+    ".vimrc",
+    ".vim",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".config/emacs",
+    ".tmux.conf",
+    ".config/tmux",
+    ".screenrc",
+    ".npmrc",
+    ".yarnrc",
+    ".config/pip",
+    ".pip",
+    ".pypirc",
+    ".netrc",
+    ".aws",
+    ".kube",
+    ".docker",
+    ".config/gcloud",
+    ".gnupg",
+    ".local/share/applications",
+    ".config/Code",
+    ".vscode",
+    ".vscode-server",
+    ".cargo/config.toml",
+    ".config/direnv",
+    ".envrc",
 )
-"""Files in the home that run code (or grant logins) in the human's own sessions, outside any sandbox: never
-writable from a pane, whatever its role lets it write in the home."""
+"""Files in the home that run code (or grant logins) in the human's own sessions, outside any sandbox: shells'
+start files, editors' and tmux's configs (they run commands), package managers' configs (scripts, indexes),
+clouds' and containers' configs (credential processes, exec plugins), GnuPG, desktop entries, VS Code's settings
+and extensions. Never writable from a pane, whatever its role lets it write in the home."""
 HIDDEN_SYSTEM: Final = ("/tmp", "/run", "/dev/shm", "/var/tmp")
 """Replaced by empty private folders: other programs' sockets (tmux, X11, D-Bus, ssh-agent, Docker) and files."""
 UNSET_INSIDE: Final = (
@@ -121,6 +154,11 @@ class PaneSandbox:
     state_paths: tuple[Path, ...] = ()
     """The CLI's own state, writable: its folders in the runtime dir, each entry it keeps in the user's folder (not
     that folder whole: the user's settings there run code in the human's own sessions), folders it keeps in place."""
+    held: tuple[Path, ...] = ()
+    """The CLI's folders of settings and code in the user's home (``~/.claude``, ``~/.codex``), which the human's own
+    CLI runs outside Polter: read-only whatever the role, but for the state paths inside them."""
+    private_copies: tuple[tuple[Path, Path], ...] = ()
+    """(copy, original): the pane reads and writes its own copy in place of the user's file."""
     hidden: tuple[Path, ...] = ()
     """Polter's state and config dirs and the sessions' sockets: replaced by empty folders."""
     protected: tuple[Path, ...] = ()
@@ -242,53 +280,70 @@ def _proxy_port(sandbox: PaneSandbox) -> int:
 
 
 def mounts(sandbox: PaneSandbox) -> list[str]:
-    """bubblewrap's mount options, in order: a later mount lies over an earlier one."""
+    """bubblewrap's mount options, in order: a later mount lies over an earlier one. A path held read-only is
+    mounted only where a writable mount would otherwise open it (each mount costs the pane's start about 1 ms)."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     for system in HIDDEN_SYSTEM:
         if os.path.isdir(system):
             args += ["--tmpfs", system]
     seen = [sandbox.project, sandbox.home, *sandbox.keep_visible]
+    writable: list[Path] = []
 
     def in_view(path: Path) -> bool:
         """Whether ``path`` is in the pane's view (not in a hidden folder, or in one the pane was given back)."""
         return not _under(path, sandbox.hidden) and (not _under(path, HIDDEN_SYSTEM) or _under(path, seen))
 
+    def bind(path: Path | str, *, write: bool, at: Path | str | None = None) -> None:
+        args.extend(("--bind" if write else "--ro-bind", str(path), str(at or path)))
+        if write:
+            writable.append(Path(at or path))
+
+    def hold(path: Path) -> None:
+        """``path`` read-only, where it lies in a writable tree (out of view is out of reach)."""
+        if in_view(path) and _under(path, writable):
+            bind(path, write=False)
+
     for needed in sandbox.keep_visible:  # (one the user cannot reach is no folder of theirs: bwrap would fail)
         if _under(needed, HIDDEN_SYSTEM) and needed.is_dir() and os.access(needed, os.R_OK | os.X_OK):
-            args += ["--ro-bind", str(needed), str(needed)]
+            bind(needed, write=False)
     rules = sandbox.rules
     if sandbox.home.is_dir() and (rules.home or _under(sandbox.home, HIDDEN_SYSTEM)):
-        args += ["--bind" if rules.home else "--ro-bind", str(sandbox.home), str(sandbox.home)]
+        bind(sandbox.home, write=rules.home)
     top, git_dirs = repository(sandbox.project)
     if top is not None and top != sandbox.project and _under(top, HIDDEN_SYSTEM):
-        args += ["--ro-bind", str(top), str(top)]  # the repository around the pane's folder, for git to find
+        bind(top, write=False)  # the repository around the pane's folder, for git to find
         seen.append(top)
-    args += ["--bind" if rules.project else "--ro-bind", str(sandbox.project), str(sandbox.project)]
+    bind(sandbox.project, write=rules.project)
     for git_dir in sorted(git_dirs, key=lambda path: len(path.parts)):  # a linked worktree's: commits write there
         if not _under(git_dir, [sandbox.project]) and git_dir.is_dir():
-            args += ["--bind" if rules.project else "--ro-bind", str(git_dir), str(git_dir)]
+            bind(git_dir, write=rules.project)
             seen.append(git_dir)
     for folder in rules.folders:
         path = Path(folder.path)
         if path.exists() and (folder.writable or in_view(path)):
-            args += ["--bind" if folder.writable else "--ro-bind", folder.path, folder.path]
+            bind(path, write=folder.writable)
     for path in sandbox.hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
-    args += ["--ro-bind", str(sandbox.runtime_dir), str(sandbox.runtime_dir)]
+    for held in sandbox.held:
+        if held.is_dir():
+            hold(held)
+    bind(sandbox.runtime_dir, write=False)
     for state in sandbox.state_paths:
         if os.path.lexists(state):
-            args += ["--bind", str(state), str(state)]
+            bind(state, write=True)
+    for copy, original in sandbox.private_copies:
+        if copy.is_file() and os.path.lexists(original) and in_view(original):
+            bind(copy, write=True, at=original)
     for written in sandbox.polter_files:
         if written.exists() and not written.is_symlink():
-            args += ["--ro-bind", str(written), str(written)]
+            hold(written)
     for path in protected_paths(sandbox):
-        if in_view(path):  # (out of view is out of reach)
-            args += ["--ro-bind", str(path), str(path)]
+        hold(path)
     if sandbox.gateway_socket_dir is not None:
-        args += ["--ro-bind", str(sandbox.gateway_socket_dir), str(Path(GATEWAY_SOCKET_INSIDE).parent)]
+        bind(sandbox.gateway_socket_dir, write=False, at=Path(GATEWAY_SOCKET_INSIDE).parent)
     if sandbox.egress_socket_dir is not None:
-        args += ["--ro-bind", str(sandbox.egress_socket_dir), str(Path(EGRESS_SOCKET_INSIDE).parent)]
+        bind(sandbox.egress_socket_dir, write=False, at=Path(EGRESS_SOCKET_INSIDE).parent)
     return args
 
 
@@ -341,15 +396,40 @@ def sandboxed(spec: LaunchSpec, sandbox: PaneSandbox, *, bwrap: str | None = Non
     return spec.model_copy(update={"argv": tuple(argv), "env": env, "unset_env": unset, "launchers": LAUNCHERS})
 
 
+def _with_resolved(folders: Iterable[Path]) -> tuple[Path, ...]:
+    found = []
+    for folder in folders:
+        found.append(folder)
+        with contextlib.suppress(OSError):
+            found.append(folder.resolve())
+    return tuple(dict.fromkeys(found))
+
+
+def _path_folders(env: dict[str, str]) -> list[Path]:
+    return [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
+
+
 def program_folders(env: dict[str, str], argv: Sequence[str]) -> tuple[Path, ...]:
     """What the pane's program needs to see even under a hidden folder: ``PATH``'s folders, this Python and Polter."""
-    folders = [Path(entry) for entry in env.get("PATH", os.environ.get("PATH", "")).split(os.pathsep) if entry]
-    folders += [Path(sys.prefix), Path(sys.base_prefix), Path(polter.__file__).resolve().parent.parent]
+    folders = [
+        *_path_folders(env),
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(polter.__file__).resolve().parent.parent,
+    ]
     if argv and os.path.isabs(argv[0]):
         folders.append(Path(argv[0]).parent)
-    resolved = []
-    for folder in folders:
-        resolved.append(folder)
-        with contextlib.suppress(OSError):
-            resolved.append(folder.resolve())
-    return tuple(dict.fromkeys(resolved))
+    return _with_resolved(folders)
+
+
+def programs_run_outside(env: dict[str, str], home: Path, project: Path) -> tuple[Path, ...]:
+    """Folders of programs that run outside every pane, which no pane may write whatever its role: the Python and the
+    Polter that Polter's own processes run (a ``sitecustomize.py`` or a ``.pth`` file planted there would run in
+    them), and the home's folders on ``PATH`` and of the user's Python packages (``~/.local/bin``, pyenv's shims),
+    whose programs the human's own shells run. (A ``PATH`` folder that holds the project is left as the role says.)"""
+    polter_dirs = [Path(sys.prefix), Path(sys.base_prefix), bundled_dir("plugins"), bundled_dir("roles")]
+    polter_dirs.append(Path(__file__).resolve().parent.parent)  # the polter package
+    home_dirs = [folder for folder in _path_folders(env) if folder.is_absolute() and _under(folder, [home])]
+    home_dirs += [home / ".local" / "bin", home / ".local" / "lib"]
+    home_dirs = [folder for folder in home_dirs if folder != home and not _under(project, [folder])]
+    return _with_resolved([*polter_dirs, *home_dirs])

@@ -15,11 +15,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from polter.protocol import BuiltinsPolicy, Decision
-from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
+from polter.sandbox.bwrap import PaneSandbox, program_folders, programs_run_outside, sandboxed, unavailable
 from polter.sandbox.rules import WriteRules, write_rules
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["ModelApi", "PaneFacts", "confine", "model_api"]
+__all__ = ["CliFiles", "ModelApi", "PaneFacts", "confine", "model_api"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,22 @@ def _loopback(host: str) -> bool:
 
 
 @dataclass(frozen=True)
+class CliFiles:
+    """What the sandbox makes of the CLI's own files (the session host finds them from the adapter's answer)."""
+
+    polter_files: tuple[Path, ...] = ()
+    """The files Polter wrote for the CLI: read-only."""
+    state: tuple[Path, ...] = ()
+    """The CLI's own state: writable whatever the role."""
+    held: tuple[Path, ...] = ()
+    """The CLI's folders of settings and code in the user's home: read-only whatever the role, but for ``state``."""
+    private_copies: tuple[tuple[Path, Path], ...] = ()
+    """(copy, original): files the pane works on a copy of."""
+    protected: tuple[Path, ...] = ()
+    """More paths the pane may not write (the user's own versions of the config Polter writes for the CLI)."""
+
+
+@dataclass(frozen=True)
 class PaneFacts:
     """Everything the host knows of one start of a pane."""
 
@@ -69,10 +85,7 @@ class PaneFacts:
     """The role's rules (None: the role is not loaded, so the pane writes nothing)."""
     agent: bool
     """An agent CLI or a ``command`` agent (never unconfined), not a plain shell."""
-    polter_files: tuple[Path, ...] = ()
-    state_paths: tuple[Path, ...] = ()
-    protected: tuple[Path, ...] = ()
-    """More paths the pane may not write (the user's own CLI settings)."""
+    cli: CliFiles = CliFiles()
     hidden: tuple[Path, ...] = ()
     gateway_url: str = ""
     gateway_socket_dir: Path | None = None
@@ -106,9 +119,11 @@ def confine(spec: LaunchSpec, facts: PaneFacts) -> LaunchSpec:
         home=home,
         rules=_rules(facts.policy, facts.project, home),
         runtime_dir=facts.runtime_dir,
-        polter_files=facts.polter_files,
-        state_paths=facts.state_paths,
-        protected=facts.protected,
+        polter_files=facts.cli.polter_files,
+        state_paths=facts.cli.state,
+        held=facts.cli.held,
+        private_copies=facts.cli.private_copies,
+        protected=(*facts.cli.protected, *programs_run_outside(spec.environment(), home, facts.project)),
         hidden=tuple(path for path in dict.fromkeys(facts.hidden) if os.path.isdir(path)),
         gateway_port=port,
         gateway_socket_dir=facts.gateway_socket_dir,

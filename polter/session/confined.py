@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from polter.adapters import PaneToPrepare, PreparedPane, StateHome
+from polter.adapters import Adapter, PaneToPrepare, PreparedPane
+from polter.adapters.plugins import discover
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
-from polter.sandbox.confine import ModelApi, PaneFacts, confine
+from polter.sandbox.confine import CliFiles, ModelApi, PaneFacts, confine
 from polter.session.agents import Agent
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["PaneSockets", "confined_launch", "state_paths", "user_configs"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["PaneSockets", "cli_files", "confined_launch", "every_clis_config", "state_paths", "user_configs"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,8 @@ class PaneSockets:
 
 def in_place(path: Path) -> Path:
     """A state path a CLI keeps where it always does, made to exist so that the sandbox can hold it writable: a
-    name without a suffix is a folder, created; a file as :func:`kept_entry` makes one."""
+    name without a suffix is a folder, created; a missing file is created empty, but a JSON file (an empty one would
+    not parse)."""
     if not path.exists():
         with contextlib.suppress(OSError):
             if path.suffix:
@@ -56,26 +63,66 @@ def in_place(path: Path) -> Path:
     return path
 
 
-def kept_entry(home: StateHome, entry: str, is_folder: bool) -> Path:
-    """A kept entry of the CLI's state in the user's folder, made to exist so that the sandbox can hold it
-    writable alone: a missing file is created empty where the CLI would create it (an empty file reads as none to
-    the CLIs' logs, histories, locks and SQLite databases; not a JSON file, which an empty one would break: a
-    missing one stays missing, and a pane cannot create it)."""
-    path = home.user_folder / entry
-    if not is_folder and not path.exists() and path.suffix != ".json":
-        with contextlib.suppress(OSError):
-            path.touch(mode=0o600)
-    return path
-
-
 def state_paths(runtime_dir: Path, prepared: PreparedPane) -> tuple[Path, ...]:
     """What the CLI may write of its own state in its sandbox: its folders in the pane's runtime dir, each entry it
     keeps in the user's folder, and the folders it keeps in place."""
     paths = [*(runtime_dir / home.folder for home in prepared.homes)]
     paths += [in_place(path) for path in prepared.state_folders]
     for home in prepared.homes:
-        paths += [kept_entry(home, entry, is_folder) for entry, is_folder in home.kept().items()]
+        paths += [home.user_folder / entry for entry in home.state() if entry not in home.copied]  # (made to exist)
     return tuple(dict.fromkeys(paths))
+
+
+def private_copy(runtime_dir: Path, original: Path) -> tuple[Path, Path]:
+    """The pane's own copy of ``original`` in its runtime dir (fresh at every start), as (copy, original). A missing
+    original is created first (``{}`` for a JSON file), so that the sandbox has a file to lay the copy over."""
+    if not original.exists():
+        with contextlib.suppress(OSError):
+            original.parent.mkdir(parents=True, exist_ok=True)
+            with open(original, "x", encoding="utf-8") as created:
+                created.write("{}\n" if original.suffix == ".json" else "")
+            original.chmod(0o600)
+    folder = runtime_dir / "private"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    copy = folder / str(original).strip("/").replace("/", "%")
+    with contextlib.suppress(OSError):
+        shutil.copyfile(original, copy)
+        copy.chmod(0o600)
+    return copy, original
+
+
+def cli_files(runtime_dir: Path, prepared: PreparedPane, own: Iterable[Path], others: Iterable[Path]) -> CliFiles:
+    """What the pane's sandbox makes of the CLI's files: Polter's read-only; its state writable; what the human's
+    own CLIs run (``own``: this CLI's ``Adapter.human_config``, ``others``: every other CLI's) read-only, this CLI's
+    folders but for its state in them; its private files copied."""
+    private = set(prepared.private_files)
+    held = [*(home.user_folder for home in prepared.homes), *(path for path in own if path.is_dir())]
+    protected = [*user_configs(prepared), *(path for path in own if path not in held and path not in private)]
+    return CliFiles(
+        polter_files=tuple(runtime_dir / name for name in prepared.files),
+        state=state_paths(runtime_dir, prepared),
+        held=tuple(dict.fromkeys(held)),
+        private_copies=tuple(private_copy(runtime_dir, path) for path in prepared.private_files),
+        protected=tuple(dict.fromkeys([*protected, *(path for path in others if path not in held)])),
+    )
+
+
+@functools.cache
+def _every_adapter() -> tuple[Adapter, ...]:
+    """The CLIs Polter knows here (bundled, installed, the user's plugins), found once per process."""
+    return tuple(loaded.adapter for loaded in discover())
+
+
+def every_clis_config(home: Path, but: Adapter) -> tuple[Path, ...]:
+    """What the human's own CLIs run or trust, but ``but``'s: every known adapter's ``human_config``."""
+    found: list[Path] = []
+    for adapter in _every_adapter():
+        if adapter.name != but.name:
+            try:
+                found += adapter.human_config(home)
+            except Exception:  # a plugin's bug does not stop the pane (this is a deny-list); it is told
+                logger.exception("the %s adapter's human_config failed: its files are not held in panes", adapter.name)
+    return tuple(found)
 
 
 def user_configs(prepared: PreparedPane) -> tuple[Path, ...]:
@@ -115,9 +162,12 @@ def confined_launch(
         runtime_dir=root,
         policy=policy,
         agent=agent.adapter.info.agent or bool(agent.setup.command),
-        polter_files=tuple(root / name for name in prepared.files),
-        state_paths=state_paths(root, prepared),
-        protected=user_configs(prepared),
+        cli=cli_files(
+            root,
+            prepared,
+            agent.adapter.human_config(pane.user_home),
+            every_clis_config(pane.user_home, agent.adapter),
+        ),
         hidden=hidden_folders(session_state),
         gateway_url=pane.gateway_url,
         gateway_socket_dir=sockets.gateway.parent,

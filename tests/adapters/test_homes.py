@@ -103,8 +103,86 @@ def test_closing_the_pane_moves_what_the_cli_left_and_removes_the_rest(tmp_path:
     assert (user / "auth.json").read_text() == '{"token": "first login"}'
     assert (user / "installation_id").read_text() == "abc"
     assert (user / "logs" / "2026" / "today.log").read_text() == "log"
-    assert sorted(path.name for path in user.iterdir()) == ["auth.json", "installation_id", "logs", "sessions"]
+    assert sorted(path.name for path in user.iterdir()) == [
+        "auth.json", "history.jsonl", "installation_id", "logs", "sessions"]
+    assert (user / "history.jsonl").read_text() == "", "a missing kept file is created empty, for the link"
     assert not (user / "config.json").exists() and not (user / "bundled").exists() and not (user / "pane.lock").exists()
+
+
+def test_a_missing_kept_json_file_is_the_panes_own_until_it_ends(tmp_path: Path) -> None:
+    """An empty JSON file would not parse, and a pane's sandbox lets the CLI write only what exists: a missing one
+    is not linked; the CLI writes its own in the pane's folder, which is moved to the user's when the pane ends."""
+    user = tmp_path / "home" / ".cli"
+    runtime = tmp_path / "run" / "p1"
+    folder = start(runtime, cli_home(user, keep=("projects.json", "history.jsonl")))
+    assert not os.path.lexists(folder / "projects.json") and not (user / "projects.json").exists()
+    assert (folder / "history.jsonl").is_symlink()
+    (folder / "projects.json").write_text('{"projects": {}}')
+    RuntimeDir(runtime).remove()
+    assert (user / "projects.json").read_text() == '{"projects": {}}'
+
+
+def test_a_copied_file_is_the_panes_own_copy_and_goes_back_unless_the_user_changed_it(tmp_path: Path) -> None:
+    """``copied``: a kept file the CLI locks beside the file a link points to is copied in (so the lock is taken in
+    the pane's folder) and moved back at the end, but never over a user's file changed meanwhile."""
+    user = tmp_path / "home" / ".cli"
+    user.mkdir(parents=True)
+    (user / "projects.json").write_text('{"projects": {"/a": "a"}}')
+    home = cli_home(user, keep=("projects.json", "history.jsonl"), copied=("projects.json",))
+    for bad in ({"copied": ("other.json",)}, {"copied": ("sessions/",)}):
+        with pytest.raises(ValidationError):
+            cli_home(user, **bad)
+    first, second = tmp_path / "run" / "p1", tmp_path / "run" / "p2"
+    one, two = start(first, home), start(second, home)
+    assert not (one / "projects.json").is_symlink() and (one / "projects.json").read_text() == '{"projects": {"/a": "a"}}'
+    (one / "projects.json.lock").mkdir()  # the CLI's lock, in the pane's folder
+    (one / "projects.json").write_text('{"projects": {"/a": "a", "/b": "b"}}')
+    (two / "projects.json").write_text('{"projects": {"/a": "a", "/c": "c"}}')
+    RuntimeDir(first).remove()
+    assert (user / "projects.json").read_text() == '{"projects": {"/a": "a", "/b": "b"}}'
+    RuntimeDir(second).remove()
+    assert (user / "projects.json").read_text() == '{"projects": {"/a": "a", "/b": "b"}}', "the user's newer file stays"
+    [beside] = user.glob("projects.json.polter-p2-*")
+    assert beside.read_text() == '{"projects": {"/a": "a", "/c": "c"}}'
+
+
+def test_what_the_humans_cli_runs_is_linked_and_never_taken_from_a_pane(tmp_path: Path) -> None:
+    """``shared``: the user's extensions and trusted folders, kept, are linked so that the CLI sees them, but they are
+    not the CLI's state (not writable in a sandbox), and what a pane leaves under a shared name (a link replaced by
+    its own folder, a file matching a pattern, a hooks file never linked) is dropped at the end, never moved into
+    the user's folder, where the human's own CLI would run it."""
+    user = tmp_path / "home" / ".cli"
+    (user / "extensions" / "mine").mkdir(parents=True)
+    (user / "trusted.json").write_text('{"/home/me/project": "trusted"}')
+    home = cli_home(user, keep=("sessions/", "history.jsonl", "extensions/", "trusted.json"),
+                    shared=("extensions/", "trusted.json", "hooks.json", "skills/*", "*.profile.toml"))
+    assert home.state() == {"sessions": True, "history.jsonl": False}
+    assert home.is_shared("extensions/evil/x.json") and home.is_shared("work.profile.toml")
+    assert home.is_shared("skills/evil") and not home.is_shared("skills") and not home.is_shared("sessions/a")
+    runtime = tmp_path / "run" / "p1"
+    folder = start(runtime, home)
+    assert (folder / "extensions").resolve() == user / "extensions"
+    assert (folder / "trusted.json").read_text() == '{"/home/me/project": "trusted"}'
+    assert not os.path.lexists(folder / "hooks.json"), "shared but not kept: never linked"
+
+    (folder / "extensions").unlink()  # what an agent would do: its own extension in place of the link
+    (folder / "extensions" / "evil").mkdir(parents=True)
+    (folder / "extensions" / "evil" / "gemini-extension.json").write_text('{"mcpServers": {"x": {"command": "sh"}}}')
+    replace_atomically(folder / "trusted.json", '{"/tmp/planted": "trusted"}')
+    (folder / "hooks.json").write_text('{"PreToolUse": "sh -c evil"}')
+    (folder / "skills" / "evil").mkdir(parents=True)
+    (folder / "skills" / "evil" / "SKILL.md").write_text("run evil")
+    (folder / "work.profile.toml").write_text("evil = true")
+    (folder / "notes.txt").write_text("the CLI's own")  # neither kept nor shared: moved as before
+
+    rescue = rescue_homes(runtime)
+    assert sorted(path.name for path in rescue.dropped) == [
+        "evil", "extensions", "hooks.json", "trusted.json", "work.profile.toml"]
+    assert sorted(path.name for path in (user / "extensions").iterdir()) == ["mine"]
+    assert (user / "trusted.json").read_text() == '{"/home/me/project": "trusted"}'
+    assert not (user / "hooks.json").exists() and not (user / "skills").exists()
+    assert not (user / "work.profile.toml").exists()
+    assert (user / "notes.txt").read_text() == "the CLI's own"
 
 
 def test_a_kept_file_replaced_in_the_pane_follows_the_users_unless_they_changed_it(tmp_path: Path) -> None:

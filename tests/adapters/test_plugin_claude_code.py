@@ -139,9 +139,13 @@ def test_a_deny_is_a_permission_decision(claude: Adapter) -> None:
 def test_in_place_its_state_is_writable_in_a_confined_pane_and_its_settings_are_not(
     claude: Adapter, make_pane: Callable[..., PaneToPrepare], home: Path
 ) -> None:
-    """Outside test mode Claude Code keeps its state where it always does: each state entry of ``~/.claude`` and
-    ``~/.claude.json`` are the pane's to write; its settings, plugins, skills, agents and commands are not."""
-    state = set(claude.prepare(make_pane()).state_folders)
-    assert {home / ".claude" / "projects", home / ".claude" / "history.jsonl", home / ".claude.json"} <= state
-    shared = {"settings.json", "plugins", "skills", "agents", "commands", "CLAUDE.md"}
+    """Outside test mode Claude Code keeps its state where it always does: each state entry of ``~/.claude`` is the
+    pane's to write; its settings, plugins, skills, agents and commands are not (``~/.claude`` is held read-only),
+    and ``~/.claude.json``, which also holds the user's MCP servers and trusted folders, is the pane's own copy."""
+    prepared = claude.prepare(make_pane())
+    state = set(prepared.state_folders)
+    assert {home / ".claude" / "projects", home / ".claude" / "history.jsonl"} <= state
+    shared = {"settings.json", "plugins", "skills", "agents", "commands", "CLAUDE.md", ".claude.json"}
     assert not {path.name for path in state} & shared
+    assert claude.human_config(home) == (home / ".claude", home / ".claude.json"), "held read-only in every pane"
+    assert prepared.private_files == (home / ".claude.json",)

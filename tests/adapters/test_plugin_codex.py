@@ -78,6 +78,8 @@ def test_codex_state_is_kept_in_the_users_home(codex: Adapter, make_pane: Callab
     [state] = prepared.homes
     assert (state.folder, state.user_folder) == ("codex", home / ".codex")
     assert {"auth.json", "sessions/", "history.jsonl", "state_5.sqlite", "rules/"} <= set(state.keep)
+    assert {"rules/", "hooks.json", "AGENTS.md"} <= set(state.shared), "the human's Codex runs them"
+    assert not {"rules", "AGENTS.md"} & set(state.state()) and "hooks.json" not in state.kept(), "never linked"
     assert "codex/auth.json" not in prepared.files
     [config] = state.edited_configs  # a folder's trust, recorded by Codex in the pane's config.toml, is the user's
     assert config.file == "config.toml" and {"mcp_servers", "hooks"} <= set(config.polter_keys)

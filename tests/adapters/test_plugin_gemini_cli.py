@@ -99,7 +99,9 @@ def test_the_clis_state_is_kept_in_the_users_home(name: str, pane_folder: str, u
     prepared = adapter.prepare(pane)
     [state] = prepared.homes
     assert (state.folder, state.user_folder) == (pane_folder, home / user_folder)
-    assert {"oauth_creds.json", "tmp/", "trustedFolders.json", "installation_id"} <= set(state.keep)
+    assert {"oauth_creds.json", "tmp/", "installation_id"} <= set(state.keep)
+    assert {"trustedFolders.json", ".env", "extensions/", "commands/"} <= set(state.shared), "the human's CLI runs them"
+    assert not {".env", "extensions", "trustedFolders.json"} & set(state.state()), "not the CLI's state to write"
     assert f"{pane_folder}/oauth_creds.json" not in prepared.files
     [config] = state.edited_configs  # the sign-in chosen at a first start is written into settings.json
     assert config.file == "settings.json" and {"mcpServers", "mcp", "hooks", "skills"} <= set(config.polter_keys)

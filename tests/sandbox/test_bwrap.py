@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from support.loopback import answering
 
-from polter.sandbox.bwrap import PaneSandbox, program_folders, sandboxed, unavailable
-from polter.sandbox.rules import WriteRules, write_rules
+import polter
+from polter.sandbox.bwrap import PaneSandbox, program_folders, programs_run_outside, sandboxed, unavailable
+from polter.sandbox.rules import FolderRule, WriteRules, write_rules
 from polter.terminal.launch import LaunchSpec
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: bubblewrap needs Linux")
@@ -137,10 +138,11 @@ def layout(tmp_path: Path, user: int | None) -> Layout:
 def test_a_role_that_writes_nothing_writes_nothing(layout: Layout, user: int | None) -> None:
     """researcher: not the project, not the home, not the git hooks; a private /tmp is the pane's scratch."""
     targets = [layout.project / "notes.txt", layout.home / "notes.txt", layout.project / ".git/hooks/pre-commit"]
-    written = attempt_writes(layout.sandbox(READ_ONLY), *targets, Path("/tmp/scratch"), as_user=user)
-    assert written == {**{str(path): False for path in targets}, "/tmp/scratch": True}
+    scratch = Path(f"/tmp/polter-scratch-{os.getpid()}-{layout.root.name}")
+    written = attempt_writes(layout.sandbox(READ_ONLY), *targets, scratch, as_user=user)
+    assert written == {**{str(path): False for path in targets}, str(scratch): True}
     assert not any(path.exists() for path in targets)
-    assert not Path("/tmp/scratch").exists(), "the pane's /tmp is its own"
+    assert not scratch.exists(), "the pane's /tmp is its own"
 
 
 def test_the_state_a_cli_keeps_in_place_stays_writable(layout: Layout, user: int | None) -> None:
@@ -314,6 +316,31 @@ def test_the_network_reaches_the_gateway_and_nothing_else(
     assert f"PORT {loopback_service} refused" in output, output
 
 
+def test_abstract_unix_sockets_outside_are_out_of_reach(layout: Layout, user: int | None) -> None:
+    """An abstract Unix socket (no file: X11's, D-Bus's, many agents') belongs to a network namespace: one the user
+    listens on outside is not there for the pane, whatever it is named."""
+    name = f"\0polter-test-{os.getpid()}-{layout.root.name}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(name)
+    listener.listen()
+    try:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.connect(name)  # outside: there
+        probe.close()
+        code = f"""
+            import socket
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect({name!r})
+                print("CONNECTED")
+            except OSError as error:
+                print("REFUSED", error.strerror)
+        """
+        output = run(layout.sandbox(CODER), code, as_user=user)
+        assert "REFUSED" in output and "CONNECTED" not in output, output
+    finally:
+        listener.close()
+
+
 def test_a_linked_worktree_commits_and_its_repositorys_hooks_stay_read_only(layout: Layout, user: int | None) -> None:
     """A pane in a subfolder of a linked worktree (both under the hidden /tmp): git finds the repository, a commit
     writes the repository's common dir, and the common dir's hooks and config are still read-only."""
@@ -395,3 +422,55 @@ def test_a_clis_state_is_writable_entry_by_entry_and_its_settings_are_not(layout
     written = attempt_writes(sandbox, *targets, as_user=user)
     assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False, str(targets[3]): False}
     assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
+
+
+def test_a_clis_settings_are_read_only_under_a_role_that_writes_the_home(layout: Layout, user: int | None) -> None:
+    """coder writes the home, but not the CLI's folder of settings and code (held: ``~/.claude``), but for the CLI's
+    state in it; and its state file that also holds settings (``~/.claude.json``) is the pane's own copy: what the
+    pane writes there never reaches the user's."""
+    folder = layout.home / ".claude"
+    (folder / "projects").mkdir(parents=True)
+    (folder / "settings.json").write_text("{}")
+    state_file = layout.home / ".claude.json"
+    state_file.write_text('{"mcpServers": {}}')
+    copy = layout.runtime / "private" / "claude.json"
+    copy.parent.mkdir()
+    copy.write_text('{"mcpServers": {}}')
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home), str(layout.runtime)], check=True)
+    rules = write_rules("allow", [], project=str(layout.project), home=str(layout.home))
+    sandbox = layout.sandbox(rules, state_paths=(folder / "projects",), held=(folder,),
+                             private_copies=((copy, state_file),))
+    targets = [folder / "projects" / "a.jsonl", layout.home / "notes.txt", folder / "settings.json",
+               folder / "hooks.json", state_file]
+    written = attempt_writes(sandbox, *targets, as_user=user)
+    assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False,
+                       str(targets[3]): False, str(targets[4]): True}
+    assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
+    assert state_file.read_text() == '{"mcpServers": {}}', "the user's own file is untouched"
+    assert copy.read_text() == '{"mcpServers": {}}x', "the pane wrote its copy"
+
+
+def test_programs_that_run_outside_every_pane_are_read_only(layout: Layout, user: int | None) -> None:
+    """coder writes the home, but not its folders on ``PATH`` or of the user's Python packages (the human's shells
+    run what they hold), nor the Python and the Polter that Polter's own processes run, even where a role's rule
+    would open them (a planted ``sitecustomize.py`` would run in the session host, outside every sandbox)."""
+    shims, local_bin = layout.home / ".pyenv" / "shims", layout.home / ".local" / "bin"
+    for folder in (shims, local_bin, layout.home / ".local" / "lib"):
+        folder.mkdir(parents=True)
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home)], check=True)
+    env = {"PATH": f"{shims}:{layout.project}/node_modules/.bin:/usr/bin"}
+    interpreter, package = Path(sys.base_prefix).resolve(), Path(polter.__file__).resolve().parent
+    protected = programs_run_outside(env, layout.home, layout.project)
+    assert layout.home not in protected and {interpreter, package} <= set(protected)
+    assert Path(f"{layout.project}/node_modules/.bin") not in protected, "not the home's: as the role says"
+    ours = [folder for folder in (interpreter, package) if layout.reachable(folder)]  # (as nobody: not in view)
+    opened = tuple(FolderRule(path=str(folder), writable=True, pattern=f"write({folder}/**)") for folder in ours)
+    rules = WriteRules(project=True, home=True, folders=opened)
+    sandbox = layout.sandbox(rules, protected=tuple(filter(layout.reachable, protected)))
+    targets = [layout.home / "notes.txt", shims / "git", local_bin / "ls", layout.home / ".local" / "lib" / "x.pth",
+               *(folder / "polter-probe" for folder in ours)]
+    written = attempt_writes(sandbox, *targets, as_user=user)
+    assert written == {str(targets[0]): True, **{str(path): False for path in targets[1:]}}
+    assert not any(path.exists() for path in targets[1:])

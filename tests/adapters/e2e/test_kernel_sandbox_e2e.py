@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,16 +43,15 @@ from urllib.parse import urlsplit
 import pytest
 import pytest_asyncio
 from support.fake_models import FakeModelServer, Rule
-from support.report import report
 
-from polter.adapters import PaneToPrepare, TestMode
+from polter.adapters import PaneToPrepare, PreparedPane, TestMode
 from polter.adapters.plugins import RuntimeDir, write_pane_files
 from polter.gateway.builtin_calls import builtins_policy
 from polter.paths import config_dir, runtime_dir, state_dir
 from polter.roles import RoleLibrary
 from polter.sandbox.confine import PaneFacts, confine, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
-from polter.session.confined import state_paths
+from polter.session.confined import cli_files, every_clis_config
 
 from .agent_pane import with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk
@@ -79,6 +79,8 @@ ROLES = {
         deny = ["web(domain:denied.test)"]
     """,
 }
+RUN_LIMIT_S = 180
+"""A run through the probe takes 5-20 s: a CLI that has not ended by then waits for what will not come."""
 TEST_HOSTS = {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}
 """The proxy's test hook: both names lead to the loopback web server."""
 
@@ -133,6 +135,8 @@ def curl(host, *options):
 unmarked = {name: value for name, value in os.environ.items() if name != "POLTER_SANDBOX"}
 attempt("write-project", lambda: write(os.path.join(args["project"], "notes.txt")))
 attempt("write-hook", lambda: write(os.path.join(args["project"], ".git", "hooks", "pre-commit")))
+attempt("write-cli-config", lambda: write(args["cli_config"]))
+attempt("write-other-cli", lambda: write(args["other_cli"]))
 attempt("read-other-token", steal)
 attempt("read-gateway-file", lambda: open(args["gateway_file"]).read() and "READ")
 attempt("set-role", lambda: set_role(dict(os.environ)))
@@ -147,6 +151,8 @@ print("PROBE-END", flush=True)
 DENIED = {
     "write-project": "FAILED",
     "write-hook": "FAILED",
+    "write-cli-config": "FAILED",
+    "write-other-cli": "FAILED",
     "read-other-token": "FAILED",
     "read-gateway-file": "FAILED",
     "set-role": "FAILED",
@@ -264,6 +270,15 @@ def results(tool_result: str) -> dict[str, str]:
     return dict(re.findall(r"PROBE (\S+) (\S+)", tool_result))
 
 
+def human_cli_config(cli: RealCli, prepared: PreparedPane, home: Path) -> Path:
+    """A file where the human's own CLI would find settings or code (in a folder it reads extensions, commands or
+    rules from, or in its config folder): no pane may write it, whatever its role."""
+    for state in prepared.homes:
+        folder = next(name for name in state.shared if name.endswith("/") and "*" not in name)
+        return state.user_folder / folder / "polter-probe.json"
+    return cli.adapter.human_config(home)[0] / "polter-probe.json"
+
+
 WEB_DECISIONS = [("allowed.test", "allow"), ("allowed.test", "allow"), ("denied.test", "deny"), ("denied.test", "deny")]
 
 
@@ -271,6 +286,23 @@ def web_decisions(gateway: PolterGateway, pane_id: str) -> list[tuple[str | None
     """The hosts the pane's connections through the proxy named, with the role's decision (the gateway's audit)."""
     rows = gateway.audit(pane_id)
     return sorted((urlsplit(row["target"]).hostname, row["decision"]) for row in rows if row.get("builtin") == "web")
+
+
+def run_confined(argv: list[str], env: dict[str, str], cwd: Path, output: Path) -> tuple[int | None, str]:
+    """Run the confined CLI to its end, or for at most ``RUN_LIMIT_S``: its exit code (None when it hung) and what it
+    printed. Its output goes to a file, which a hung CLI's sandbox cannot hold open; a hung sandbox is killed whole
+    (bubblewrap's children live on when bubblewrap alone is killed, as a closed pane's must)."""
+    with output.open("w+") as printed:
+        process = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=printed,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code: int | None = process.wait(timeout=RUN_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = None
+        printed.seek(0)
+        return code, printed.read()
 
 
 class Sandboxed:
@@ -319,37 +351,30 @@ class Sandboxed:
         await self.egress.pane_ready(pane.pane_id)
         root = pane.runtime_dir
         assert self.gateway.pane_socket is not None
-        facts = PaneFacts(
-            project=self.project,
-            runtime_dir=root,
-            policy=pane.builtins,
-            agent=True,
-            polter_files=tuple(root / name for name in prepared.files),
-            state_paths=state_paths(root, prepared),
-            hidden=(self.gateway.state_dir, state_dir(), config_dir(), runtime_dir()),
-            gateway_url=self.gateway.url,
-            gateway_socket_dir=self.gateway.pane_socket.parent,
-            egress_socket_dir=socket_dir,
-            model=model,
-            home=self.home,
-        )
         start = len(self.model.requests)
         with RuntimeDir(root):
             write_pane_files(root, prepared.files, prepared.homes)
+            facts = PaneFacts(
+                project=self.project,
+                runtime_dir=root,
+                policy=pane.builtins,
+                agent=True,
+                cli=cli_files(root, prepared, adapter.human_config(self.home),
+                              every_clis_config(self.home, adapter)),
+                hidden=(self.gateway.state_dir, state_dir(), config_dir(), runtime_dir()),
+                gateway_url=self.gateway.url,
+                gateway_socket_dir=self.gateway.pane_socket.parent,
+                egress_socket_dir=socket_dir,
+                model=model,
+                home=self.home,
+            )
             confined = confine(spec, facts)
             assert confined.refused is None, confined.refused
-            for attempt in (1, 2):  # Gemini CLI 0.61.0 hangs now and then in -p (seen once in four runs): once more
-                try:
-                    done = await asyncio.to_thread(
-                        subprocess.run, list(confined.argv), env=confined.environment(), cwd=self.project,
-                        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
-                    )
-                    break
-                except subprocess.TimeoutExpired:
-                    if attempt == 2:
-                        raise
-                    report(f"{self.cli.adapter.display_name} hung in its confined pane (240 s); ran it once more")
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+            code, printed = await asyncio.to_thread(run_confined, list(confined.argv), confined.environment(),
+                                                    self.project, self.tmp_path / f"{pane.pane_id}.out")
+        seen = [(request.prompt[:60], (request.tool_result or "")[:80]) for request in self.model.requests[start:]]
+        assert code is not None, f"{adapter.display_name} hung in its pane; the model saw {seen}; it printed {printed}"
+        assert code == 0, printed[-6000:]
         answer = await asyncio.to_thread(
             self.model.wait_for, lambda request: request.tool_result is not None and "PROBE" in request.tool_result,
             30, start=start,
@@ -376,19 +401,23 @@ async def test_a_confined_cli_reaches_only_what_its_role_gives(
         gateway_file = gateway.state_dir / "gateway.json"
         assert gateway_file.exists()
 
+        prepared = cli.adapter.prepare(sandboxed.pane(researcher_id, "prober", researcher_token))
+        cli_config = human_cli_config(cli, prepared, home)
+        other_cli = next(path for path in every_clis_config(home, cli.adapter) if path.name != ".claude.json")
+
         def probe(who: str, pane_id: str, other_token: str) -> Rule:
             """``python3 probe.py WHO``: what it needs is in ``probe-WHO.json`` (the hook reads a short command)."""
             arguments = {"project": str(project), "other_token": other_token, "gateway_file": str(gateway_file),
                          "polter": polter, "pane": pane_id, "gateway_state": str(gateway.state_dir),
-                         "raw_port": web.port, "web_port": web.port}
+                         "raw_port": web.port, "web_port": web.port, "cli_config": str(cli_config),
+                         "other_cli": str(other_cli / "polter-probe.json")}
             (project / f"probe-{who}.json").write_text(json.dumps(arguments))
             return shell_call(name, f"probe as {who}", f"python3 probe.py {who}")
 
         model.rules += [probe("researcher", researcher_id, coder_token), probe("coder", coder_id, researcher_token)]
 
         before = snapshot(project)
-        homes = cli.adapter.prepare(sandboxed.pane(researcher_id, "prober", researcher_token))
-        state = (*(home.user_folder for home in homes.homes), *homes.state_folders)  # the CLI's own: writable
+        state = (*(home.user_folder for home in prepared.homes), *prepared.state_folders)  # the CLI's own: writable
         for folder in state:
             folder.mkdir(parents=True, exist_ok=True)
         home_before = snapshot(home, skip=state)
@@ -410,5 +439,7 @@ async def test_a_confined_cli_reaches_only_what_its_role_gives(
         assert results(output) == {**DENIED, "write-project": "DONE"}, output
         assert (project / "notes.txt").read_text() == "written from inside the pane"
         assert not (project / ".git" / "hooks" / "pre-commit").exists()
+        assert not cli_config.exists(), "a pane wrote what the human's own CLI runs"
+        assert not (other_cli / "polter-probe.json").exists(), "a pane wrote what another CLI of the human's runs"
         assert "denied.test" not in web.hosts, web.hosts
         assert web_decisions(gateway, coder_id) == WEB_DECISIONS
