@@ -8,6 +8,7 @@
     │   ├── AuthError              a missing or wrong token
     │   ├── ControlError           the control API refused a request (unknown pane, bad body...)
     │   └── UpstreamError          a managed MCP server failed or is not running
+    │       └── UpstreamTimeout    it did not answer a request in time (the request was cancelled there)
     ├── AdapterError
     │   └── AdapterLoadError       a plugin that fails to import or breaks the contract
     ├── WorktreeError              a pane's git worktree cannot be made, reviewed, merged or removed
@@ -52,6 +53,7 @@ __all__ = [
     "TShockError",
     "TerminalError",
     "UpstreamError",
+    "UpstreamTimeout",
     "WorktreeError",
     "WorktreeRefused",
 ]
@@ -117,6 +119,10 @@ class ControlError(GatewayError):
 
 class UpstreamError(GatewayError):
     """A managed MCP server failed, crashed or is restarting."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """A managed MCP server did not answer a request within its timeout; the request was cancelled there."""
 
 
 class AdapterError(PolterError):

@@ -9,6 +9,7 @@ writes its gateway's copy and follows the user's, ``polter servers`` checks it: 
     [servers.github]                       # streamable HTTP: url, headers
     url = "https://api.githubcopilot.com/mcp/"
     headers = { Authorization = "Bearer ${GITHUB_TOKEN}" }
+    timeout = 60                           # any server: seconds without an answer (default 300)
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded from the gateway's environment in every string
 (command, args, env, cwd, url, headers). Every problem is reported as ``file:line: field: message``.
@@ -18,11 +19,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
 from polter.errors import ConfigError
@@ -31,6 +32,8 @@ from polter.protocol import FLOOR_SERVER
 from polter.toml_files import TomlFile
 
 __all__ = [
+    "DEFAULT_MAX_TIMEOUT",
+    "DEFAULT_TIMEOUT",
     "HttpServer",
     "SERVERS_FILE",
     "ServerConfig",
@@ -48,16 +51,52 @@ SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class StdioServer(BaseModel):
-    """A server the gateway starts as a child process and talks to over stdin/stdout."""
+DEFAULT_TIMEOUT = 300.0
+"""Seconds a request to an upstream may go without an answer or progress before Polter cancels it."""
+DEFAULT_MAX_TIMEOUT = 3600.0
+"""Seconds a request may run at most, however much progress it reports."""
+
+
+class _Entry(BaseModel):
+    """What every server entry may say, whatever its transport."""
 
     model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(default=True, description="False keeps the entry but does not serve it.")
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT,
+        gt=0,
+        le=86_400,
+        description="Seconds a request to the server (a tool call, a prompt, a resource, a completion) may go "
+        "without an answer before Polter cancels it there and answers the pane with an error. Each progress "
+        "notification the server sends for the request starts the count again.",
+    )
+    max_timeout: float = Field(
+        default=DEFAULT_MAX_TIMEOUT,
+        gt=0,
+        le=7 * 86_400,
+        description="Seconds a request may take at most, however much progress it reports (at least timeout).",
+    )
+
+    @model_validator(mode="after")
+    def _max_covers_timeout(self) -> _Entry:
+        if self.max_timeout < self.timeout:
+            raise ValueError(f"max_timeout ({self.max_timeout:g}) is shorter than timeout ({self.timeout:g})")
+        return self
+
+    def same_connection(self, other: ServerConfig) -> bool:
+        """Whether ``other`` reaches the server the same way (only its timeouts differ): no restart needed."""
+        timing = {"timeout", "max_timeout"}
+        return type(self) is type(other) and self.model_dump(exclude=timing) == other.model_dump(exclude=timing)
+
+
+class StdioServer(_Entry):
+    """A server the gateway starts as a child process and talks to over stdin/stdout."""
 
     command: str = Field(min_length=1, description="The program to run (looked up on PATH).")
     args: list[str] = Field(default_factory=list, description="Its arguments.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
     cwd: str | None = Field(default=None, description="Working directory (``~`` is expanded).")
-    enabled: bool = Field(default=True, description="False keeps the entry but does not serve it.")
 
     @property
     def transport(self) -> str:
@@ -67,14 +106,11 @@ class StdioServer(BaseModel):
         return " ".join([self.command, *self.args])
 
 
-class HttpServer(BaseModel):
+class HttpServer(_Entry):
     """A server the gateway reaches over streamable HTTP."""
-
-    model_config = ConfigDict(extra="forbid")
 
     url: str = Field(pattern=r"^https?://", description="The server's MCP endpoint URL.")
     headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers (e.g. Authorization).")
-    enabled: bool = Field(default=True, description="False keeps the entry but does not serve it.")
 
     @property
     def transport(self) -> str:
@@ -205,15 +241,31 @@ def load_servers(path: Path | None, *, required: bool = False, expand: bool = Tr
     return {name: server for name, server in servers.items() if server.enabled}
 
 
+def _only(paths: set[str]) -> Callable[[Any, str], bool]:
+    """A watchfiles filter that lets through changes to ``paths`` alone."""
+    return lambda _change, changed: changed in paths
+
+
 async def watch_file(path: Path) -> AsyncIterator[None]:
-    """Yield whenever ``path`` is written. Its folder is watched, not the file: editors replace files."""
+    """Yield whenever ``path`` is written. Its folder is watched, not the file (editors replace files), and
+    only changes to ``path`` itself count: whatever else is written there (the gateway's own log, its state
+    files) is filtered out before it wakes anyone, so it costs nothing. A folder that does not exist yet is
+    waited for in its nearest existing ancestor."""
     # lazy: only a process that follows the servers file loads watchfiles
     from watchfiles import awatch
 
     path = path.absolute()
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    async for changes in awatch(folder, debounce=200, recursive=False):
-        if any(Path(changed) == path for _, changed in changes):
+    while True:
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        waiting_for_folder = folder != path.parent
+        wanted = {str(path)} if not waiting_for_folder else {str(part) for part in path.parents if part != folder}
+        async for _changes in awatch(folder, debounce=200, recursive=False, watch_filter=_only(wanted)):
+            if waiting_for_folder:
+                break  # a folder on the way appeared: watch from there now
             yield
+        else:
+            return
+        if path.exists():
+            yield  # written while the folders were being made

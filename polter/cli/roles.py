@@ -83,6 +83,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--input", action="append", default=[], metavar="TEXT", help="a line the human typed in the pane (repeatable)"
     )
     explain.add_argument("--phase", choices=("research", "action"), help="the pane's phase (default: the role's first)")
+    explain.add_argument(
+        "--arguments",
+        metavar="JSON",
+        type=json.loads,
+        help='the call\'s arguments as a JSON object, for rules on them (\'{"path": "src/a.py"}\')',
+    )
     explain.add_argument("--json", action="store_true", help='print {"decision": ..., "rule": ..., "reason": ...}')
     explain.set_defaults(handler=run_explain)
 
@@ -218,6 +224,7 @@ def run_explain(args: argparse.Namespace) -> int:
             destructive=args.destructive,
             recent_input=tuple(args.input),
             phase=args.phase,
+            arguments=args.arguments,
         )
     elif args.kind == "server":
         request = ServerRequest(args.target)

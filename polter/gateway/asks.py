@@ -13,10 +13,10 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from polter.gateway.events import EventHub
-from polter.gateway.models import AskAnswer, AskInfo
+from polter.gateway.models import AskAnswer, AskInfo, AskKind
 
 __all__ = ["AskBroker", "AskOutcome", "DEFAULT_ASK_TIMEOUT", "UnknownAsk"]
 
@@ -59,7 +59,7 @@ class AskBroker:
         pane: str,
         pane_title: str | None,
         role: str,
-        kind: Literal["tool", "prompt", "resource", "skill", "escalate"],
+        kind: AskKind,
         server: str | None,
         name: str,
         arguments: dict[str, Any],

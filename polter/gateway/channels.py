@@ -11,8 +11,9 @@ Two protocol eras, two channels:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 from mcp.server.session import ServerSession
@@ -26,7 +27,7 @@ from mcp.server.subscriptions import (
 
 from polter.gateway.sdk import session_connection
 
-__all__ = ["ChangeKind", "PaneChannels"]
+__all__ = ["ChangeKind", "GetStreams", "PaneChannels"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +47,38 @@ class _Listeners:
         self.open = 0
 
 
+class GetStreams:
+    """Which 2025-era sessions hold a GET stream open now (counted as the endpoint serves each GET): only those
+    can be sent a request of the server's (an elicitation, a sampling request) or a notification."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def open(self, scope: Any) -> Iterator[None]:
+        session_id = next(
+            (value.decode("latin-1") for key, value in scope["headers"] if key == b"mcp-session-id"), None
+        )
+        if session_id is None:
+            yield
+            return
+        self._open[session_id] = self._open.get(session_id, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._open.pop(session_id) - 1
+            if left:
+                self._open[session_id] = left
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._open
+
+
 class PaneChannels:
     def __init__(self) -> None:
         self._sessions: dict[_Key, dict[int, ServerSession]] = {}
         self._listeners: dict[_Key, _Listeners] = {}
+        self.get_streams = GetStreams()
 
     def remember_session(self, pane_id: str, endpoint: str, session: ServerSession) -> None:
         """Record a 2025-era session's connection (called on each of its requests; cheap when known)."""
@@ -79,6 +108,11 @@ class PaneChannels:
             return await listeners.handler(ctx, params)
         finally:
             listeners.open -= 1
+
+    def publisher(self, pane_id: str, endpoint: str) -> Any:
+        """How to put an event on the pane's 2026-era listen streams of ``endpoint`` (each stream takes what its
+        filter asked for)."""
+        return self._listeners.setdefault((pane_id, endpoint), _Listeners()).bus.publish
 
     def count(self, pane_id: str) -> int:
         sessions = sum(len(found) for (pane, _), found in self._sessions.items() if pane == pane_id)

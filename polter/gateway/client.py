@@ -31,6 +31,8 @@ from polter.gateway.models import (
     AskInfo,
     AuditRow,
     Capabilities,
+    ElicitationInfo,
+    ElicitationReply,
     GatewayEvent,
     GatewayStatus,
     PaneCreated,
@@ -153,6 +155,13 @@ class GatewayClient:
 
     async def answer(self, ask_id: str, answer: AskAnswer) -> AskInfo:
         return await self._request("POST", f"/control/asks/{ask_id}", AskInfo, {"answer": answer})
+
+    async def elicitations(self, pane: str | None = None) -> list[ElicitationInfo]:
+        params = {"pane": pane} if pane else None
+        return await self._request("GET", "/control/elicitations", list[ElicitationInfo], params=params)
+
+    async def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> ElicitationInfo:
+        return await self._request("POST", f"/control/elicitations/{elicitation_id}", ElicitationInfo, reply)
 
     async def roles(self) -> RolesStatus:
         return await self._request("GET", "/control/roles", RolesStatus)

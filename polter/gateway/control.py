@@ -14,6 +14,8 @@ Control routes, all JSON in and out (models in :mod:`polter.gateway.models`)::
     GET    /control/panes/{id}/capabilities Capabilities (what the pane's whoami answers)
     GET    /control/asks                    [AskInfo]
     POST   /control/asks/{id}               AskReply -> AskInfo
+    GET    /control/elicitations            [ElicitationInfo] (questions of servers shown in Polter's window)
+    POST   /control/elicitations/{id}       ElicitationReply -> ElicitationInfo (422: the form is not filled in)
     GET    /control/roles                   RolesStatus
     POST   /control/roles/reload            RolesStatus
     POST   /control/servers/reload          ServersReload (re-read the servers file; 409 without one)
@@ -37,8 +39,10 @@ from polter.gateway.asks import UnknownAsk
 from polter.gateway.audit import read_rows
 from polter.gateway.core import Gateway, PaneNotFound, PhaseError
 from polter.gateway.endpoints import PANE_SCOPE_KEY
+from polter.gateway.forms import FormError
 from polter.gateway.models import (
     AskReply,
+    ElicitationReply,
     GatewayEvent,
     InputLine,
     PaneRegistration,
@@ -48,6 +52,7 @@ from polter.gateway.models import (
     SkillInventory,
 )
 from polter.gateway.panes import PaneConflict
+from polter.gateway.server_requests import UnknownElicitation
 from polter.protocol import HookRequest
 
 __all__ = ["control_routes", "hook_route"]
@@ -87,6 +92,10 @@ def _handler(
             return _error(404, f"no pane {exc.args[0]!r}")
         except UnknownAsk as exc:
             return _error(404, f"no pending ask {exc.args[0]!r} (answered, expired or unknown)")
+        except UnknownElicitation as exc:
+            return _error(404, f"no pending elicitation {exc.args[0]!r} (answered, expired or unknown)")
+        except FormError as exc:
+            return _error(422, str(exc))
         except PaneConflict as exc:
             return _error(409, str(exc))
         except PhaseError as exc:
@@ -146,6 +155,15 @@ async def _asks(gateway: Gateway, request: Request) -> Response:
 async def _answer(gateway: Gateway, request: Request) -> Response:
     reply = await _body(request, AskReply)
     return _json(gateway.asks.answer(request.path_params["ask"], reply.answer))
+
+
+async def _elicitations(gateway: Gateway, request: Request) -> Response:
+    return _json(gateway.elicitations.pending(request.query_params.get("pane")))
+
+
+async def _answer_elicitation(gateway: Gateway, request: Request) -> Response:
+    reply = await _body(request, ElicitationReply)
+    return _json(gateway.elicitations.answer(request.path_params["elicitation"], reply))
 
 
 async def _roles(gateway: Gateway, request: Request) -> Response:
@@ -228,6 +246,8 @@ def control_routes(
         route("/panes/{pane}/capabilities", _capabilities, "GET"),
         route("/asks", _asks, "GET"),
         route("/asks/{ask}", _answer, "POST"),
+        route("/elicitations", _elicitations, "GET"),
+        route("/elicitations/{elicitation}", _answer_elicitation, "POST"),
         route("/roles", _roles, "GET"),
         route("/roles/reload", _reload_roles, "POST"),
         route("/servers/reload", _reload_servers, "POST"),

@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
@@ -25,12 +25,14 @@ from polter import __version__
 from polter.errors import UpstreamError
 from polter.gateway.asks import AskBroker
 from polter.gateway.audit import AUDIT_FILE, AuditLog, digest_arguments
+from polter.gateway.calls import CallAbandoned, CallInFlight, CallsInFlight
 from polter.gateway.channels import ChangeKind, PaneChannels
 from polter.gateway.config import GatewayConfig
 from polter.gateway.events import EventHub
 from polter.gateway.hook_payloads import FindTranslator, HookAdapters
 from polter.gateway.models import (
     AskInfo,
+    AskKind,
     AuditRow,
     Capabilities,
     GatewayStatus,
@@ -47,6 +49,8 @@ from polter.gateway.models import (
 )
 from polter.gateway.panes import PaneRegistry, RegisteredPane
 from polter.gateway.policy import Policy, annotations_of
+from polter.gateway.routing import Router
+from polter.gateway.server_requests import Elicitations, ServerRequests
 from polter.gateway.upstreams import ListKind, UpstreamPool
 from polter.protocol import HookAnswer, HookRequest
 from polter.roles.engine import FLOOR_SERVER, Verdict
@@ -96,10 +100,21 @@ class Gateway:
         self.audit = AuditLog(config.state_dir / AUDIT_FILE, keep_arguments=config.audit_arguments)
         self.audit.on_row = lambda row: self.events.publish("audit", row)
         self.channels = PaneChannels()
+        self.calls = CallsInFlight()
+        """What each upstream is serving for the panes right now."""
+        self.router = Router(self)
+        """What the upstreams send of their own accord, routed to the panes' sessions."""
+        self.elicitations = Elicitations(self.events, timeout=config.ask_timeout)
+        """Elicitations shown in Polter's window (the pane's CLI could not show them)."""
+        self.server_requests = ServerRequests(self, self.channels.get_streams.__contains__)
+        """The upstreams' sampling and elicitation requests, decided and routed."""
         self.hook_adapters = HookAdapters(adapters)
         """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``), found by ``adapters``."""
         self.pool = UpstreamPool(
-            config.servers, log_dir=config.state_dir / "upstreams", on_change=self._upstream_changed
+            config.servers,
+            log_dir=config.state_dir / "upstreams",
+            on_change=self._upstream_changed,
+            listener=self.router,
         )
         self.ready = asyncio.Event()
         """Set once the app's lifespan has started everything."""
@@ -151,6 +166,7 @@ class Gateway:
             if pane.role in report.affected:
                 self._adopt_phase(pane)
                 self._surface_changed(pane, f"the role {pane.role} changed on disk")
+                self._spawn(self.router.drop_unreadable(pane))
         self.events.publish("roles", self.roles_status())
 
     # -- panes (control API) --------------------------------------------------------------------
@@ -180,6 +196,9 @@ class Gateway:
         info = self.pane_info(pane)
         self.panes.remove(pane_id)
         self.asks.deny_pane(pane_id, "the pane was removed")
+        self.calls.abandon_pane(pane_id, "the pane was removed")
+        self.router.forget_pane(pane_id)
+        self.elicitations.cancel_pane(pane_id, "the pane was removed")
         self.channels.forget_pane(pane_id)
         self.policy.forget(pane_id)
         self.events.publish("pane_removed", info)
@@ -191,10 +210,12 @@ class Gateway:
             self.asks.deny_pane(pane_id, f"the pane switched to the role {role}")
             pane.role = role
             pane.grants.clear()
+            pane.argument_grants.clear()
             pane.preapproved.clear()
             pane.phase = None
             self._adopt_phase(pane)
             self._surface_changed(pane, f"its role is now {role}")
+            self._spawn(self.router.drop_unreadable(pane))
         return self._publish_pane(pane)
 
     def record_input(self, pane_id: str, text: str) -> PaneInfo:
@@ -355,7 +376,7 @@ class Gateway:
         pane: RegisteredPane,
         verdict: Verdict,
         *,
-        kind: Literal["tool", "prompt", "resource", "skill", "escalate"],
+        kind: AskKind,
         server: str | None,
         name: str,
         arguments: dict[str, Any] | None,
@@ -384,25 +405,35 @@ class Gateway:
             reason=verdict.reason,
         )
         if outcome.allowed and pane in self.panes:
-            if outcome.answer == "allow_pane" and grant_key is not None:
+            if outcome.answer == "allow_pane" and grant_key is not None and verdict.by_arguments:
+                pane.argument_grants.add((*grant_key, digest))  # these arguments only: others ask again
+            elif outcome.answer == "allow_pane" and grant_key is not None:
                 pane.grants.add(grant_key)
             elif preapprove and grant_key is not None:
                 pane.preapproved[(*grant_key, digest)] = time.monotonic() + PREAPPROVAL_SECONDS
             return Authorization(True, outcome.answer or "allow", verdict.rule, outcome.reason)
         return Authorization(False, outcome.answer or "deny", verdict.rule, f"{verdict.reason} Then {outcome.reason}.")
 
-    async def decide_tool_call(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> Verdict:
+    async def decide_tool_call(
+        self,
+        pane: RegisteredPane,
+        server: str,
+        name: str,
+        tool: types.Tool | None,
+        arguments: dict[str, Any] | None = None,
+    ) -> Verdict:
         """The decision on a call, where a keyword gate that stays shut waits briefly for the human's line.
 
         The app writes the human's Enter to the CLI and then passes the line to the gateway, so a fast
         agent can call before its words arrive; the grace lets that line count. It can only open what
         the role's gate would open for those words: deny and ask rules are decided as always."""
-        verdict = self.policy.decide_tool(pane, server, name, tool)
+        arguments = arguments if arguments is not None else {}
+        verdict = self.policy.decide_tool(pane, server, name, tool, arguments)
         deadline = time.monotonic() + GATE_GRACE_SECONDS
         while (verdict.rule or "").startswith("gates[") and (left := deadline - time.monotonic()) > 0:
             if not await pane.next_input(left):
                 break
-            verdict = self.policy.decide_tool(pane, server, name, tool)
+            verdict = self.policy.decide_tool(pane, server, name, tool, arguments)
         return verdict
 
     async def call_tool(
@@ -412,12 +443,13 @@ class Gateway:
         name: str,
         arguments: dict[str, Any] | None,
         progress: ProgressFnT | None = None,
+        call: CallInFlight | None = None,
     ) -> types.CallToolResult:
         started = time.perf_counter()
         upstream = self.pool.get(server)
         assert upstream is not None
         await upstream.wait_running()  # the decision needs the tool's annotations from its listing
-        verdict = await self.decide_tool_call(pane, server, name, upstream.tool(name))
+        verdict = await self.decide_tool_call(pane, server, name, upstream.tool(name), arguments)
         auth = await self.authorize(
             pane, verdict, kind="tool", server=server, name=name, arguments=arguments, grant_key=(server, name)
         )
@@ -425,7 +457,10 @@ class Gateway:
             result = refusal(f"{server}/{name}", auth)
         else:
             try:
-                result = await upstream.call_tool(name, arguments, progress)
+                result = await upstream.call_tool(name, arguments, progress, call)
+            except CallAbandoned as exc:  # nobody will read the answer; the upstream was told to stop
+                auth = Authorization(True, "allow", auth.rule, f"allowed; abandoned: {exc}")
+                result = failure(f"{server}/{name}", str(exc))
             except UpstreamError as exc:
                 auth = Authorization(False, "error", auth.rule, f"allowed, but the upstream failed: {exc}")
                 result = failure(f"{server}/{name}", str(exc))
@@ -535,7 +570,7 @@ class Gateway:
                 if upstream is not None:
                     await upstream.wait_running()
                 tool = upstream.tool(name) if upstream is not None else None
-                verdict = await self.decide_tool_call(pane, server, name, tool)
+                verdict = await self.decide_tool_call(pane, server, name, tool, request.arguments)
                 auth = await self.authorize(
                     pane,
                     verdict,
@@ -590,6 +625,12 @@ class Gateway:
         via: str | None = None,
     ) -> None:
         await self.audit.write(self._row(pane, layer, server, name, auth, started, arguments, via))
+
+    def audit_soon(
+        self, pane: RegisteredPane, layer: Layer, server: str, name: str, auth: Authorization, started: float
+    ) -> None:
+        """A row written without waiting for it (decisions that hand out nothing, like a completion)."""
+        self.audit.submit(self._row(pane, layer, server, name, auth, started, None))
 
     async def audit_decision(
         self,

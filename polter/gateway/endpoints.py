@@ -29,9 +29,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from polter import __version__
+from polter.errors import UpstreamError
+from polter.gateway.calls import CallAbandoned, CallInFlight
+from polter.gateway.channels import GetStreams
 from polter.gateway.core import Gateway
+from polter.gateway.features import POLICY_DENIED, refuse, trimmed_capabilities, utility_handlers
 from polter.gateway.floor import call_floor_tool, floor_tools
 from polter.gateway.panes import RegisteredPane
+from polter.gateway.routing import LEVELS
 from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
 from polter.roles.engine import FLOOR_SERVER
 
@@ -41,9 +46,6 @@ logger = logging.getLogger(__name__)
 
 PANE_SCOPE_KEY = "polter.pane"
 """Where the ASGI auth layer leaves the authenticated pane in the request scope."""
-
-POLICY_DENIED = -32010
-"""JSON-RPC error code for a prompt or resource the role refuses (tools get an ``isError`` result)."""
 
 current_pane: ContextVar[RegisteredPane | None] = ContextVar("polter_current_pane", default=None)
 """The pane whose token made the request being handled."""
@@ -116,9 +118,12 @@ class Endpoint:
     cancels a call whose client hangs up (how 2026-era clients cancel).
     """
 
-    def __init__(self, name: str, server: Server[Any], security: TransportSecuritySettings) -> None:
+    def __init__(
+        self, name: str, server: Server[Any], security: TransportSecuritySettings, streams: GetStreams | None = None
+    ) -> None:
         self.name = name
         self.server = server
+        self.get_streams = streams
         self.manager = StreamableHTTPSessionManager(app=server, security_settings=security, json_response=True)
         self.streams = StreamableHTTPSessionManager(app=server, security_settings=security, stateless=True)
 
@@ -129,6 +134,10 @@ class Endpoint:
                     await self.streams.handle_request(scope, receive, send)
                     return
                 break
+        if scope["method"] == "GET" and self.get_streams is not None:  # a 2025-era session's GET stream
+            with self.get_streams.open(scope):
+                await self.manager.handle_request(scope, receive, send)
+            return
         await self.manager.handle_request(scope, receive, send)
 
 
@@ -147,7 +156,10 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await gateway.call_tool(_pane(), name, params.name, params.arguments, progress=_progress_relay(ctx))
+        async with _calling(gateway, ctx, name) as call:
+            return await gateway.call_tool(
+                call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
+            )
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
         await upstream.wait_running()
@@ -167,20 +179,28 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         await _authorize(gateway, "prompt", name, params.name, params.arguments)
-        return await _forward(gateway, name, types.GetPromptRequest(params=params), types.GetPromptResult)
+        return await _forward(gateway, ctx, name, types.GetPromptRequest(params=params), types.GetPromptResult)
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         await _authorize(gateway, "resource", name, str(params.uri), None)
-        return await _forward(gateway, name, types.ReadResourceRequest(params=params), types.ReadResourceResult)
+        return await _forward(gateway, ctx, name, types.ReadResourceRequest(params=params), types.ReadResourceResult)
 
     async def listen(ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams) -> Any:
-        return await gateway.channels.listen(_pane().id, name, ctx, params)
+        pane = _pane()
+        uris = (params.notifications.resource_subscriptions if params.notifications else None) or []
+        async with gateway.router.listening(pane, name, uris, gateway.channels.publisher(pane.id, name)):
+            return await gateway.channels.listen(pane.id, name, ctx, params)
+
+    async def forward(ctx: ServerRequestContext[Any, Any], request: Any, result_type: type[Any]) -> Any:
+        return await _forward(gateway, ctx, name, request, result_type)
 
     server = GatewayServer(
         name,
         instructions=lambda: upstream.instructions,  # the upstream's own, new after each restart
+        trim=trimmed_capabilities(upstream),
+        **utility_handlers(gateway, name, _pane, forward),
         version=__version__,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -227,22 +247,49 @@ async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, argume
     auth = await gateway.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
     await gateway.audit_decision(pane, kind, server, name, auth, started, arguments)
     if not auth.allowed:
-        raise MCPError(
-            POLICY_DENIED,
-            f"Polter refused {kind} {name} of {server} (forbidden, not broken). Rule: {auth.rule}. {auth.reason}",
-            data={"decision": "deny", "rule": auth.rule, "reason": auth.reason},
-        )
+        raise refuse(kind, name, server, auth)
 
 
-async def _forward(gateway: Gateway, server: str, request: Any, result_type: type[Any]) -> Any:
-    from polter.errors import UpstreamError
-
+async def _forward(
+    gateway: Gateway, ctx: ServerRequestContext[Any, Any], server: str, request: Any, result_type: type[Any]
+) -> Any:
+    """A request the role allowed, sent on to the upstream; its failure is an error that says so."""
     upstream = gateway.pool.get(server)
     assert upstream is not None
     try:
-        return await upstream.request(request, result_type)
-    except UpstreamError as exc:
+        async with _calling(gateway, ctx, server) as call:
+            return await upstream.request(request, result_type, _progress_relay(ctx), call)
+    except (UpstreamError, CallAbandoned) as exc:
         raise MCPError(types.INTERNAL_ERROR, f"{exc} (broken, not forbidden)") from exc
+
+
+@contextlib.asynccontextmanager
+async def _calling(gateway: Gateway, ctx: ServerRequestContext[Any, Any], server: str) -> AsyncIterator[CallInFlight]:
+    """A pane's request to ``server`` while the upstream serves it: registered (so that what the upstream sends
+    meanwhile finds its session, and removing the pane ends it), and abandoned when a 2025-era client hangs up.
+    Such a client is answered in plain JSON, so nothing else would notice; a 2026-era call's stream notices by
+    itself (the SDK cancels the handler)."""
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    level = (ctx.meta or {}).get(types.LOG_LEVEL_META_KEY) if modern else None
+    session_id = ctx.request.headers.get("mcp-session-id") if ctx.request is not None and not modern else None
+    call = CallInFlight(
+        _pane(), server, ctx.session, modern=modern, log_level=level if level in LEVELS else None, session_id=session_id
+    )
+    watcher = asyncio.ensure_future(_hang_up(ctx.request.receive, call)) if not modern and ctx.request else None
+    try:
+        with gateway.calls.running(call):
+            yield call
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+
+
+async def _hang_up(receive: Any, call: CallInFlight) -> None:
+    """Abandon ``call`` when its HTTP request's client disconnects (its body was read: the next message the
+    server gets for it is the disconnect)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    call.abandon("the client hung up")
 
 
 def _floor_server(gateway: Gateway) -> Server[Any]:
@@ -293,7 +340,7 @@ class EndpointSet:
 
     def _build(self, name: str) -> Endpoint:
         server = _floor_server(self.gateway) if name == FLOOR_SERVER else _upstream_server(self.gateway, name)
-        return Endpoint(name, server, self.security)
+        return Endpoint(name, server, self.security, self.gateway.channels.get_streams)
 
     async def add(self, name: str) -> None:
         """Serve the pool's upstream ``name`` on ``/mcp/<name>``."""

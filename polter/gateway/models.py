@@ -16,11 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from polter.protocol import BuiltinsPolicy, Decision, Phase, StateReport
 
 __all__ = [
+    "POLICY_DENIED",
     "AskAnswer",
     "AskInfo",
+    "AskKind",
     "AskReply",
     "AuditRow",
     "Capabilities",
+    "ElicitationInfo",
+    "ElicitationReply",
     "GatewayEvent",
     "GatewayEventType",
     "GatewayState",
@@ -44,11 +48,19 @@ __all__ = [
     "UpstreamInfo",
 ]
 
+POLICY_DENIED = -32010
+"""JSON-RPC error code for a request the role refuses (tools get an ``isError`` result instead)."""
+
+
+AskKind = Literal["tool", "prompt", "resource", "skill", "escalate", "sampling", "elicitation"]
+"""What an ask is about; ``sampling``/``elicitation``: a server's request of the pane (its model, its human)."""
 
 AskAnswer = Literal["allow_once", "allow_pane", "deny"]
 """How the human answered an ask: this call only, this tool for the rest of the pane's role, or no."""
 
-Layer = Literal["listing", "call", "hook", "network", "ask", "phase", "prompt", "resource"]
+Layer = Literal[
+    "listing", "call", "hook", "network", "ask", "phase", "prompt", "resource", "completion", "sampling", "elicitation"
+]
 """Where a decision was made; ``network``: a connection through a pane's egress proxy."""
 """Which layer an audit row records."""
 
@@ -171,7 +183,7 @@ class AskInfo(_Model):
     pane: str
     pane_title: str | None
     role: str
-    kind: Literal["tool", "prompt", "resource", "skill", "escalate"]
+    kind: AskKind
     server: str | None
     name: str = Field(description="Tool, prompt, resource URI or skill name.")
     arguments: dict[str, Any]
@@ -182,6 +194,32 @@ class AskInfo(_Model):
     state: Literal["pending", "allowed", "denied"] = "pending"
     answer: AskAnswer | None = None
     answered_by: str | None = Field(default=None, description="controller, timeout, no-controller, pane-removed...")
+
+
+class ElicitationInfo(_Model):
+    """A server's question for the human, shown in Polter's window as a form over the pane whose call caused it
+    (the pane's CLI could not show it). ``requested_schema`` is a form of the spec (checked before it is shown);
+    ``url`` is set for a URL-mode elicitation (the human opens it, then says whether they did)."""
+
+    id: str
+    pane: str
+    pane_title: str | None
+    role: str
+    server: str
+    message: str
+    requested_schema: dict[str, Any] = Field(default_factory=dict)
+    url: str | None = None
+    created_at: datetime
+    expires_at: datetime
+    action: Literal["accept", "decline", "cancel"] | None = None
+    answered_by: str | None = None
+
+
+class ElicitationReply(_Model):
+    """The human's answer to an elicitation: accept with the form's content, decline, or cancel (dismiss)."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, str | int | float | bool | list[str]] | None = None
 
 
 class AuditRow(_Model):
@@ -273,7 +311,18 @@ class GatewayStatus(_Model):
 
 
 GatewayEventType = Literal[
-    "hello", "ask", "ask_resolved", "audit", "pane", "pane_removed", "upstream", "roles", "servers", "state"
+    "hello",
+    "ask",
+    "ask_resolved",
+    "elicitation",
+    "elicitation_resolved",
+    "audit",
+    "pane",
+    "pane_removed",
+    "upstream",
+    "roles",
+    "servers",
+    "state",
 ]
 
 

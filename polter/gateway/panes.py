@@ -55,6 +55,9 @@ class RegisteredPane:
     skills: list[str] = field(default_factory=list)
     grants: set[tuple[str, str]] = field(default_factory=set)
     """``(server, name)`` pairs the human allowed for this pane; cleared when the role changes."""
+    argument_grants: set[tuple[str, str, str]] = field(default_factory=set)
+    """``(server, tool, arguments digest)``: calls the human allowed for this pane where a rule on the arguments
+    asked (the same tool with other arguments asks again); cleared when the role changes."""
     notice: str | None = None
     """A one-line notice prefixed to the pane's next tool result (its tool surface changed)."""
     last_input_at: datetime | None = None

@@ -14,12 +14,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 
+from polter.gateway.audit import digest_arguments
 from polter.gateway.panes import RegisteredPane
-from polter.roles.engine import BuiltinRequest, CompiledRole, ServerRequest, SkillRequest, ToolCallRequest, Verdict
+from polter.roles.engine import (
+    BuiltinRequest,
+    CompiledRole,
+    ServerRequest,
+    SkillRequest,
+    ToolCallRequest,
+    UpstreamRequest,
+    Verdict,
+)
 from polter.roles.library import RoleLibrary
 
 __all__ = ["DEFAULT_INPUT_WINDOW", "Policy", "annotations_of"]
@@ -54,7 +63,14 @@ class Policy:
             logger.exception("looking up role %r failed", pane.role)
             return None
 
-    def tool_request(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> ToolCallRequest:
+    def tool_request(
+        self,
+        pane: RegisteredPane,
+        server: str,
+        name: str,
+        tool: types.Tool | None,
+        arguments: dict[str, Any] | None = None,
+    ) -> ToolCallRequest:
         read_only, destructive = annotations_of(tool)
         return ToolCallRequest(
             server=server,
@@ -63,13 +79,33 @@ class Policy:
             destructive=destructive,
             recent_input=pane.recent_input(self.input_window),
             phase=pane.phase,
+            arguments=arguments,
         )
 
     # -- execution: fails closed -----------------------------------------------------------------
 
-    def decide_tool(self, pane: RegisteredPane, server: str, name: str, tool: types.Tool | None) -> Verdict:
-        verdict = self._decide(pane, self.tool_request(pane, server, name, tool), f"{server}/{name}")
-        if verdict.decision == "ask" and (server, name) in pane.grants:
+    def decide_tool(
+        self,
+        pane: RegisteredPane,
+        server: str,
+        name: str,
+        tool: types.Tool | None,
+        arguments: dict[str, Any] | None = None,
+    ) -> Verdict:
+        """The decision on a call of the tool (``arguments`` given) or on the tool itself (a listing, whoami)."""
+        verdict = self._decide(pane, self.tool_request(pane, server, name, tool, arguments), f"{server}/{name}")
+        if verdict.decision != "ask":
+            return verdict
+        if verdict.by_arguments:
+            if (server, name, digest_arguments(arguments)) in pane.argument_grants:
+                return Verdict(
+                    "allow",
+                    RULE_GRANT,
+                    f"The human allowed {server}/{name} with these arguments for this pane when asked "
+                    f"(the role {pane.role} asks: {verdict.rule}).",
+                )
+            return verdict
+        if (server, name) in pane.grants:
             return Verdict(
                 "allow",
                 RULE_GRANT,
@@ -81,6 +117,13 @@ class Policy:
     def decide_server(self, pane: RegisteredPane, server: str) -> Verdict:
         return self._decide(pane, ServerRequest(server), f"the server {server}")
 
+    def decide_upstream(self, pane: RegisteredPane, server: str, kind: Literal["sampling", "elicitation"]) -> Verdict:
+        """Whether the server may use the pane's model (sampling) or ask its human (elicitation)."""
+        verdict = self._decide(pane, UpstreamRequest(server, kind), f"{kind} by the server {server}")
+        if verdict.decision == "ask" and (server, f"@{kind}") in pane.grants:
+            return Verdict("allow", RULE_GRANT, f"The human allowed {kind} by {server} for this pane when asked.")
+        return verdict
+
     def decide_skill(self, pane: RegisteredPane, skill: str) -> Verdict:
         return self._decide(pane, SkillRequest(skill), f"the skill {skill}")
 
@@ -91,7 +134,7 @@ class Policy:
     def _decide(
         self,
         pane: RegisteredPane,
-        request: ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest,
+        request: ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest | UpstreamRequest,
         subject: str,
     ) -> Verdict:
         role = self.role(pane)

@@ -27,6 +27,7 @@ what the gateway uses, never from a package's ``__init__``.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
@@ -35,6 +36,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 __all__ = [
     "SDK_VERSION",
@@ -80,14 +82,27 @@ def use_middleware(server: Server[Any], *middleware: ServerMiddleware[Any]) -> N
 
 
 class GatewayServer(Server[Any]):
-    """A low-level server that tells 2025-era clients it sends ``list_changed``, and whose instructions
-    may be a callable, asked each time a client connects."""
+    """A low-level server that tells 2025-era clients it sends ``list_changed``, whose instructions may be a
+    callable, asked each time a client connects, and whose capabilities may be trimmed to what its upstream
+    serves (``trim``: the SDK derives them from the handlers, and every endpoint has the same handlers)."""
 
     def __init__(
-        self, name: str, *, instructions: str | Callable[[], str | None] | None = None, **options: Any
+        self,
+        name: str,
+        *,
+        instructions: str | Callable[[], str | None] | None = None,
+        trim: Callable[[Any], Any] | None = None,
+        **options: Any,
     ) -> None:
         self._instructions = instructions
-        super().__init__(name, **options)
+        self._trim = trim
+        with warnings.catch_warnings():  # mcp 2.3 marks logging/setLevel deprecated; 2025-era clients still use it
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            super().__init__(name, **options)
+
+    def get_capabilities(self, *args: Any, **kwargs: Any) -> Any:
+        capabilities = super().get_capabilities(*args, **kwargs)
+        return self._trim(capabilities) if self._trim is not None else capabilities
 
     @property  # an attribute in Server; read on every initialize and discover
     def instructions(self) -> str | None:

@@ -19,14 +19,15 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import anyio
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from polter.errors import UpstreamError
+from polter.errors import UpstreamError, UpstreamTimeout
+from polter.gateway.calls import CallAbandoned, CallInFlight
 from polter.gateway.models import UpstreamInfo
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.servers import HttpServer, ServerConfig, StdioServer
@@ -34,18 +35,65 @@ from polter.servers import HttpServer, ServerConfig, StdioServer
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
 
-__all__ = ["ListKind", "Upstream", "UpstreamPool"]
+__all__ = ["ListKind", "Upstream", "UpstreamListener", "UpstreamPool"]
 
 logger = logging.getLogger(__name__)
 
 ListKind = Literal["tools", "prompts", "resources"]
 ChangeCallback = Callable[[str, ListKind], Awaitable[None]]
 
+
+class UpstreamListener(Protocol):
+    """Where what an upstream sends of its own accord goes (the gateway routes it to the panes' sessions)."""
+
+    async def upstream_running(self, server: str) -> None:
+        """The upstream is (again) connected: what the panes asked of it (log level, subscriptions) is re-sent."""
+
+    async def upstream_log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
+        """A ``notifications/message`` of the upstream's."""
+
+    async def resource_updated(self, server: str, uri: str) -> None:
+        """A ``notifications/resources/updated`` of the upstream's."""
+
+    async def create_message(
+        self, server: str, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """The upstream's ``sampling/createMessage``: an answer of the pane's model, or the error it gets."""
+
+    async def elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        """The upstream's ``elicitation/create``: the human's answer, or the error it gets."""
+
+
 CONNECT_TIMEOUT = 60.0
 """How long an upstream may take to start and answer ``initialize`` plus its first listings."""
 READY_WAIT = 20.0
 """How long a request waits for an upstream that is still starting (not for one that crashed)."""
 BACKOFF_FIRST, BACKOFF_MAX, HEALTHY_AFTER = 0.25, 30.0, 30.0
+CANCEL_GRACE = 0.5
+"""How long a timed-out request may take to be cancelled upstream before its caller is answered anyway."""
+
+
+class _CallClock:
+    """A request's timeout: ``timeout`` seconds since it was sent or since its last progress, and never more
+    than ``max_timeout`` in all (the spec lets progress restart the count, and asks for a cap)."""
+
+    __slots__ = ("_end", "_last", "max_timeout", "timeout")
+
+    def __init__(self, timeout: float, max_timeout: float) -> None:
+        self.timeout, self.max_timeout = timeout, max_timeout
+        now = time.monotonic()
+        self._last, self._end = now, now + max_timeout
+
+    def restart(self) -> None:
+        self._last = time.monotonic()
+
+    def left(self) -> float:
+        return min(self._last + self.timeout, self._end) - time.monotonic()
+
+    def why(self) -> str:
+        if time.monotonic() >= self._end:
+            return f"did not answer within {self.max_timeout:g} s (its max_timeout), progress notwithstanding"
+        return f"did not answer within {self.timeout:g} s (its timeout in the servers file)"
 
 
 class _EndWatch:
@@ -85,7 +133,15 @@ class _EndWatch:
 class Upstream:
     """One managed server: its connection, its cached listings, and its health."""
 
-    def __init__(self, name: str, config: ServerConfig, *, log_dir: Path, on_change: ChangeCallback) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        *,
+        log_dir: Path,
+        on_change: ChangeCallback,
+        listener: UpstreamListener | None = None,
+    ) -> None:
         self.name = name
         self.config = config
         self.state: Literal["starting", "running", "restarting", "stopped"] = "starting"
@@ -106,6 +162,7 @@ class Upstream:
         self._broken: asyncio.Event | None = None
         self._log_dir = log_dir
         self._on_change = on_change
+        self._listener = listener
         self._refreshing: set[asyncio.Task[None]] = set()
         self._served_stale = False
         """A request went on with an incomplete listing while the upstream was down or starting."""
@@ -146,13 +203,50 @@ class Upstream:
             self._served_stale = True
         return self.running
 
-    async def request(self, request: Any, result_type: type[Any], progress: ProgressFnT | None = None) -> Any:
-        """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`.
-        ``progress`` receives the upstream's progress notifications for it."""
+    async def request(
+        self,
+        request: Any,
+        result_type: type[Any],
+        progress: ProgressFnT | None = None,
+        call: CallInFlight | None = None,
+    ) -> Any:
+        """Send one request upstream; a dead or dying upstream raises :class:`UpstreamError`, one that does not
+        answer in time :class:`UpstreamTimeout` (the request is cancelled there). ``progress`` receives the
+        upstream's progress notifications for it, each of which restarts the timeout. ``call`` is the pane's
+        call it serves: abandoning it cancels the request upstream and raises :class:`CallAbandoned`.
+
+        The request runs in a task of its own, so that a request the upstream never answers, or whose
+        cancellation cannot be written (a stuck pipe or connection), still ends here on time: the caller
+        is answered at most :data:`CANCEL_GRACE` seconds after the timeout, whatever the SDK is doing."""
         if not await self.wait_running():
             raise UpstreamError(self._down_message())
         session = self._session
         assert session is not None
+        clock, relay = _CallClock(self.config.timeout, self.config.max_timeout), progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            clock.restart()
+            if relay is not None:
+                await relay(progress, total, message)
+
+        sent = asyncio.ensure_future(self._send(session, request, result_type, on_progress))
+        if call is not None:
+            call.bind(sent)
+        try:
+            while not sent.done() and (left := clock.left()) > 0:
+                await asyncio.wait({sent}, timeout=left)
+        except asyncio.CancelledError:  # the caller gave up: the SDK tells the upstream (notifications/cancelled)
+            sent.cancel()
+            raise
+        if not sent.done():
+            sent.cancel()
+            await asyncio.wait({sent}, timeout=CANCEL_GRACE)
+            raise UpstreamTimeout(f"upstream {self.name!r} {clock.why()}; Polter cancelled the request there")
+        if sent.cancelled():  # abandoned: the caller is gone
+            raise CallAbandoned(call.abandoned if call is not None and call.abandoned else "the call was cancelled")
+        return sent.result()
+
+    async def _send(self, session: ClientSession, request: Any, result_type: type[Any], progress: ProgressFnT) -> Any:
         try:
             return await session.send_request(request, result_type, progress_callback=progress)
         except MCPError as exc:
@@ -169,13 +263,28 @@ class Upstream:
             raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, progress: ProgressFnT | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressFnT | None = None,
+        call: CallInFlight | None = None,
     ) -> types.CallToolResult:
         return await self.request(
             types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments)),
             types.CallToolResult,
             progress,
+            call,
         )
+
+    def supports(self, feature: Literal["logging", "completions", "subscribe"]) -> bool:
+        """Whether the upstream said it serves ``feature`` (``logging/setLevel``, ``completion/complete``,
+        ``resources/subscribe``)."""
+        caps = self.capabilities
+        if caps is None:
+            return False
+        if feature == "subscribe":
+            return caps.resources is not None and bool(caps.resources.subscribe)
+        return getattr(caps, feature) is not None
 
     def _down_message(self) -> str:
         detail = f" ({self.error})" if self.error else ""
@@ -184,9 +293,12 @@ class Upstream:
         return f"upstream {self.name!r} is not running{detail}; Polter restarts it automatically, try again shortly"
 
     def reconfigure(self, config: ServerConfig) -> None:
-        """Serve from ``config`` from now on: the running connection (if any) is closed and made anew."""
+        """Serve from ``config`` from now on: the running connection (if any) is closed and made anew, unless
+        only its timeouts changed (they apply to the next request)."""
+        restart = not self.config.same_connection(config)
         self.config = config
-        self._mark_broken("its entry in the servers file changed")  # one still connecting checks when it is up
+        if restart:
+            self._mark_broken("its entry in the servers file changed")  # one still connecting checks when it is up
 
     def _mark_broken(self, why: str) -> None:
         if self._broken is not None and not self._broken.is_set():
@@ -225,7 +337,7 @@ class Upstream:
         async with AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport(config, stack))
             watched = _EndWatch(read)
-            session = ClientSession(watched, write, message_handler=self._on_message)
+            session = ClientSession(watched, write, message_handler=self._on_message, **self._callbacks())
             await stack.enter_async_context(session)
             with anyio.fail_after(CONNECT_TIMEOUT):
                 init = await session.initialize()
@@ -248,6 +360,8 @@ class Upstream:
             if self._served_stale or (previous is not None and previous != signature):
                 await self._on_change(self.name, "tools")
             self._served_stale, previous = False, signature
+            if self._listener is not None:
+                self._spawn(self._listener.upstream_running(self.name))
             ended = asyncio.ensure_future(watched.ended.wait())
             broken = asyncio.ensure_future(self._broken.wait())
             try:
@@ -284,7 +398,11 @@ class Upstream:
 
     async def _on_message(self, message: Any) -> None:
         kind: ListKind | None = None
-        if isinstance(message, types.ToolListChangedNotification):
+        if self._listener is not None and isinstance(message, types.LoggingMessageNotification):
+            self._spawn(self._listener.upstream_log(self.name, message.params))
+        elif self._listener is not None and isinstance(message, types.ResourceUpdatedNotification):
+            self._spawn(self._listener.resource_updated(self.name, str(message.params.uri)))
+        elif isinstance(message, types.ToolListChangedNotification):
             kind = "tools"
         elif isinstance(message, types.PromptListChangedNotification):
             kind = "prompts"
@@ -293,9 +411,28 @@ class Upstream:
         elif isinstance(message, Exception):
             logger.debug("upstream %s transport error: %s", self.name, message)
         if kind is not None:
-            task = asyncio.ensure_future(self._refresh(kind, notify=True))
-            self._refreshing.add(task)
-            task.add_done_callback(self._refreshing.discard)
+            self._spawn(self._refresh(kind, notify=True))
+
+    def _callbacks(self) -> dict[str, Any]:
+        """Sampling and elicitation, passed to the listener (the gateway) that decides and routes them; an
+        upstream is told the gateway can do both, as a pane's CLI may."""
+        listener = self._listener
+        if listener is None:
+            return {}
+
+        async def sample(context: Any, params: types.CreateMessageRequestParams) -> Any:
+            return await listener.create_message(self.name, params)
+
+        async def elicit(context: Any, params: types.ElicitRequestParams) -> Any:
+            return await listener.elicit(self.name, params)
+
+        return {"sampling_callback": sample, "elicitation_callback": elicit}
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        """Handle a message of the upstream's in a task of its own: the SDK's reading waits for nobody."""
+        task = asyncio.ensure_future(work)
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
 
     async def _refresh(self, kind: ListKind, *, notify: bool) -> None:
         session, caps = self._session, self.capabilities
@@ -362,8 +499,15 @@ class UpstreamPool:
     """All upstreams, started together and supervised independently; servers can be added, reconfigured
     and removed while the pool runs (a servers-file reload)."""
 
-    def __init__(self, servers: dict[str, ServerConfig], *, log_dir: Path, on_change: ChangeCallback) -> None:
-        self._log_dir, self._on_change = log_dir, on_change
+    def __init__(
+        self,
+        servers: dict[str, ServerConfig],
+        *,
+        log_dir: Path,
+        on_change: ChangeCallback,
+        listener: UpstreamListener | None = None,
+    ) -> None:
+        self._log_dir, self._on_change, self._listener = log_dir, on_change, listener
         self.upstreams: dict[str, Upstream] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._running = False
@@ -383,7 +527,7 @@ class UpstreamPool:
     def add(self, name: str, config: ServerConfig) -> Upstream:
         if name in self.upstreams:
             raise ValueError(f"upstream {name!r} already exists")
-        upstream = Upstream(name, config, log_dir=self._log_dir, on_change=self._on_change)
+        upstream = Upstream(name, config, log_dir=self._log_dir, on_change=self._on_change, listener=self._listener)
         self.upstreams[name] = upstream
         if self._running:
             self._start(upstream)

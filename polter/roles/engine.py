@@ -9,7 +9,8 @@ How a tool call ``server/tool`` is decided (see ``docs/roles.md`` for examples):
 
    - the *server level* (``servers.*`` against the server's name) says whether the pane may reach
      the server at all;
-   - the *tool level* (``tools.*`` against ``server/tool`` and the tool's annotations).
+   - the *tool level* (``tools.*`` against ``server/tool`` and the tool's annotations, and a pattern's
+     conditions on the call's arguments: ``fs/write_file(path=src/**)``).
 
    The stricter of the two wins (deny > ask > allow). So deny at either level always wins, a server
    that asks makes every call of its tools ask, and a tool is allowed only if both levels allow it.
@@ -17,7 +18,13 @@ How a tool call ``server/tool`` is decided (see ``docs/roles.md`` for examples):
    human has not typed is denied; in the research phase, a tool not listed for research is denied.
 
 Decisions are cached per (server, tool, annotations): the static part of a decision is computed once;
-gates and phases, which depend on the request, are checked on top of the cached entry.
+gates, phases and argument conditions, which depend on the request, are checked on top of the cached
+entry (which knows the few argument rules that could apply to its tool, so a thousand rules cost the
+same as three).
+
+A server's own requests of the pane (``sampling`` of the pane's model, ``elicitation`` of the human) are
+decided by ``[sampling]`` and ``[elicitation]`` against the server's name; a server the role denies may
+do neither.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from polter.errors import RoleError
 from polter.protocol import FLOOR_SERVER, Decision, Phase
@@ -35,7 +42,14 @@ from polter.roles.builtin_matcher import BuiltinMatcher
 from polter.roles.builtin_verdicts import BuiltinRequest, BuiltinRules, decide_builtin
 from polter.roles.builtins import is_builtin_pattern, parse_builtin_pattern
 from polter.roles.models import DECISIONS, Role
-from polter.roles.patterns import NameMatcher, ToolMatcher, keyword_regex, normalise_text, parse_tool_pattern
+from polter.roles.patterns import (
+    ArgumentRule,
+    NameMatcher,
+    ToolMatcher,
+    keyword_regex,
+    normalise_text,
+    parse_tool_pattern,
+)
 
 __all__ = [
     "BuiltinRequest",
@@ -47,6 +61,7 @@ __all__ = [
     "ServerRequest",
     "SkillRequest",
     "ToolCallRequest",
+    "UpstreamRequest",
     "Verdict",
     "compile_role",
     "short_path",
@@ -74,6 +89,8 @@ class ToolCallRequest:
     destructive: bool | None = None
     recent_input: Sequence[str] = ()
     phase: Phase | None = None
+    arguments: Mapping[str, Any] | None = None
+    """The call's arguments, for the rules that name some; None for a listing (what a tool is, not a call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +101,22 @@ class ServerRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class UpstreamRequest:
+    """Whether one MCP server may ask something of the pane: its model (``sampling``) or its human
+    (``elicitation``)."""
+
+    server: str
+    kind: Literal["sampling", "elicitation"]
+
+
+@dataclass(frozen=True, slots=True)
 class SkillRequest:
     """Whether the pane's CLI may show and use one skill."""
 
     skill: str
 
 
-Request = ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest
+Request = ToolCallRequest | ServerRequest | SkillRequest | BuiltinRequest | UpstreamRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +126,8 @@ class Verdict:
     decision: Decision
     rule: str
     reason: str
+    by_arguments: bool = False
+    """Decided by a rule on the call's arguments: a human's approval covers these arguments only."""
 
     def as_dict(self) -> dict[str, str]:
         return {"decision": self.decision, "rule": self.rule, "reason": self.reason}
@@ -179,6 +207,9 @@ class _Entry:
         "hint_absent",
         "verdict",
         "phase_verdict",
+        "argument_rules",
+        "server_rule",
+        "tool_rule",
     )
 
     def __init__(self, decision: Decision, final: bool, subject: str, rule: _Rule, hint_absent: bool = False) -> None:
@@ -191,6 +222,10 @@ class _Entry:
         self.research_hidden = False  # not a research tool: denied and hidden in the research phase
         self.verdict: Verdict | None = None
         self.phase_verdict: Verdict | None = None
+        self.argument_rules: tuple[tuple[ArgumentRule, _Rule], ...] = ()
+        """The rules with argument conditions whose tool part matches this tool, strictest first."""
+        self.server_rule: _Rule | None = None
+        self.tool_rule: _Rule | None = None  # the tool level's rule on the name alone (an exception or the default)
 
 
 class CompiledRole:
@@ -203,6 +238,7 @@ class CompiledRole:
         source: Path | None,
         description: str,
         kinds: tuple[_KindRules, _KindRules, _KindRules, _KindRules],
+        requests: tuple[_KindRules, _KindRules],
         gates: Mapping[str, tuple[tuple[str, ...], Path | None]],
         research: _PhaseRules | None,
         warnings: Sequence[RoleError],
@@ -220,12 +256,24 @@ class CompiledRole:
         """A shell pane (not an agent's) under this role runs outside the kernel sandbox ([sandbox] shell)."""
         self._kinds = kinds
         self._servers, self._tools, self._skills, self._builtins = kinds
+        self._requests = requests
+        self._sampling, self._elicitation = requests
         self._server_matcher = self._name_matcher(self._servers)
         self._skill_matcher = self._name_matcher(self._skills)
+        self._request_matchers = {rules.kind: self._name_matcher(rules) for rules in requests}
+        parsed = [(parse_tool_pattern(pattern), rule) for pattern, rule in self._tools.exceptions.items()]
         self._tool_matcher = ToolMatcher(
-            (parse_tool_pattern(pattern), _STRICTNESS[rule.decision])
-            for pattern, rule in self._tools.exceptions.items()
+            (pattern, _STRICTNESS[rule.decision]) for pattern, rule in parsed if not pattern.arguments
         )
+        self._argument_rules = sorted(
+            (
+                (ToolMatcher([(pattern, 0)]), ArgumentRule(pattern, any_element=rule.decision != "allow"), rule)
+                for pattern, rule in parsed
+                if pattern.arguments
+            ),
+            key=lambda entry: -_STRICTNESS[entry[2].decision],
+        )
+        self._argument_verdicts: dict[tuple[str, str], Verdict] = {}
         self._gates = gates
         self._gate_matchers = [
             (
@@ -247,6 +295,7 @@ class CompiledRole:
         self._cache: dict[tuple[str, str, bool | None, bool | None], _Entry] = {}
         self._server_cache: dict[str, tuple[Verdict, _Rule]] = {}
         self._skill_cache: dict[str, Verdict] = {}
+        self._request_cache: dict[tuple[str, str], Verdict] = {}
 
     def __repr__(self) -> str:
         return f"<CompiledRole {self.name!r} from {self.source}>"
@@ -295,7 +344,12 @@ class CompiledRole:
             entry = self._entry(request)
             if entry.final:
                 return entry.verdict or self._base_verdict(entry)
-            verdict = self._through_gates(entry, request) if entry.gates else entry.verdict or self._base_verdict(entry)
+            base = entry.verdict or self._base_verdict(entry)
+            if entry.argument_rules and request.arguments is not None:
+                base = self._with_arguments(entry, request.arguments, base)
+                if base.decision == "deny":
+                    return base
+            verdict = self._through_gates(entry, request, base) if entry.gates else base
             if entry.research_hidden and request.phase != "action" and verdict.decision != "deny":
                 return entry.phase_verdict or self._phase_verdict(entry)
             return verdict
@@ -305,6 +359,8 @@ class CompiledRole:
             return self._skill_verdict(request.skill)
         if isinstance(request, BuiltinRequest):
             return decide_builtin(self._builtin_rules, request, Verdict)
+        if isinstance(request, UpstreamRequest):
+            return self._request_verdict(request)
         raise TypeError(f"not a request: {request!r}")
 
     def visible(self, request: ToolCallRequest) -> bool:
@@ -336,6 +392,8 @@ class CompiledRole:
             "tools": kind(self._tools),
             "skills": kind(self._skills),
             "builtins": kind(self._builtins),
+            "sampling": kind(self._sampling),
+            "elicitation": kind(self._elicitation),
             "gates": {pattern: list(keywords) for pattern, (keywords, _) in self._gates.items()},
             "phases": {
                 "research": list(self._research.research),
@@ -350,7 +408,9 @@ class CompiledRole:
     @property
     def fingerprint(self) -> str:
         """Equal for two compilations that decide alike and name the same rules and files."""
-        labels = [rule.label for kind in self._kinds for rule in (kind.default, *kind.exceptions.values())]
+        labels = [
+            rule.label for kind in (*self._kinds, *self._requests) for rule in (kind.default, *kind.exceptions.values())
+        ]
         gates = {pattern: str(origin) for pattern, (_keywords, origin) in self._gates.items()}
         return json.dumps([self.describe(), labels, gates, self._research_label], sort_keys=True, ensure_ascii=False)
 
@@ -373,6 +433,28 @@ class CompiledRole:
             rule = self._name_rule(self._skills, self._skill_matcher, skill)
             verdict = Verdict(rule.decision, rule.label, _reason(self.name, f"the skill {skill}", rule))
             self._remember(self._skill_cache, skill, verdict)
+        return verdict
+
+    def _request_verdict(self, request: UpstreamRequest) -> Verdict:
+        """A server's request of the pane: its [sampling] or [elicitation] rule, unless the server is denied."""
+        key = (request.kind, request.server)
+        verdict = self._request_cache.get(key)
+        if verdict is None:
+            rules = self._sampling if request.kind == "sampling" else self._elicitation
+            rule = self._name_rule(rules, self._request_matchers[request.kind], request.server)
+            server_verdict, server_rule = self._server_verdict(request.server)
+            if server_rule.decision == "deny" and request.server != FLOOR_SERVER:
+                verdict = server_verdict
+            else:
+                what = (
+                    "use the pane's model (sampling)" if request.kind == "sampling" else "ask the human (elicitation)"
+                )
+                verdict = Verdict(
+                    rule.decision,
+                    rule.label,
+                    _reason(self.name, f"the server {request.server} to {what}", rule, verb_for=request.kind),
+                )
+            self._remember(self._request_cache, key, verdict)
         return verdict
 
     @staticmethod
@@ -413,7 +495,13 @@ class CompiledRole:
         entry = _Entry(rule.decision, rule.decision == "deny", subject, rule, request.destructive is None)
         if entry.final:
             return entry
+        entry.server_rule, entry.tool_rule = server_rule, tool_rule
         hints = (request.server, request.tool, request.read_only, request.destructive)
+        entry.argument_rules = tuple(
+            (conditions, by_arguments)
+            for matcher, conditions, by_arguments in self._argument_rules
+            if matcher.best(*hints) is not None
+        )
         entry.gates = tuple(gate for matcher, gate in self._gate_matchers if matcher.best(*hints) is not None)
         entry.research_hidden = self._research_matcher is not None and self._research_matcher.best(*hints) is None
         return entry
@@ -433,7 +521,32 @@ class CompiledRole:
         entry.phase_verdict = Verdict("deny", self._research_label, _phase_reason(entry.subject, self.name))
         return entry.phase_verdict
 
-    def _through_gates(self, entry: _Entry, request: ToolCallRequest) -> Verdict:
+    def _with_arguments(self, entry: _Entry, arguments: Mapping[str, Any], base: Verdict) -> Verdict:
+        """The verdict once the rules on this call's arguments are counted. The strictest matching one is an
+        exception like any: it beats the tool level's default, and beats a name exception only if stricter;
+        then the stricter of the two levels wins as always."""
+        rule = next((rule for rules, rule in entry.argument_rules if rules.matches(arguments)), None)
+        if rule is None:  # (they are strictest first: the first that matches is the one)
+            return base
+        assert entry.server_rule is not None and entry.tool_rule is not None
+        tool_rule = entry.tool_rule
+        if tool_rule.pattern is None or _STRICTNESS[rule.decision] > _STRICTNESS[tool_rule.decision]:
+            tool_rule = rule
+        decided = _stricter(entry.server_rule, tool_rule)
+        if decided is not rule:
+            return base
+        key = (entry.subject, rule.label)
+        verdict = self._argument_verdicts.get(key)
+        if verdict is None:
+            reason = (
+                f"The role {self.name} {_VERBS[rule.decision]} {entry.subject} with these arguments: they match "
+                f'"{rule.pattern}" in tools.{rule.decision}.'
+            )
+            verdict = Verdict(rule.decision, rule.label, reason, by_arguments=True)
+            self._remember(self._argument_verdicts, key, verdict)
+        return verdict
+
+    def _through_gates(self, entry: _Entry, request: ToolCallRequest, base: Verdict) -> Verdict:
         """The base verdict if the human's words open every gate (and which words did), else a deny."""
         said = normalise_text("\n".join(request.recent_input))
         opened = []
@@ -442,7 +555,6 @@ class CompiledRole:
             if match is None:
                 return Verdict("deny", gate.rule_label, _gate_reason(entry.subject, self.name, gate.keywords))
             opened.append(f'"{match.group(0)}" opens {gate.rule_label}')
-        base = entry.verdict or self._base_verdict(entry)
         return Verdict(base.decision, base.rule, f"{base.reason} The human asked for it: {'; '.join(opened)}.")
 
 
@@ -458,15 +570,20 @@ def _stricter(server_rule: _Rule, tool_rule: _Rule) -> _Rule:
 
 
 _VERBS = {"deny": "denies", "ask": "asks the human before each use of", "allow": "allows"}
+_REQUEST_VERBS = {"deny": "does not allow", "ask": "asks the human before allowing", "allow": "allows"}
 
 
-def _reason(role: str, subject: str, rule: _Rule, hint_absent: bool = False) -> str:
+def _reason(role: str, subject: str, rule: _Rule, hint_absent: bool = False, verb_for: str | None = None) -> str:
     """A sentence for the agent and the human: what the role decided about ``subject``, and why."""
-    said = f"The role {role} {_VERBS[rule.decision]} {subject}"
+    verbs = _REQUEST_VERBS if verb_for is not None else _VERBS
+    said = f"The role {role} {verbs[rule.decision]} {subject}"
     if rule.pattern is not None:
         said += f': it matches "{rule.pattern}" in {rule.kind}.{rule.decision}'
         if hint_absent and rule.pattern.endswith("@destructive"):
             said += " (the tool has no destructiveHint annotation, and MCP counts such a tool as destructive)"
+    elif rule.implicit and verb_for is not None:
+        every = "every server's sampling asks the human first" if rule.decision == "ask" else "every server may ask"
+        said += f": the role has no [{rule.kind}] table, and without one {every}"
     elif rule.implicit:
         said += f": the role has no [{rule.kind}] table, so {rule.kind} it does not name are allowed"
     else:
@@ -507,6 +624,10 @@ def _phase_reason(subject: str, role: str) -> str:
     )
 
 
+_IMPLICIT_DEFAULTS: dict[str, Decision] = {"sampling": "ask"}
+"""A kind's default when no role in the chain writes its table: allow, but sampling asks the human first."""
+
+
 def _kind_rules(policy_kind: str, role: Role, source: Path | None, parent: _KindRules | None) -> _KindRules:
     policy = getattr(role, policy_kind)
     shown = short_path(source) if source is not None else None
@@ -515,7 +636,7 @@ def _kind_rules(policy_kind: str, role: Role, source: Path | None, parent: _Kind
     elif parent is not None:
         default = parent.default
     else:
-        default = _Rule(policy_kind, "allow", None, source, shown, implicit=True)
+        default = _Rule(policy_kind, _IMPLICIT_DEFAULTS.get(policy_kind, "allow"), None, source, shown, implicit=True)
     exceptions: dict[str, _Rule] = dict(parent.exceptions) if parent is not None else {}
     for pattern, decision in reversed(policy.exceptions()):  # allow, ask, deny: the stricter list wins a duplicate
         exceptions.pop(pattern, None)
@@ -563,6 +684,11 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         for kind, parent_kind in zip(("servers", "tools", "skills", "builtins"), parent_kinds, strict=True)
     )
     kinds = (servers, tools, skills, builtins)
+    parent_requests = parent._requests if parent is not None else (None, None)
+    sampling, elicitation = (
+        _kind_rules(kind, role, source, parent_kind)
+        for kind, parent_kind in zip(("sampling", "elicitation"), parent_requests, strict=True)
+    )
     gates = dict(parent._gates) if parent is not None else {}
     for pattern, keywords in role.gates.items():
         gates[pattern] = (tuple(keywords), source)
@@ -582,6 +708,7 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         source=source,
         description=description,
         kinds=kinds,
+        requests=(sampling, elicitation),
         gates=gates,
         research=research,
         warnings=_floor_warnings(kinds, source),

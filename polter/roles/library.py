@@ -10,9 +10,10 @@ says so; a role whose file is deleted is gone (a pane under it can call nothing)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from polter.errors import RoleError
 from polter.paths import bundled_dir, config_dir, project_roles_dir
@@ -268,7 +269,13 @@ class RoleLibrary:
             if rearmed and (report := self.reload()):
                 yield report  # what changed between the folder appearing and watching it
             rearmed = True
-            async for _changes in awatch(*roots, stop_event=stop_event, debounce=debounce_ms, recursive=False):
+            async for _changes in awatch(
+                *roots,
+                stop_event=stop_event,
+                debounce=debounce_ms,
+                recursive=False,
+                watch_filter=self._relevant_change(missing),
+            ):
                 report = self.reload()
                 if report:
                     yield report
@@ -276,6 +283,23 @@ class RoleLibrary:
                     break  # a layer folder appeared: watch it from now on
             else:
                 return
+
+    def _relevant_change(self, missing: list[Path]) -> Callable[[Any, str], bool]:
+        """Whether a changed path can change the roles: a ``.toml`` file in a layer folder (or a layer given
+        as a file), or a folder on the way to a layer that does not exist yet. Anything else written in a
+        watched folder (a log, the gateway's own state) is filtered out before it wakes the watcher."""
+        layers = [layer.path.absolute() for layer in self.layers]
+        folders = {path for path in layers if path.is_dir()}
+        files = {path for path in layers if not path.is_dir()}
+        on_the_way = {ancestor for path in missing for ancestor in (path.absolute(), *path.absolute().parents)}
+
+        def relevant(_change: Any, name: str) -> bool:
+            changed = Path(name)
+            return (
+                (changed.suffix == ".toml" and changed.parent in folders) or changed in files or changed in on_the_way
+            )
+
+        return relevant
 
     def _watch_roots(self) -> list[Path]:
         roots: set[Path] = set()

@@ -27,6 +27,7 @@ __all__ = [
     "BuiltinPolicy",
     "DECISIONS",
     "DEFAULT_ROLE",
+    "ElicitationPolicy",
     "ROLE_NAME",
     "Decision",
     "KindPolicy",
@@ -34,6 +35,7 @@ __all__ = [
     "Problem",
     "SandboxPolicy",
     "Role",
+    "SamplingPolicy",
     "ServerPolicy",
     "SkillPolicy",
     "ToolPolicy",
@@ -64,15 +66,25 @@ def _keyword(keyword: str) -> str:
     return keyword
 
 
+def _check_named_tool_pattern(pattern: str) -> str | None:
+    """A tool pattern without argument conditions (gates and phases name tools, not calls)."""
+    if error := check_tool_pattern(pattern):
+        return error
+    if pattern.endswith(")"):
+        return f"{pattern!r}: argument conditions belong in tools.allow, ask or deny; here a pattern names tools"
+    return None
+
+
 ServerPattern = Annotated[str, _checked(check_server_pattern)]
 ToolPattern = Annotated[str, _checked(check_tool_pattern)]
+NamedToolPattern = Annotated[str, _checked(_check_named_tool_pattern)]
 SkillPattern = Annotated[str, _checked(check_skill_pattern)]
 BuiltinPattern = Annotated[str, _checked(check_builtin_pattern)]
 
 
 def _check_gate_pattern(pattern: str) -> str | None:
     """A gate names an MCP tool pattern (``server/tool``) or a built-in one (``shell(git push*)``)."""
-    return check_builtin_pattern(pattern) if is_builtin_pattern(pattern) else check_tool_pattern(pattern)
+    return check_builtin_pattern(pattern) if is_builtin_pattern(pattern) else _check_named_tool_pattern(pattern)
 
 
 GatePattern = Annotated[str, _checked(_check_gate_pattern)]
@@ -125,9 +137,24 @@ class ServerPolicy(KindPolicy[ServerPattern]):
 
 
 class ToolPolicy(KindPolicy[ToolPattern]):
-    """Which MCP tools the pane may call: ``server/tool`` globs and ``@read-only``/``@destructive``."""
+    """Which MCP tools the pane may call: ``server/tool`` globs, ``@read-only``/``@destructive``, and conditions on
+    a call's arguments (``fs/write_file(path=src/**)``)."""
 
     kind: ClassVar[str] = "tools"
+
+
+class SamplingPolicy(KindPolicy[ServerPattern]):
+    """Which MCP servers may ask the pane's model for a completion (``sampling/createMessage``), by server name.
+    Without a ``[sampling]`` table every server asks the human first."""
+
+    kind: ClassVar[str] = "sampling"
+
+
+class ElicitationPolicy(KindPolicy[ServerPattern]):
+    """Which MCP servers may ask the human a question (``elicitation/create``: a form in the CLI or in Polter's
+    window), by server name. Without an ``[elicitation]`` table every server may."""
+
+    kind: ClassVar[str] = "elicitation"
 
 
 class SkillPolicy(KindPolicy[SkillPattern]):
@@ -153,7 +180,7 @@ class PhasePolicy(BaseModel):
     enabled: bool = Field(
         default=True, description="Whether the role uses phases (false turns off an inherited [phases])."
     )
-    research: list[ToolPattern] = Field(
+    research: list[NamedToolPattern] = Field(
         default_factory=lambda: ["@read-only"],
         description="Tool patterns usable in the research phase (besides Polter's floor tools).",
     )
@@ -199,6 +226,15 @@ class Role(BaseModel):
     servers: ServerPolicy = Field(default_factory=ServerPolicy, description="Which MCP servers the pane may reach.")
     tools: ToolPolicy = Field(default_factory=ToolPolicy, description="Which MCP tools the pane may call.")
     skills: SkillPolicy = Field(default_factory=SkillPolicy, description="Which skills the pane's CLI may use.")
+    sampling: SamplingPolicy = Field(
+        default_factory=SamplingPolicy,
+        description="Which MCP servers may use the pane's model (sampling); the default without a table is ask.",
+    )
+    elicitation: ElicitationPolicy = Field(
+        default_factory=ElicitationPolicy,
+        description="Which MCP servers may ask the human questions (elicitation); the default without a table is "
+        "allow.",
+    )
     builtins: BuiltinPolicy = Field(
         default_factory=BuiltinPolicy,
         description="Which of the CLI's own tools (shell commands, file reads and writes, the web, sub-agents) "
@@ -230,8 +266,10 @@ class Role(BaseModel):
     def _extends_is_a_name(cls, name: str | None) -> str | None:
         return None if name is None else cls._name_is_valid(name)
 
-    def policies(self) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy, BuiltinPolicy]:
-        return self.servers, self.tools, self.skills, self.builtins
+    def policies(
+        self,
+    ) -> tuple[ServerPolicy, ToolPolicy, SkillPolicy, BuiltinPolicy, SamplingPolicy, ElicitationPolicy]:
+        return self.servers, self.tools, self.skills, self.builtins, self.sampling, self.elicitation
 
     def semantic_problems(self) -> list[Problem]:
         """Problems that only show in the whole role: a missing default, a pattern in two lists."""

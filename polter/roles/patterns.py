@@ -6,6 +6,8 @@ Three pattern kinds:
 - server patterns: a server name with ``*`` globs (``github``, ``git*``);
 - tool patterns: ``server/tool`` with ``*`` globs (``github/*``, ``*/delete_*``), or a selector that
   matches MCP tool annotations, alone (``@read-only``) or for one server glob (``github/@destructive``);
+  a ``server/tool`` pattern may add conditions on the call's arguments, in the syntax of the CLI's own
+  tools (``fs/write_file(path=src/**)``, ``terraria/player_ban(player=*admin*)``): see :class:`ArgumentRule`;
 - skill patterns: a skill name with ``*`` globs (``pdf``, ``*deploy*``).
 
 ``*`` is the only wildcard. In the server part it never crosses the ``/``.
@@ -16,6 +18,7 @@ recent input, an ASCII keyword only as whole words (give or take an English endi
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -24,6 +27,7 @@ from typing import Literal, overload
 
 __all__ = [
     "SELECTORS",
+    "ArgumentRule",
     "NameMatcher",
     "ToolMatcher",
     "ToolPattern",
@@ -76,6 +80,15 @@ def check_skill_pattern(pattern: str) -> str | None:
 
 def check_tool_pattern(pattern: str) -> str | None:
     """Why ``pattern`` is not a valid tool pattern, or None when it is."""
+    name, conditions = _split_arguments(pattern)
+    if conditions is not None:
+        if name.startswith("@") or "/@" in name:
+            return f"{pattern!r}: a selector takes no argument conditions"
+        if error := _check_conditions(pattern, conditions):
+            return error
+        if error := check_tool_pattern(name):
+            return error.replace(repr(name), repr(pattern), 1)
+        return None
     if pattern.startswith("@"):
         return _check_selector(pattern, pattern[1:])
     if "/" not in pattern:
@@ -91,6 +104,41 @@ def check_tool_pattern(pattern: str) -> str | None:
     return _check_glob(tool, pattern, "tool part after '/'")
 
 
+_ARGUMENT_KEY = re.compile(r"^[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*$")
+
+
+def _split_arguments(pattern: str) -> tuple[str, list[tuple[str, str]] | None]:
+    """``server/tool(key=glob, ...)`` → ``("server/tool", [(key, glob), ...])``; no parentheses → None."""
+    if "(" not in pattern and not pattern.endswith(")"):
+        return pattern, None
+    name, _, rest = pattern.partition("(")
+    if not rest.endswith(")") or "(" in rest[:-1] or ")" in rest[:-1]:
+        return name, [("", "")]  # reported by _check_conditions as malformed
+    conditions = []
+    for part in rest[:-1].split(","):
+        key, equals, glob = part.strip().partition("=")
+        conditions.append((key.strip(), glob.strip()) if equals else ("", part))
+    return name, conditions
+
+
+def _check_conditions(pattern: str, conditions: list[tuple[str, str]]) -> str | None:
+    for key, glob in conditions:
+        if not key or not _ARGUMENT_KEY.match(key):
+            return (
+                f"{pattern!r}: argument conditions are key=glob, separated by commas, in one pair of "
+                f'parentheses (as in "fs/write_file(path=src/**)"); a key names an argument, or a field of '
+                "one with dots (options.mode)"
+            )
+        if not glob:
+            return f"{pattern!r}: the condition on {key} has no glob (write {key}=* for any value)"
+        bad = sorted(set(glob) & (_UNSUPPORTED_GLOB | set("\"'\\;")))
+        if bad:
+            return f"{pattern!r}: only * and ** are wildcards in an argument's glob ({' '.join(bad)} is not supported)"
+    if len({key for key, _ in conditions}) != len(conditions):
+        return f"{pattern!r}: an argument is named twice"
+    return None
+
+
 def _check_selector(pattern: str, name: str) -> str | None:
     if name not in SELECTORS:
         known = ", ".join(f"@{selector}" for selector in SELECTORS)
@@ -100,18 +148,24 @@ def _check_selector(pattern: str, name: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class ToolPattern:
-    """A parsed tool pattern: a server glob and either a tool glob or an annotation selector."""
+    """A parsed tool pattern: a server glob and either a tool glob or an annotation selector, and the
+    conditions on the call's arguments (``(key, glob)`` pairs; none for most patterns)."""
 
     text: str
     server: str
     tool: str | None
     selector: Selector | None
+    arguments: tuple[tuple[str, str], ...] = ()
 
 
 def parse_tool_pattern(pattern: str) -> ToolPattern:
     """Parse a pattern that :func:`check_tool_pattern` accepted."""
     if error := check_tool_pattern(pattern):
         raise ValueError(error)
+    name, conditions = _split_arguments(pattern)
+    if conditions is not None:
+        named = parse_tool_pattern(name)
+        return ToolPattern(pattern, named.server, named.tool, None, tuple(conditions))
     if pattern.startswith("@"):
         return ToolPattern(pattern, "*", None, _selector(pattern[1:]))
     server, tool = pattern.split("/", 1)
@@ -309,3 +363,49 @@ class ToolMatcher:
             if servers is not None and annotation_matches(selector, read_only, destructive):
                 found = _stricter(found, servers.best(server))
         return found
+
+
+class ArgumentRule:
+    """The conditions of a tool pattern on a call's arguments, compiled.
+
+    A condition ``key=glob`` holds when the argument ``key`` (``a.b`` reaches into an object) is present and its
+    value matches ``glob``: ``*`` any run of characters but ``/``, ``**`` any run at all, the rest literal, the
+    whole value (``path=src/**``, ``player=*admin*``). A string is matched as it is, anything else as its JSON
+    text (``42``, ``true``). For a list, a ``deny`` or ``ask`` rule holds when any element matches and an
+    ``allow`` rule only when every element does: the strict reading each way, as with the built-in tools' rules,
+    so no element can slip a denied value past. Every condition of the pattern must hold.
+    """
+
+    __slots__ = ("_conditions", "any_element", "pattern")
+
+    def __init__(self, pattern: ToolPattern, *, any_element: bool) -> None:
+        self.pattern = pattern
+        self.any_element = any_element
+        self._conditions = tuple((tuple(key.split(".")), _argument_regex(glob)) for key, glob in pattern.arguments)
+
+    def matches(self, arguments: object) -> bool:
+        for path, regex in self._conditions:
+            value = arguments
+            for key in path:
+                if not isinstance(value, dict) or key not in value:
+                    return False
+                value = value[key]
+            if isinstance(value, list):
+                hits = [_value_matches(regex, item) for item in value]
+                if not hits or not (any(hits) if self.any_element else all(hits)):
+                    return False
+            elif not _value_matches(regex, value):
+                return False
+        return True
+
+
+def _argument_regex(glob: str) -> re.Pattern[str]:
+    parts = [
+        ".*" if part == "**" else "[^/]*" if part == "*" else re.escape(part) for part in re.split(r"(\*\*|\*)", glob)
+    ]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _value_matches(regex: re.Pattern[str], value: object) -> bool:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return regex.fullmatch(text) is not None

@@ -37,6 +37,7 @@ class AgentCalls:
         calls.register(methods.CapabilitiesParams, self._capabilities)
         calls.register(methods.AuditParams, self._audit)
         calls.register(methods.AnswerParams, self._answer)
+        calls.register(methods.AnswerElicitationParams, self._answer_elicitation)
         calls.register(methods.AnswerQuestionParams, self._answer_question)
 
     def _agent(self, pane_id: str) -> Agent:
@@ -65,6 +66,9 @@ class AgentCalls:
 
     async def _answer(self, window: Window, params: methods.AnswerParams) -> None:
         self._workspace.answer(params.ask, params.answer)
+
+    async def _answer_elicitation(self, window: Window, params: methods.AnswerElicitationParams) -> None:
+        await self._workspace.answer_elicitation(params.id, params.reply)
 
     async def _answer_question(self, window: Window, params: methods.AnswerQuestionParams) -> bool:
         """Decide a question of the host's (:mod:`polter.session.questions`); False when it was over already."""

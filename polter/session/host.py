@@ -384,6 +384,9 @@ class SessionHost:
             case wire.AskEvent(ask=ask) | wire.AskClosedEvent(ask=ask):
                 self.windows.broadcast(event)
                 self.attention.attend_pane(ask.pane)
+            case wire.ElicitationEvent(elicitation=elicitation):
+                self.windows.broadcast(event)
+                self.attention.attend_pane(elicitation.pane)
             case _:
                 self.windows.broadcast(event)
 

@@ -16,13 +16,14 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from polter.gateway.models import AskAnswer, AuditRow, Capabilities, RolesStatus
+from polter.gateway.models import AskAnswer, AuditRow, Capabilities, ElicitationReply, RolesStatus
 from polter.protocol import ADAPTER_NAME, ROLE_NAME_PATTERN, Phase
 from polter.session.protocol import LayoutMode, PaneState, PaneWorktreeInfo, SessionInfo
 from polter.terminal.frames import HistoryRows
 
 __all__ = [
     "METHODS",
+    "AnswerElicitationParams",
     "AnswerParams",
     "AnswerQuestionParams",
     "AuditParams",
@@ -166,6 +167,14 @@ class AnswerParams(CallParams[None]):
     answer: AskAnswer
 
 
+class AnswerElicitationParams(CallParams[None]):
+    """The human's answer to a server's form (the first answer counts; a later one finds it over)."""
+
+    method = "answer_elicitation"
+    id: str
+    reply: ElicitationReply
+
+
 class AnswerQuestionParams(CallParams[bool]):
     """Decide one of the host's yes/no questions; False when it was over already."""
 
@@ -237,8 +246,8 @@ METHODS: Final[dict[str, type[CallParams[Any]]]] = {
     for params in (
         OpenParams, CloseParams, RestartParams, HistoryParams, LayoutParams, ViewParams,
         SetRoleParams, SetPhaseParams, ReloadRolesParams, CapabilitiesParams, AuditParams, AnswerParams,
-        AnswerQuestionParams, LookingParams, MuteParams, WorktreesParams, RefreshWorktreeParams,
-        RecreateWorktreeParams, InfoParams, KillParams,
+        AnswerElicitationParams, AnswerQuestionParams, LookingParams, MuteParams, WorktreesParams,
+        RefreshWorktreeParams, RecreateWorktreeParams, InfoParams, KillParams,
     )
 }  # fmt: skip
 """Every method of the protocol by its name on the wire."""

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from polter import __version__
-from polter.gateway.models import AskInfo, AuditRow, Phase, RolesStatus, ServersReload
+from polter.gateway.models import AskInfo, AuditRow, ElicitationInfo, Phase, RolesStatus, ServersReload
 from polter.protocol import AgentState
 from polter.terminal.frames import ScreenFrame
 from polter.worktrees import Worktree, WorktreeStatus
@@ -311,6 +311,21 @@ class AskClosedEvent(_Message):
     ask: AskInfo
 
 
+class ElicitationEvent(_Message):
+    """A server asks the human to fill in a form (its pane's CLI could not show it): show it over the pane, and
+    answer with the call ``answer_elicitation`` (``id``, ``action``, ``content``)."""
+
+    type: Literal["elicitation"] = "elicitation"
+    elicitation: ElicitationInfo
+
+
+class ElicitationClosedEvent(_Message):
+    """An elicitation is over (answered, in this window or another, or not in time): its form goes."""
+
+    type: Literal["elicitation_closed"] = "elicitation_closed"
+    elicitation: ElicitationInfo
+
+
 class AuditEvent(_Message):
     type: Literal["audit"] = "audit"
     row: AuditRow
@@ -412,6 +427,8 @@ HostMessage = Annotated[
     | Ready
     | AskEvent
     | AskClosedEvent
+    | ElicitationEvent
+    | ElicitationClosedEvent
     | AuditEvent
     | RolesEvent
     | ServersEvent
@@ -432,6 +449,8 @@ SessionEvent = (
     | Ready
     | AskEvent
     | AskClosedEvent
+    | ElicitationEvent
+    | ElicitationClosedEvent
     | AuditEvent
     | RolesEvent
     | ServersEvent

@@ -30,13 +30,15 @@ from typing import Final
 
 from polter.adapters import TestMode
 from polter.adapters.plugins import RuntimeDir
-from polter.errors import EgressError, GatewayError
+from polter.errors import ControlError, EgressError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
     AskAnswer,
     AskInfo,
     AuditRow,
     Capabilities,
+    ElicitationInfo,
+    ElicitationReply,
     GatewayEvent,
     PaneInfo,
     PaneStateReport,
@@ -97,6 +99,8 @@ WorkspaceEvent = (
     wire.GatewayChanged
     | wire.AskEvent
     | wire.AskClosedEvent
+    | wire.ElicitationEvent
+    | wire.ElicitationClosedEvent
     | wire.AuditEvent
     | wire.RolesEvent
     | wire.ServersEvent
@@ -393,10 +397,22 @@ class Workspace:
         """Answer an ask (the same as resolving its future)."""
         self.asks.answer(ask_id, answer)
 
+    async def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> None:
+        """Answer a server's form (the first answer counts; a later one finds it over)."""
+        try:
+            await self.client.answer_elicitation(elicitation_id, reply)
+        except ControlError as exc:
+            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
+                raise
+
     # -- events ----------------------------------------------------------------------------------
 
     def _on_event(self, event: GatewayEvent) -> None:
         match event.type:
+            case "elicitation":
+                self._broadcast(wire.ElicitationEvent(elicitation=ElicitationInfo.model_validate(event.data)))
+            case "elicitation_resolved":
+                self._broadcast(wire.ElicitationClosedEvent(elicitation=ElicitationInfo.model_validate(event.data)))
             case "ask":
                 self.asks.arrived(AskInfo.model_validate(event.data))
             case "ask_resolved":

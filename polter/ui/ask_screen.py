@@ -193,6 +193,9 @@ class AskScreen(ModalScreen[AskAnswer | None]):
 
 
 def _subject(ask: AskInfo) -> str:
+    if ask.kind in ("sampling", "elicitation"):
+        wants = "to use this pane's model (sampling)" if ask.kind == "sampling" else "to ask you a question"
+        return f"the server {ask.server} wants {wants}"
     kinds = {"tool": "", "prompt": "prompt ", "resource": "resource ", "skill": "skill ", "escalate": ""}
     where = f"{ask.server}/" if ask.server else ""
     return f"{kinds[ask.kind]}{where}{ask.name}"

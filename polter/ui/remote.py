@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from polter.errors import PolterError
-from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, Phase, RolesStatus
+from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, ElicitationReply, Phase, RolesStatus
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
@@ -298,7 +298,13 @@ class RemoteSession:
                     return
             case wire.Ended():
                 self.ended = True
-            case wire.LayoutEvent() | wire.Notice() | wire.AttentionNotice():
+            case (
+                wire.LayoutEvent()
+                | wire.Notice()
+                | wire.AttentionNotice()
+                | wire.ElicitationEvent()
+                | wire.ElicitationClosedEvent()
+            ):
                 pass
             case _:
                 return
@@ -347,6 +353,11 @@ class RemoteSession:
     async def open(self, how: methods.OpenParams) -> str:
         """Open a pane (see :class:`~polter.session.methods.OpenParams`); its id (it arrives as PaneAdded)."""
         return await self.client.call(how)
+
+    def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> None:
+        """Answer a server's form (the first answer from any window counts)."""
+        call = methods.AnswerElicitationParams(id=elicitation_id, reply=reply)
+        self.tasks.run(self.client.call(call), "answering a server's form")
 
     def answer_question(self, question_id: str, answer: bool) -> None:
         """Answer a question of the host's (the first answer from any window decides it)."""

@@ -8,7 +8,8 @@ configured; after the prefix, one key runs a command from :data:`~polter.ui.pref
 :class:`~polter.ui.pane_grid.PaneGrid` (the panes on screen, their layout and zoom),
 :class:`~polter.ui.pane_focus.PaneFocus` (which pane has the keyboard), :class:`~polter.ui.pane_actions.PaneActions`
 (opening, closing, restarting panes; leaving), :class:`~polter.ui.asks.AskDesk` (the asks and their modal),
-:class:`~polter.ui.host_questions.HostQuestions`, :class:`~polter.ui.notices.SessionNotices`,
+:class:`~polter.ui.host_questions.HostQuestions`, :class:`~polter.ui.server_forms.ServerForms` (servers' forms),
+:class:`~polter.ui.notices.SessionNotices`,
 :class:`~polter.ui.agent_actions.AgentActions` (roles, phases, capabilities, audit, muting) and
 :class:`~polter.ui.pane_worktrees.WorktreePaneActions`. The screen hears the session
 (:class:`~polter.ui.remote.RemoteSession`) and hands each event to the parts it concerns; the palette
@@ -43,6 +44,7 @@ from polter.ui.pane_grid import PaneGrid
 from polter.ui.pane_worktrees import WorktreePaneActions
 from polter.ui.prefix import DEFAULT_PREFIX, PREFIX_COMMANDS, PREFIX_HINTS, PrefixScreen, format_key_name
 from polter.ui.remote import RemoteSession
+from polter.ui.server_forms import ServerForms
 from polter.ui.styles_cache import forget_styles_cache
 
 __all__ = ["SessionScreen"]
@@ -90,6 +92,7 @@ class SessionScreen(EchoScreen[None]):
         self.pane_actions = PaneActions(self)
         self.asks = AskDesk(self)
         self.questions = HostQuestions(self)
+        self.forms = ServerForms(self)
         self.notices = SessionNotices(self)
         self.agents = AgentActions(self)
         self.worktrees = WorktreePaneActions(self)
@@ -177,6 +180,10 @@ class SessionScreen(EchoScreen[None]):
                 self.questions.asked(event)
             case wire.QuestionClosed():
                 self.questions.closed(event)
+            case wire.ElicitationEvent(elicitation=elicitation):
+                self.forms.asked(elicitation)
+            case wire.ElicitationClosedEvent(elicitation=elicitation):
+                self.forms.closed(elicitation)
             case wire.Ended(reason=reason, failed=failed):
                 if failed or not self.pane_actions.leaving:
                     text = f"polter: session {self.session.name} ended: {reason}"

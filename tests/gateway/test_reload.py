@@ -8,6 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
 import tomli_w
 from support.gateway import FIXTURE_SERVER, controller, start_gateway
 from support.waiting import wait_until
@@ -25,8 +26,9 @@ def _write(path: Path, **servers: dict[str, object]) -> Path:
 
 async def test_reload_adds_restarts_and_removes_servers_and_a_broken_file_changes_nothing(tmp_path: Path) -> None:
     servers_file = _write(tmp_path / "servers.toml", fixture=FIXTURE)
-    async with start_gateway(tmp_path, servers=load_servers(servers_file), servers_file=servers_file,
-                             watch_servers=False) as harness:
+    async with start_gateway(
+        tmp_path, servers=load_servers(servers_file), servers_file=servers_file, watch_servers=False
+    ) as harness:
         pane = await harness.pane("open")
         async with harness.client("fixture", pane.token) as fixture, controller(harness) as watcher:
             first_pid = (await fixture.call_tool("pid", {})).content[0].text
@@ -52,8 +54,10 @@ async def test_reload_adds_restarts_and_removes_servers_and_a_broken_file_change
             changed = await harness.admin.reload_servers()
             assert changed.reconfigured == ["fixture"] and changed.removed == ["time"] and not changed.added
             upstream = harness.gateway.pool.get("fixture")
-            await wait_until(lambda: upstream.state == "running" and upstream.server_info.name == "renamed",
-                             message="fixture restarted with its new entry")
+            await wait_until(
+                lambda: upstream.state == "running" and upstream.server_info.name == "renamed",
+                message="fixture restarted with its new entry",
+            )
             # The same session goes on, against the restarted server.
             assert (await fixture.call_tool("pid", {})).content[0].text != first_pid
         async with harness.raw(pane.token) as http:
@@ -61,6 +65,23 @@ async def test_reload_adds_restarts_and_removes_servers_and_a_broken_file_change
             assert gone.status_code == 404 and "no such server" in gone.text
         status = await harness.admin.status()
         assert [server.name for server in status.servers] == ["fixture"]
+
+
+async def test_a_changed_timeout_applies_without_a_restart(tmp_path: Path) -> None:
+    servers_file = _write(tmp_path / "servers.toml", fixture=FIXTURE)
+    async with start_gateway(
+        tmp_path, servers=load_servers(servers_file), servers_file=servers_file, watch_servers=False
+    ) as harness:
+        pane = await harness.pane("open")
+        async with harness.client("fixture", pane.token) as fixture:
+            first_pid = (await fixture.call_tool("pid", {})).content[0].text
+            _write(servers_file, fixture={**FIXTURE, "timeout": 5, "max_timeout": 50})
+            report = await harness.admin.reload_servers()
+            assert report.reconfigured == ["fixture"]
+            upstream = harness.gateway.pool.get("fixture")
+            assert (upstream.config.timeout, upstream.config.max_timeout) == (5, 50)
+            assert (await fixture.call_tool("pid", {})).content[0].text == first_pid  # the same process
+            assert upstream.restarts == 0
 
 
 async def test_the_watcher_applies_a_written_servers_file(tmp_path: Path) -> None:
@@ -73,9 +94,33 @@ async def test_the_watcher_applies_a_written_servers_file(tmp_path: Path) -> Non
             assert not (await time_client.call_tool("get_current_time", {"timezone": "UTC"})).is_error
 
 
+async def test_the_watcher_ignores_files_the_servers_file_is_not(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The gateway's own state and a log written beside the servers file (`polter gateway -v 2>log`) wake
+    nothing; writing the servers file still does (it used to log its own "change detected" for ever)."""
+    servers_file = _write(tmp_path / "servers.toml", fixture=FIXTURE)
+    log = tmp_path / "gateway.log"
+    caplog.set_level("DEBUG", logger="watchfiles.main")
+    async with start_gateway(
+        tmp_path, servers=load_servers(servers_file), servers_file=servers_file, state_dir=tmp_path
+    ) as harness:
+        pane = await harness.pane("open")
+        async with harness.client("fixture", pane.token) as fixture:  # the audit log is written beside it
+            for line in range(30):
+                await fixture.call_tool("pid", {})
+                with log.open("a") as file:
+                    file.write(f"line {line}\n")
+        _write(servers_file, fixture=FIXTURE, time=TIME)
+        await wait_until(lambda: "time" in harness.gateway.pool.names, message="time added by the watcher")
+    woken = [record.getMessage() for record in caplog.records if "detected" in record.getMessage()]
+    assert woken and all(str(servers_file) in message for message in woken), woken
+
+
 async def test_a_gateway_without_a_servers_file_says_so(tmp_path: Path) -> None:
     async with start_gateway(tmp_path) as harness:
         async with harness.raw() as http:
-            answer = await http.post("/control/servers/reload",
-                                     headers={"Authorization": f"Bearer {harness.admin_token}"})
+            answer = await http.post(
+                "/control/servers/reload", headers={"Authorization": f"Bearer {harness.admin_token}"}
+            )
         assert answer.status_code == 409 and "without a servers file" in answer.json()["error"]

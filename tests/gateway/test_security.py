@@ -17,8 +17,12 @@ from polter.gateway.state import read_state, write_state
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -39,15 +43,19 @@ async def test_control_accepts_only_the_admin_token(harness: Harness) -> None:
             assert (await http.get("/control/panes")).status_code == status
 
 
-@pytest.mark.parametrize(("headers", "status"), [
-    ({"Host": "evil.example:80"}, 421),
-    ({"Host": "127.0.0.1.evil.example:80"}, 421),
-    ({"Origin": "http://evil.example"}, 403),
-    ({"Origin": "http://127.0.0.1.evil.example:1"}, 403),
-    ({"Origin": "http://localhost:5173"}, 200),
-])
-async def test_host_and_origin_are_validated_on_every_route(harness: Harness, headers: dict[str, str],
-                                                            status: int) -> None:
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Host": "evil.example:80"}, 421),
+        ({"Host": "127.0.0.1.evil.example:80"}, 421),
+        ({"Origin": "http://evil.example"}, 403),
+        ({"Origin": "http://127.0.0.1.evil.example:1"}, 403),
+        ({"Origin": "http://localhost:5173"}, 200),
+    ],
+)
+async def test_host_and_origin_are_validated_on_every_route(
+    harness: Harness, headers: dict[str, str], status: int
+) -> None:
     pane = await harness.pane("open")
     async with harness.raw(pane.token, **headers) as http:
         assert (await http.post("/mcp/fixture", json=INIT, headers=JSON_HEADERS)).status_code == status
@@ -84,8 +92,11 @@ async def test_a_session_cannot_be_used_with_another_panes_token(harness: Harnes
         opened = await http.post("/mcp/fixture", json=INIT, headers=JSON_HEADERS)
         session = opened.headers["mcp-session-id"]
     async with harness.raw(bravo.token) as http:
-        stolen = await http.post("/mcp/fixture", headers={**JSON_HEADERS, "Mcp-Session-Id": session},
-                                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        stolen = await http.post(
+            "/mcp/fixture",
+            headers={**JSON_HEADERS, "Mcp-Session-Id": session},
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        )
     assert stolen.status_code == 404
 
 
@@ -94,8 +105,10 @@ async def test_state_file_is_private(tmp_path) -> None:
 
     from polter.gateway.models import GatewayState
 
-    path = write_state(tmp_path / "s", GatewayState(url="http://127.0.0.1:1", pid=1, admin_token="t" * 43,
-                                                    started_at=datetime.now(UTC), version="0"))
+    path = write_state(
+        tmp_path / "s",
+        GatewayState(url="http://127.0.0.1:1", pid=1, admin_token="t" * 43, started_at=datetime.now(UTC), version="0"),
+    )
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert read_state(tmp_path / "s").admin_token == "t" * 43
 
@@ -106,8 +119,14 @@ async def test_no_route_reachable_with_pane_a_token_says_anything_about_pane_b(h
     bravo = await harness.admin.register("asker", pane_id="pane-bravo-secret", title="Bravo Secret Title")
     await harness.admin.set_skills(bravo.pane.id, ["bravo-secret-skill"])
     await harness.admin.input(bravo.pane.id, "bravo secret words")
-    secrets = [bravo.pane.id, "Bravo Secret", bravo.token, hash_token(bravo.token), "bravo-secret-skill",
-               "bravo secret words"]
+    secrets = [
+        bravo.pane.id,
+        "Bravo Secret",
+        bravo.token,
+        hash_token(bravo.token),
+        "bravo-secret-skill",
+        "bravo secret words",
+    ]
 
     # B has an ask pending while A probes, so an ask id exists to aim at.
     events = asyncio.create_task(_drain(harness))
@@ -116,7 +135,13 @@ async def test_no_route_reachable_with_pane_a_token_says_anything_about_pane_b(h
         pending = asyncio.create_task(bravo_client.call_tool("write_note", {"text": "bravo secret words"}))
         await wait_until(lambda: harness.gateway.asks.pending(), message="B's ask")
         ask_id = harness.gateway.asks.pending()[0].id
-        values = {"pane": bravo.pane.id, "ask": ask_id, "adapter": "claude-code", "server": None}
+        values = {
+            "pane": bravo.pane.id,
+            "ask": ask_id,
+            "elicitation": "e00000000",
+            "adapter": "claude-code",
+            "server": None,
+        }
         probed = 0
         for route in harness.app.routes:
             assert isinstance(route, Route)
@@ -158,15 +183,28 @@ async def _drain(harness: Harness) -> None:
 async def _probe(harness: Harness, token: str, method: str, path: str) -> str:
     async with harness.raw(token) as http:
         if path.startswith("/mcp/"):
-            for message in (INIT, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                   "params": {"name": "whoami", "arguments": {"pane": "pane-bravo-secret"}}}):
-                response = await http.request(method, path, json=message,
-                                              headers={**JSON_HEADERS, "Mcp-Protocol-Version": "2026-07-28"})
+            for message in (
+                INIT,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "whoami", "arguments": {"pane": "pane-bravo-secret"}},
+                },
+            ):
+                response = await http.request(
+                    method, path, json=message, headers={**JSON_HEADERS, "Mcp-Protocol-Version": "2026-07-28"}
+                )
                 if response.status_code >= 500:
                     raise AssertionError(f"{method} {path}: {response.status_code}")
             return response.text
-        payload = {"kind": "mcp_tool", "cli_tool": "mcp__fixture__write_note", "server": "fixture",
-                   "tool": "write_note", "arguments": {"pane": "pane-bravo-secret"}}
+        payload = {
+            "kind": "mcp_tool",
+            "cli_tool": "mcp__fixture__write_note",
+            "server": "fixture",
+            "tool": "write_note",
+            "arguments": {"pane": "pane-bravo-secret"},
+        }
         response = await http.request(method, path, json=payload if method in ("POST", "PUT") else None)
         assert response.status_code < 500, (method, path, response.text)
         if path.startswith("/control"):

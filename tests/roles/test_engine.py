@@ -328,3 +328,34 @@ def test_the_package_exports_are_sorted_and_importable() -> None:
 
     assert polter.roles.__all__ == sorted(polter.roles.__all__)
     assert all(hasattr(polter.roles, name) for name in polter.roles.__all__)
+
+
+def test_argument_rules_decide_a_call_by_its_arguments_and_listings_ignore_them() -> None:
+    from polter.roles import Role, compile_role
+    from polter.roles.engine import ToolCallRequest, UpstreamRequest
+
+    role = compile_role(
+        Role.model_validate(
+            {
+                "name": "args",
+                "servers": {"default": "allow", "deny": ["bad"]},
+                "tools": {
+                    "default": "ask",
+                    "allow": ["fs/write_file(path=src/**)"],
+                    "deny": ["terraria/player_ban(player=*admin*)"],
+                },
+            }
+        )
+    )
+    call = lambda server, tool, **arguments: role.decide(ToolCallRequest(server, tool, arguments=arguments))  # noqa: E731
+    allowed = call("fs", "write_file", path="src/a/b.py")
+    assert (allowed.decision, allowed.by_arguments) == ("allow", True)
+    assert call("fs", "write_file", path="/etc/passwd").decision == "ask"
+    assert call("fs", "write_file", path=["src/a", "/etc/x"]).decision == "ask"  # an allow needs every element
+    banned = call("terraria", "player_ban", player="superadmin")
+    assert banned.decision == "deny" and banned.rule == 'tools.deny["terraria/player_ban(player=*admin*)"]'
+    assert call("terraria", "player_ban", player="bob").decision == "ask"
+    assert role.visible(ToolCallRequest("terraria", "player_ban"))
+    assert role.decide(UpstreamRequest("fs", "sampling")).decision == "ask"
+    assert role.decide(UpstreamRequest("fs", "elicitation")).decision == "allow"
+    assert role.decide(UpstreamRequest("bad", "elicitation")).decision == "deny"

@@ -169,3 +169,26 @@ async def test_watch_notices_a_project_roles_folder_created_later(layers: tuple[
     async with Watcher(library) as watcher:
         await watcher.until(lambda r: "fresh" in r.added or "fresh" in r.changed, create)
         assert library.get("fresh") is not None
+
+
+async def test_watch_ignores_what_is_not_a_role_file(
+    layers: tuple[RoleDir, RoleDir], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A log written where the watcher looks (the folder that will hold a missing .polter/roles, a layer
+    folder) wakes nothing: only role files and the folders on the way to a missing layer count."""
+    user, project = layers
+    project.path.rmdir()
+    project.path.parent.rmdir()
+    user.write("a", "")
+    library = RoleLibrary.load()
+    noise = [project.path.parents[1] / "gateway.log", user.path / "notes.txt", user.path / "a.toml.swp"]
+    caplog.set_level("DEBUG", logger="watchfiles.main")
+    async with Watcher(library) as watcher:
+        await watcher.until(lambda r: "b" in r.added, lambda _: user.write("b", ""))
+        for line in range(30):
+            for path in noise:
+                with path.open("a") as log:
+                    log.write(f"line {line}\n")
+        await watcher.until(lambda r: "c" in r.added, lambda _: user.write("c", ""))
+    woken = [record.getMessage() for record in caplog.records if "detected" in record.getMessage()]
+    assert woken and not [message for message in woken if any(str(path) in message for path in noise)], woken

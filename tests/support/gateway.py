@@ -22,12 +22,13 @@ from polter.gateway.app import create_gateway
 from polter.gateway.client import GatewayClient
 from polter.gateway.config import GatewayConfig
 from polter.gateway.core import Gateway
-from polter.gateway.models import AskInfo, GatewayEvent, PaneCreated
+from polter.gateway.models import AskInfo, ElicitationInfo, GatewayEvent, PaneCreated
 from polter.gateway.serve import running
 from polter.servers import ServerConfig, StdioServer
 from support.waiting import wait_until
 
 FIXTURE_SERVER = Path(__file__).with_name("fixture_server.py")
+FEATURES_SERVER = Path(__file__).with_name("features_server.py")
 
 ROLES = {
     "open": """
@@ -108,11 +109,18 @@ def role(description: str, **kinds: dict[str, Any]) -> str:
     import tomli_w
 
     tables = {kind: {"default": "allow", **kinds.get(kind, {})} for kind in ("servers", "tools", "skills")}
+    tables.update({kind: table for kind, table in kinds.items() if kind not in tables})  # [sampling], ...
     return tomli_w.dumps({"description": description, **tables})
 
 
 def fixture_server(**env: str) -> StdioServer:
     return StdioServer(command=sys.executable, args=[str(FIXTURE_SERVER)], env=env)
+
+
+def features_server(**options: Any) -> StdioServer:
+    """The server of the protocol's other features (``support/features_server.py``); ``options`` are the
+    entry's other fields (``timeout=1``)."""
+    return StdioServer(command=sys.executable, args=[str(FEATURES_SERVER)], **options)
 
 
 def time_server() -> StdioServer:
@@ -140,17 +148,32 @@ class Harness:
         return await self.admin.register(role, title=title)
 
     @contextlib.asynccontextmanager
-    async def client(self, server: str, token: str, *, mode: str = "legacy",
-                     on_message: Callable[[Any], Any] | None = None) -> AsyncIterator[Client]:
-        """The official SDK client on ``/mcp/<server>`` with a pane's token."""
+    async def client(
+        self,
+        server: str,
+        token: str,
+        *,
+        mode: str = "legacy",
+        on_message: Callable[[Any], Any] | None = None,
+        **callbacks: Any,
+    ) -> AsyncIterator[Client]:
+        """The official SDK client on ``/mcp/<server>`` with a pane's token; ``callbacks`` are the client's own
+        (``elicitation_callback=``, ``sampling_callback=``: it then declares those capabilities)."""
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(30, read=None))
 
         async def handler(message: Any) -> None:
             if on_message is not None:
                 on_message(message)
 
-        async with http, Client(streamable_http_client(f"{self.url}/mcp/{server}", http_client=http), mode=mode,  # type: ignore[arg-type]
-                                message_handler=handler) as client:
+        async with (
+            http,
+            Client(
+                streamable_http_client(f"{self.url}/mcp/{server}", http_client=http),
+                mode=mode,  # type: ignore[arg-type]
+                message_handler=handler,
+                **callbacks,
+            ) as client,
+        ):
             yield client
 
     def raw(self, token: str | None = None, **headers: str) -> httpx.AsyncClient:
@@ -161,12 +184,17 @@ class Harness:
 
 
 @contextlib.asynccontextmanager
-async def start_gateway(tmp_path: Path, *, servers: dict[str, ServerConfig] | None = None,
-                        roles: dict[str, str] = ROLES, **options: Any) -> AsyncIterator[Harness]:
+async def start_gateway(
+    tmp_path: Path, *, servers: dict[str, ServerConfig] | None = None, roles: dict[str, str] = ROLES, **options: Any
+) -> AsyncIterator[Harness]:
     roles_dir = write_roles(tmp_path / "roles", roles)
-    state_dir = tmp_path / "gateway-state"
-    config = GatewayConfig(state_dir=state_dir, servers=servers if servers is not None else {"fixture": fixture_server()},
-                           roles_dirs=[roles_dir], **options)
+    state_dir = options.pop("state_dir", tmp_path / "gateway-state")
+    config = GatewayConfig(
+        state_dir=state_dir,
+        servers=servers if servers is not None else {"fixture": fixture_server()},
+        roles_dirs=[roles_dir],
+        **options,
+    )
     app = create_gateway(config, adapters=find_adapter)  # as `polter gateway` does
     async with running(app, pane_socket=config.pane_socket) as served:
         async with GatewayClient(served.url, app.state.admin_token) as admin:
@@ -179,6 +207,9 @@ class Controller:
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
         self.events: list[GatewayEvent] = []
+
+    def elicitations(self) -> list[ElicitationInfo]:
+        return [ElicitationInfo.model_validate(e.data) for e in self.events if e.type == "elicitation"]
 
     def asks(self) -> list[AskInfo]:
         return [AskInfo.model_validate(e.data) for e in self.events if e.type == "ask"]

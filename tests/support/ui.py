@@ -8,7 +8,7 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from polter.gateway.models import AskInfo
+from polter.gateway.models import AskInfo, ElicitationInfo
 from polter.ui.ask_screen import AskScreen
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -16,11 +16,18 @@ NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 def make_ask(**overrides: Any) -> AskInfo:
     values: dict[str, Any] = {
-        "id": "a1b2c3d4", "pane": "p2", "pane_title": "reviewer", "role": "reviewer", "kind": "tool",
-        "server": "github", "name": "create_comment", "rule": 'tools.default = "ask"',
+        "id": "a1b2c3d4",
+        "pane": "p2",
+        "pane_title": "reviewer",
+        "role": "reviewer",
+        "kind": "tool",
+        "server": "github",
+        "name": "create_comment",
+        "rule": 'tools.default = "ask"',
         "arguments": {"repo": "polter/polter", "pull": 42, "body": "Looks good, but the retry loop never backs off."},
         "reason": "github/create_comment is not allowed by name: the role's default for tools is ask.",
-        "created_at": NOW, "expires_at": NOW + timedelta(seconds=118),
+        "created_at": NOW,
+        "expires_at": NOW + timedelta(seconds=118),
     }
     return AskInfo(**(values | overrides))
 
@@ -47,3 +54,35 @@ class AskApp(App[None]):
     def on_mount(self) -> None:
         self.modal = AskScreen(self.ask, now=lambda: NOW, **self.options)
         self.push_screen(self.modal, self.answers.append)
+
+
+FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Your name", "default": "Ann", "minLength": 2},
+        "email": {"type": "string", "format": "email", "description": "for the receipt"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "score": {"type": "number", "default": 9.5},
+        "agree": {"type": "boolean", "title": "I agree", "default": True},
+        "colour": {"type": "string", "enum": ["red", "green"], "enumNames": ["Red", "Green"], "default": "green"},
+        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]},
+        "toppings": {"type": "array", "items": {"type": "string", "enum": ["ham", "egg", "kale"]}, "default": ["egg"]},
+    },
+    "required": ["name", "age"],
+}
+
+
+def make_elicitation(**changes: Any) -> ElicitationInfo:
+    """A server's form with every field type of the spec (for the elicitation modal's tests)."""
+    info = ElicitationInfo(
+        id="e1",
+        pane="p2",
+        pane_title="right",
+        role="coder",
+        server="shop",
+        message="Where shall we send your order?",
+        requested_schema=FORM,
+        created_at=NOW,
+        expires_at=NOW + timedelta(seconds=300),
+    )
+    return info.model_copy(update=changes)

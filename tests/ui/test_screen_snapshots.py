@@ -197,6 +197,16 @@ def test_the_ask_modal(snap_compare: Any) -> None:
     assert snap_compare(app, terminal_size=SIZE)
 
 
+def test_the_elicitation_form(snap_compare: Any) -> None:
+    """A server's form over the pane whose call asked: every field type, defaults filled in, required starred."""
+    from support.ui import make_elicitation
+
+    from polter.ui.elicitation_screen import ElicitationScreen
+
+    screen = ElicitationScreen(make_elicitation(), pane_label="Pane 2 right", region=Region(30, 0, 80, 44))
+    assert snap_compare(Over(screen), terminal_size=(110, 44))
+
+
 def test_the_audit_screen(snap_compare: Any, tmp_path: Path) -> None:
     app = Over(AuditScreen(session_with_rows()))
     assert snap_compare(app, terminal_size=SIZE)
