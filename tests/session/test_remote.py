@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -123,6 +124,11 @@ async def window(*args: str) -> AsyncIterator[Terminal]:
         await terminal.terminal.close()
 
 
+def prompts(text: str) -> int:
+    """bash's prompts on a screen (``$ ``, or ``# `` for root)."""
+    return len(re.findall(r"[$#](?: |$)", text, re.MULTILINE))
+
+
 def listed(*hosts: str) -> list[dict[str, object]]:
     result = polter("ls", *hosts, "--json")
     assert result.returncode == 0, result.stderr
@@ -212,7 +218,7 @@ async def test_the_relay_refuses_a_window_of_another_version_and_names_no_such_s
 async def test_start_on_a_host_type_detach_attach_again_and_kill(hosts: Hosts) -> None:
     async with window("--host", "alpha", "--session", "far") as first:
         await first.shows("@alpha")
-        await wait_until(lambda: first.text().count("$") >= 2, timeout=60, message=first.text)
+        await wait_until(lambda: prompts(first.text()) >= 2, timeout=60, message=first.text)
         first.type("echo hi-from-$((6*7))\r")
         await first.shows("hi-from-42")
         first.type("\x02d")  # prefix then d: detach
@@ -291,10 +297,11 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
     async with app.run_test(size=(COLUMNS, LINES)) as pilot:
         await wait_until(lambda: app._session_screen is not None and app._session_screen.is_mounted, timeout=60)
         session = app.session_screen.session
+        await wait_until(lambda: len(app.session_screen.grid.panes) == 2, timeout=60, message="the two panes")
         [pane, _other] = app.session_screen.grid.panes
         assert "@alpha" in str(pane.header.query_one("#badge-host").content)
         shown = lambda: screen_text(pane.terminal)  # noqa: E731
-        await wait_until(lambda: "$" in shown(), timeout=60, message=shown)
+        await wait_until(lambda: prompts(shown()) >= 1, timeout=60, message=shown)
         pane.terminal.focus()
         await pilot.press(*"seq 1 300000 | sed s/^/row-/; echo flood-$((40+2))-done", "enter")
         await wait_until(lambda: "row-" in shown(), timeout=60, message=shown)
