@@ -27,6 +27,7 @@ from support.waiting import wait_until
 from polter import __version__
 from polter.session import protocol as wire
 from polter.session.ssh import CONNECT_TIMEOUT, RemoteTarget, relay_request
+from polter.session.ssh import connect as connect_over_ssh
 from polter.terminal.hosted import HostedTerminal
 from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
@@ -34,7 +35,7 @@ from polter.ui.app import PolterApp
 pytestmark = pytest.mark.e2e
 
 COLUMNS, LINES = 120, 40
-PANES = "".join(
+PANES = "notify_quiet = 0.5\n" + "".join(
     f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n' for _ in range(2)
 )
 
@@ -317,3 +318,44 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         [info] = listed("alpha")
         assert info["running"] == 2 and info["clients"] == 1  # the session never noticed more than a window
     assert polter("kill", "alpha:flood").returncode == 0
+
+
+NOTIFIED = """import json, os, sys
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps([*sys.argv[2:], os.environ["POLTER_SESSION"], os.environ["POLTER_HOST"]]) + "\\n")
+"""
+
+
+async def test_a_remote_pane_that_is_done_reaches_this_terminal_and_this_notify_command_naming_the_host(
+    hosts: Hosts, isolated_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log, script = tmp_path / "notified.jsonl", tmp_path / "notified.py"
+    script.write_text(NOTIFIED)
+    command = json.dumps([sys.executable, str(script), str(log)])
+    (isolated_dirs["config"] / "polter.toml").write_text(f"notify_command = {command}\nnotify_desktop = false\n")
+    for name in ("TMUX", "KITTY_WINDOW_ID", "WEZTERM_PANE", "WT_SESSION", "ConEmuPID", "LC_TERMINAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM_PROGRAM", "iTerm.app")  # the window's table: iTerm2 shows OSC 9
+
+    def runs() -> list[list[str]]:
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    assert await relay_request("alpha", ["--start", "", "--session", "heed"]) == wire.Started(name="heed")
+    loop = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 0.2; done; echo finished-$((0+2))"
+    async with window("attach", "alpha:heed") as terminal:
+        await wait_until(lambda: prompts(terminal.text()) >= 2, timeout=60, message=terminal.text)
+        other = await connect_over_ssh(RemoteTarget("alpha", "heed"))
+        try:  # pane 2 gets the loop from elsewhere (a second window would do it): nobody looks at it
+            other.send(wire.PasteInput(pane="p2", text=loop))
+            other.send(wire.KeyInput(pane="p2", key="enter"))
+            await terminal.shows("finished-2")
+        finally:
+            await other.aclose()
+        await wait_until(lambda: len(runs()) == 1, timeout=30, message=lambda: f"one notify_command run: {runs()}")
+        assert runs() == [["2", "Shell", "coder", "done", "", "alpha:heed", "alpha"]]
+        screen = terminal.terminal.screen
+        assert screen is not None
+        await wait_until(lambda: len(screen.notifications) == 1, message=lambda: str(list(screen.notifications)))
+        assert list(screen.notifications) == ["Polter: pane 2 (Shell, coder) is done on alpha:heed"]
+        assert polter("kill", "alpha:heed").returncode == 0
+        await terminal.shows("session alpha:heed ended")
