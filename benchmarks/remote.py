@@ -1,0 +1,225 @@
+"""A session reached over SSH against the same session attached here, and the bytes a flood puts on the wire
+against tmux attached over the same SSH.
+
+A real sshd on a loopback port (tests/support/sshd.py: a generated host key, a key of its own, nothing of the
+machine's ssh set-up) whose login has this process's environment, so that ``ssh bench polter relay NAME`` reaches
+the very session a window here reaches through its socket: every figure has its same-run reference.
+
+- **echo**: keystroke to echo in a bash pane (benchmarks/terminal_latency.py's probe: the key posted to the app
+  until the pane renders it), a window over ssh against a window here, in alternating rounds. Target: p50 within
+  2 ms of the local p50.
+- **attach**: four panes of 10,000-line scrollbacks (benchmarks/attach.py's), a new window until every pane shows
+  its last line, over ssh against here, alternating. Target: at most 2x the local time.
+- **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
+  its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
+  ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
+  The bytes are sshd's own count for the connection ("Transferred: sent N, received M bytes", what went over
+  TCP, encrypted). Goal: fewer bytes than tmux's.
+
+Run: ``.venv/bin/python benchmarks/remote.py``. The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
+from _sessions import kill_session, private_dirs, start_session, until, window, work_dir, write_config  # noqa: E402
+from attach import attach_once, fill  # noqa: E402
+from flood import LAST_LINE, flood_file  # noqa: E402
+from support.sshd import VENV_BIN, SshHost, ssh_client  # noqa: E402
+from terminal_latency import KEYS, EchoProbe  # noqa: E402
+
+from polter.session.ssh import RemoteTarget  # noqa: E402
+
+HOST = "bench"
+ECHO_SIZE = (160, 45)
+ECHO_SAMPLES = 60
+ROUNDS = 3
+TARGET_ECHO_DELTA_MS = 2.0
+TARGET_ATTACH_RATIO = 2.0
+TRANSFERRED = re.compile(r"Transferred: sent (\d+), received (\d+) bytes")
+
+
+def start_sshd(folder: Path) -> SshHost:
+    """An sshd whose login ``bench`` has this process's Polter folders (the same sessions) and a home of its own."""
+    env = {name: os.environ[name] for name in ("POLTER_CONFIG_DIR", "POLTER_STATE_DIR", "POLTER_RUNTIME_DIR", "PS1")}
+    home = folder / "home"
+    home.mkdir()
+    env |= {"HOME": str(home), "PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"}
+    sshd = SshHost(folder / "sshd", {HOST: env})
+    sshd.start()
+    client = ssh_client(folder / "client", [sshd])
+    os.environ["PATH"] = f"{client}:{os.environ['PATH']}"
+    return sshd
+
+
+async def echo_round(name: str, target: Any) -> list[float]:
+    async with window(name, ECHO_SIZE, target) as (app, _pilot):
+        terminal = app.session_screen.grid.panes[0].terminal
+        terminal.focus()
+        await until(lambda: app.focused is terminal)
+        await until(lambda: terminal.screen_model is not None and "$" in terminal.screen_model.display()[0])
+        probe = EchoProbe(app, terminal)
+        for character in KEYS[:5]:  # warm-up
+            await probe.sample(character)
+        return [await probe.sample(KEYS[index % len(KEYS)]) for index in range(ECHO_SAMPLES)]
+
+
+def p50_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples) * 1000, 2)
+
+
+def transferred(sshd: SshHost, before: int) -> tuple[int, int]:
+    """sshd's count for the connections that closed since ``before`` lines of its log (sent, received)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = TRANSFERRED.findall(sshd.log.read_text()[before:])
+        if found:
+            return sum(int(sent) for sent, _ in found), sum(int(received) for _, received in found)
+        time.sleep(0.05)  # sshd writes the line as the connection closes
+    raise TimeoutError("sshd did not log what it transferred")
+
+
+async def polter_flood(name: str, path: Path, sshd: SshHost) -> tuple[int, int, float]:
+    before = len(sshd.log.read_text())
+    started = time.perf_counter()
+    async with window(name, ECHO_SIZE, RemoteTarget(HOST, name)) as (app, pilot):
+        [pane] = app.session_screen.grid.panes
+        terminal = pane.terminal
+        terminal.focus()
+        await until(lambda: app.focused is terminal)
+        await pilot.press(*f"clear; cat {path}", "enter")
+        await until(lambda: any(LAST_LINE in row for row in terminal.screen_model.display()), timeout=300)
+        elapsed = time.perf_counter() - started
+    sent, received = transferred(sshd, before)
+    return sent, received, elapsed
+
+
+async def tmux_flood(path: Path, sshd: SshHost) -> tuple[int, int, float]:
+    """The same file in a tmux pane, attached over the same ssh in a terminal of the same size."""
+    from polter.terminal.hosted import HostedTerminal
+    from polter.terminal.launch import LaunchSpec
+
+    socket = f"polter-remote-bench-{os.getpid()}"
+    tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
+    bash = shutil.which("bash") or "/bin/bash"
+    subprocess.run([*tmux, "new-session", "-d", "-s", "bench", "-x", str(ECHO_SIZE[0]), "-y", str(ECHO_SIZE[1]),
+                    f"PS1='$ ' {bash} --norc --noprofile"], check=True)  # fmt: skip
+    before = len(sshd.log.read_text())
+    started = time.perf_counter()
+    outer = HostedTerminal(LaunchSpec(argv=("ssh", "-tt", HOST, f"TERM=xterm-256color tmux -L {socket} attach -t bench"),
+                                      env={"TERM": "xterm-256color"}))  # fmt: skip
+    outer.start(*ECHO_SIZE)
+    try:
+        await until(lambda: outer.screen is not None and "$" in "".join(outer.screen.display()), timeout=60)
+        subprocess.run([*tmux, "send-keys", "-t", "bench", f"clear; cat {path}", "Enter"], check=True)
+        await until(lambda: any(LAST_LINE in row for row in outer.screen.display()), timeout=300)
+        elapsed = time.perf_counter() - started
+        subprocess.run([*tmux, "detach-client", "-s", "bench"], check=True)
+        process = outer.process
+        assert process is not None
+        await asyncio.wait_for(process.wait(), 30)
+    finally:
+        await outer.close()
+        subprocess.run([*tmux, "kill-server"], check=False)
+    sent, received = transferred(sshd, before)
+    return sent, received, elapsed
+
+
+def measure() -> dict[str, Any]:
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is not installed (make system-tools installs it)")
+    with private_dirs() as folder:
+        sshd = start_sshd(folder)
+        try:
+            return asyncio.run(_measure(folder, sshd))
+        finally:
+            sshd.stop()
+
+
+async def _measure(folder: Path, sshd: SshHost) -> dict[str, Any]:
+    figures: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 2)}
+    names = {"echo": 1, "big": 4, "flood": 1}
+    for name, panes in names.items():
+        (folder / name).mkdir()
+        start_session(name, write_config(folder / name, panes))
+    try:
+        local_echo: list[float] = []
+        remote_echo: list[float] = []
+        for _ in range(ROUNDS):  # alternating: a change in the machine's load hits both alike
+            local_echo += await echo_round("echo", None)
+            remote_echo += await echo_round("echo", RemoteTarget(HOST, "echo"))
+        print("echo:", local_echo and p50_ms(local_echo), p50_ms(remote_echo), file=sys.stderr)
+        figures["echo"] = {
+            "local_p50_ms": p50_ms(local_echo),
+            "ssh_p50_ms": p50_ms(remote_echo),
+            "delta_ms": round(p50_ms(remote_echo) - p50_ms(local_echo), 2),
+            "samples_each": len(local_echo),
+            "meets_target": p50_ms(remote_echo) - p50_ms(local_echo) <= TARGET_ECHO_DELTA_MS,
+            "load": round(os.getloadavg()[0], 2),
+        }
+        await fill("big")
+        local_attach: list[float] = []
+        remote_attach: list[float] = []
+        for _ in range(ROUNDS):
+            local_attach.append(await attach_once("big"))
+            remote_attach.append(await attach_once("big", RemoteTarget(HOST, "big")))
+        figures["attach"] = {
+            "local_s": [round(value, 3) for value in local_attach],
+            "ssh_s": [round(value, 3) for value in remote_attach],
+            "ratio_median": round(statistics.median(remote_attach) / statistics.median(local_attach), 2),
+            "meets_target": statistics.median(remote_attach) <= TARGET_ATTACH_RATIO * statistics.median(local_attach),
+            "load": round(os.getloadavg()[0], 2),
+        }
+        path = flood_file(work_dir(folder / "flood"))  # where the pane (in its sandbox) can read it
+        polter_sent, polter_received, polter_time = await polter_flood("flood", path, sshd)
+        tmux_sent, tmux_received, tmux_time = await tmux_flood(path, sshd)
+        figures["wire"] = {
+            "file_bytes": path.stat().st_size,
+            "polter_sent_bytes": polter_sent,
+            "polter_received_bytes": polter_received,
+            "polter_s": round(polter_time, 2),
+            "tmux_sent_bytes": tmux_sent,
+            "tmux_received_bytes": tmux_received,
+            "tmux_s": round(tmux_time, 2),
+            "ratio": round(polter_sent / tmux_sent, 3),
+            "meets_goal": polter_sent < tmux_sent,
+            "load": round(os.getloadavg()[0], 2),
+        }
+    finally:
+        for name in names:
+            kill_session(name)
+    figures["cpus"] = os.cpu_count()
+    return figures
+
+
+def main() -> None:
+    figures = measure()
+    echo, attach, wire = figures["echo"], figures["attach"], figures["wire"]
+    print(f"keystroke to echo, p50 over {echo['samples_each']} samples each (load {echo['load']}):")
+    print(f"  here {echo['local_p50_ms']} ms, over ssh {echo['ssh_p50_ms']} ms: +{echo['delta_ms']} ms "
+          f"({'meets' if echo['meets_target'] else 'misses'} the target of +{TARGET_ECHO_DELTA_MS} ms)")  # fmt: skip
+    print(f"attach to 4 panes x 10,000 lines, first complete frame (load {attach['load']}):")
+    print(f"  here {attach['local_s']} s, over ssh {attach['ssh_s']} s: {attach['ratio_median']}x median "
+          f"({'meets' if attach['meets_target'] else 'misses'} the target of {TARGET_ATTACH_RATIO}x)")  # fmt: skip
+    print(f"a {wire['file_bytes'] / 1e6:.1f} MB coloured flood over ssh, bytes sshd sent (load {wire['load']}):")
+    print(f"  Polter {wire['polter_sent_bytes']:,} in {wire['polter_s']} s, tmux {wire['tmux_sent_bytes']:,} in "
+          f"{wire['tmux_s']} s: {wire['ratio']}x ({'fewer' if wire['meets_goal'] else 'more'} than tmux's)")  # fmt: skip
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
