@@ -13,8 +13,8 @@ the very session a window here reaches through its socket: every figure has its 
 - **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
   its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
   ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
-  The bytes are sshd's own count for the connection ("Transferred: sent N, received M bytes", what went over
-  TCP, encrypted). Goal: fewer bytes than tmux's.
+  The bytes are those of the connection's TCP stream, encrypted, each way, counted by a relay between ssh and
+  sshd (ssh's ``ProxyCommand``, the same for both). Goal: fewer bytes than tmux's.
 
 Run: ``.venv/bin/python benchmarks/remote.py``. The last line is JSON.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -35,22 +34,51 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
 from _sessions import kill_session, private_dirs, start_session, until, window, work_dir, write_config  # noqa: E402
 from attach import attach_once, fill  # noqa: E402
 from flood import LAST_LINE, flood_file  # noqa: E402
 from support.sshd import VENV_BIN, SshHost, ssh_client  # noqa: E402
 from terminal_latency import KEYS, EchoProbe  # noqa: E402
 
+import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
 from polter.session.ssh import RemoteTarget  # noqa: E402
 
 HOST = "bench"
 ECHO_SIZE = (160, 45)
 ECHO_SAMPLES = 60
+ONLY = os.environ.get("POLTER_BENCH_ONLY", "")
+"""``wire`` (or ``echo,attach``): only those parts (the others are long)."""
 ROUNDS = 3
 TARGET_ECHO_DELTA_MS = 2.0
 TARGET_ATTACH_RATIO = 2.0
-TRANSFERRED = re.compile(r"Transferred: sent (\d+), received (\d+) bytes")
+COUNTS = "POLTER_BENCH_COUNTS"
+"""The folder where the counting relay of each ssh connection writes its bytes (``down up``)."""
+COUNTER = r"""
+import os, signal, socket, sys, threading
+server = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+path = os.path.join(os.environ["POLTER_BENCH_COUNTS"], f"connection-{os.getpid()}")
+counts = [0, 0]
+def save(*_):
+    with open(path, "w") as out:
+        out.write(f"{counts[0]} {counts[1]}")
+    if _:
+        os._exit(0)
+for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, save)
+def up():
+    while data := os.read(0, 65536):
+        server.sendall(data)
+        counts[1] += len(data)
+    server.shutdown(socket.SHUT_WR)
+threading.Thread(target=up, daemon=True).start()
+while data := server.recv(65536):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+    counts[0] += len(data)
+save()
+"""
+"""ssh's ProxyCommand: the TCP stream to sshd, passed on and counted each way."""
 
 
 def start_sshd(folder: Path) -> SshHost:
@@ -61,7 +89,9 @@ def start_sshd(folder: Path) -> SshHost:
     env |= {"HOME": str(home), "PATH": f"{VENV_BIN}:/usr/local/bin:/usr/bin:/bin"}
     sshd = SshHost(folder / "sshd", {HOST: env})
     sshd.start()
-    client = ssh_client(folder / "client", [sshd])
+    counter = folder / "count.py"
+    counter.write_text(COUNTER)
+    client = ssh_client(folder / "client", [sshd], proxy_command=f"{sys.executable} {counter} %h %p")
     os.environ["PATH"] = f"{client}:{os.environ['PATH']}"
     return sshd
 
@@ -82,19 +112,26 @@ def p50_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 2)
 
 
-def transferred(sshd: SshHost, before: int) -> tuple[int, int]:
-    """sshd's count for the connections that closed since ``before`` lines of its log (sent, received)."""
+def counting(folder: Path) -> Path:
+    """A fresh folder for the counts of the ssh connections made from now on."""
+    folder.mkdir(parents=True)
+    os.environ[COUNTS] = str(folder)
+    return folder
+
+
+def transferred(folder: Path) -> tuple[int, int]:
+    """The bytes of the connections counted in ``folder`` (sshd to here, here to sshd), once each closed."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        found = TRANSFERRED.findall(sshd.log.read_text()[before:])
-        if found:
-            return sum(int(sent) for sent, _ in found), sum(int(received) for _, received in found)
-        time.sleep(0.05)  # sshd writes the line as the connection closes
-    raise TimeoutError("sshd did not log what it transferred")
+        found = [path.read_text().split() for path in folder.glob("connection-*")]
+        if found and all(len(pair) == 2 for pair in found):
+            return sum(int(down) for down, _ in found), sum(int(up) for _, up in found)
+        time.sleep(0.05)  # the relay writes its counts as the connection closes
+    raise TimeoutError("the counting relay wrote no counts")
 
 
-async def polter_flood(name: str, path: Path, sshd: SshHost) -> tuple[int, int, float]:
-    before = len(sshd.log.read_text())
+async def polter_flood(name: str, path: Path, counts: Path) -> tuple[int, int, float]:
+    counting(counts)
     started = time.perf_counter()
     async with window(name, ECHO_SIZE, RemoteTarget(HOST, name)) as (app, pilot):
         [pane] = app.session_screen.grid.panes
@@ -104,11 +141,11 @@ async def polter_flood(name: str, path: Path, sshd: SshHost) -> tuple[int, int, 
         await pilot.press(*f"clear; cat {path}", "enter")
         await until(lambda: any(LAST_LINE in row for row in terminal.screen_model.display()), timeout=300)
         elapsed = time.perf_counter() - started
-    sent, received = transferred(sshd, before)
+    sent, received = transferred(counts)
     return sent, received, elapsed
 
 
-async def tmux_flood(path: Path, sshd: SshHost) -> tuple[int, int, float]:
+async def tmux_flood(path: Path, counts: Path) -> tuple[int, int, float]:
     """The same file in a tmux pane, attached over the same ssh in a terminal of the same size."""
     from polter.terminal.hosted import HostedTerminal
     from polter.terminal.launch import LaunchSpec
@@ -118,10 +155,10 @@ async def tmux_flood(path: Path, sshd: SshHost) -> tuple[int, int, float]:
     bash = shutil.which("bash") or "/bin/bash"
     subprocess.run([*tmux, "new-session", "-d", "-s", "bench", "-x", str(ECHO_SIZE[0]), "-y", str(ECHO_SIZE[1]),
                     f"PS1='$ ' {bash} --norc --noprofile"], check=True)  # fmt: skip
-    before = len(sshd.log.read_text())
+    counting(counts)
     started = time.perf_counter()
-    outer = HostedTerminal(LaunchSpec(argv=("ssh", "-tt", HOST, f"TERM=xterm-256color tmux -L {socket} attach -t bench"),
-                                      env={"TERM": "xterm-256color"}))  # fmt: skip
+    attach = ("ssh", "-tt", HOST, f"TERM=xterm-256color tmux -L {socket} attach -t bench")
+    outer = HostedTerminal(LaunchSpec(argv=attach, env={"TERM": "xterm-256color"}))
     outer.start(*ECHO_SIZE)
     try:
         await until(lambda: outer.screen is not None and "$" in "".join(outer.screen.display()), timeout=60)
@@ -135,7 +172,7 @@ async def tmux_flood(path: Path, sshd: SshHost) -> tuple[int, int, float]:
     finally:
         await outer.close()
         subprocess.run([*tmux, "kill-server"], check=False)
-    sent, received = transferred(sshd, before)
+    sent, received = transferred(counts)
     return sent, received, elapsed
 
 
@@ -152,53 +189,19 @@ def measure() -> dict[str, Any]:
 
 async def _measure(folder: Path, sshd: SshHost) -> dict[str, Any]:
     figures: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 2)}
-    names = {"echo": 1, "big": 4, "flood": 1}
+    parts = ONLY.split(",") if ONLY else ["echo", "attach", "wire"]
+    names = {name: panes for name, panes, part in (("echo", 1, "echo"), ("big", 4, "attach"), ("flood", 1, "wire"))
+             if part in parts}  # fmt: skip
     for name, panes in names.items():
         (folder / name).mkdir()
         start_session(name, write_config(folder / name, panes))
     try:
-        local_echo: list[float] = []
-        remote_echo: list[float] = []
-        for _ in range(ROUNDS):  # alternating: a change in the machine's load hits both alike
-            local_echo += await echo_round("echo", None)
-            remote_echo += await echo_round("echo", RemoteTarget(HOST, "echo"))
-        print("echo:", local_echo and p50_ms(local_echo), p50_ms(remote_echo), file=sys.stderr)
-        figures["echo"] = {
-            "local_p50_ms": p50_ms(local_echo),
-            "ssh_p50_ms": p50_ms(remote_echo),
-            "delta_ms": round(p50_ms(remote_echo) - p50_ms(local_echo), 2),
-            "samples_each": len(local_echo),
-            "meets_target": p50_ms(remote_echo) - p50_ms(local_echo) <= TARGET_ECHO_DELTA_MS,
-            "load": round(os.getloadavg()[0], 2),
-        }
-        await fill("big")
-        local_attach: list[float] = []
-        remote_attach: list[float] = []
-        for _ in range(ROUNDS):
-            local_attach.append(await attach_once("big"))
-            remote_attach.append(await attach_once("big", RemoteTarget(HOST, "big")))
-        figures["attach"] = {
-            "local_s": [round(value, 3) for value in local_attach],
-            "ssh_s": [round(value, 3) for value in remote_attach],
-            "ratio_median": round(statistics.median(remote_attach) / statistics.median(local_attach), 2),
-            "meets_target": statistics.median(remote_attach) <= TARGET_ATTACH_RATIO * statistics.median(local_attach),
-            "load": round(os.getloadavg()[0], 2),
-        }
-        path = flood_file(work_dir(folder / "flood"))  # where the pane (in its sandbox) can read it
-        polter_sent, polter_received, polter_time = await polter_flood("flood", path, sshd)
-        tmux_sent, tmux_received, tmux_time = await tmux_flood(path, sshd)
-        figures["wire"] = {
-            "file_bytes": path.stat().st_size,
-            "polter_sent_bytes": polter_sent,
-            "polter_received_bytes": polter_received,
-            "polter_s": round(polter_time, 2),
-            "tmux_sent_bytes": tmux_sent,
-            "tmux_received_bytes": tmux_received,
-            "tmux_s": round(tmux_time, 2),
-            "ratio": round(polter_sent / tmux_sent, 3),
-            "meets_goal": polter_sent < tmux_sent,
-            "load": round(os.getloadavg()[0], 2),
-        }
+        if "echo" in parts:
+            await _echo(figures)
+        if "attach" in parts:
+            await _attach(figures)
+        if "wire" in parts:
+            await _wire(folder, figures)
     finally:
         for name in names:
             kill_session(name)
@@ -206,18 +209,75 @@ async def _measure(folder: Path, sshd: SshHost) -> dict[str, Any]:
     return figures
 
 
+async def _echo(figures: dict[str, Any]) -> None:
+    local_echo: list[float] = []
+    remote_echo: list[float] = []
+    for _ in range(ROUNDS):  # alternating: a change in the machine's load hits both alike
+        local_echo += await echo_round("echo", None)
+        remote_echo += await echo_round("echo", RemoteTarget(HOST, "echo"))
+    figures["echo"] = {
+        "local_p50_ms": p50_ms(local_echo),
+        "ssh_p50_ms": p50_ms(remote_echo),
+        "delta_ms": round(p50_ms(remote_echo) - p50_ms(local_echo), 2),
+        "samples_each": len(local_echo),
+        "meets_target": p50_ms(remote_echo) - p50_ms(local_echo) <= TARGET_ECHO_DELTA_MS,
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+async def _attach(figures: dict[str, Any]) -> None:
+    await fill("big")
+    local_attach: list[float] = []
+    remote_attach: list[float] = []
+    for _ in range(ROUNDS):
+        local_attach.append(await attach_once("big"))
+        remote_attach.append(await attach_once("big", RemoteTarget(HOST, "big")))
+    figures["attach"] = {
+        "local_s": [round(value, 3) for value in local_attach],
+        "ssh_s": [round(value, 3) for value in remote_attach],
+        "ratio_median": round(statistics.median(remote_attach) / statistics.median(local_attach), 2),
+        "meets_target": statistics.median(remote_attach) <= TARGET_ATTACH_RATIO * statistics.median(local_attach),
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
+async def _wire(folder: Path, figures: dict[str, Any]) -> None:
+    path = flood_file(work_dir(folder / "flood"))  # where the pane (in its sandbox) can read it
+    polter_sent, polter_received, polter_time = await polter_flood("flood", path, folder / "counts-polter")
+    tmux_sent, tmux_received, tmux_time = await tmux_flood(path, folder / "counts-tmux")
+    figures["wire"] = {
+        "file_bytes": path.stat().st_size,
+        "polter_sent_bytes": polter_sent,
+        "polter_received_bytes": polter_received,
+        "polter_s": round(polter_time, 2),
+        "tmux_sent_bytes": tmux_sent,
+        "tmux_received_bytes": tmux_received,
+        "tmux_s": round(tmux_time, 2),
+        "ratio": round(polter_sent / tmux_sent, 3),
+        "meets_goal": polter_sent < tmux_sent,
+        "load": round(os.getloadavg()[0], 2),
+    }
+
+
 def main() -> None:
     figures = measure()
-    echo, attach, wire = figures["echo"], figures["attach"], figures["wire"]
-    print(f"keystroke to echo, p50 over {echo['samples_each']} samples each (load {echo['load']}):")
-    print(f"  here {echo['local_p50_ms']} ms, over ssh {echo['ssh_p50_ms']} ms: +{echo['delta_ms']} ms "
-          f"({'meets' if echo['meets_target'] else 'misses'} the target of +{TARGET_ECHO_DELTA_MS} ms)")  # fmt: skip
-    print(f"attach to 4 panes x 10,000 lines, first complete frame (load {attach['load']}):")
-    print(f"  here {attach['local_s']} s, over ssh {attach['ssh_s']} s: {attach['ratio_median']}x median "
-          f"({'meets' if attach['meets_target'] else 'misses'} the target of {TARGET_ATTACH_RATIO}x)")  # fmt: skip
-    print(f"a {wire['file_bytes'] / 1e6:.1f} MB coloured flood over ssh, bytes sshd sent (load {wire['load']}):")
-    print(f"  Polter {wire['polter_sent_bytes']:,} in {wire['polter_s']} s, tmux {wire['tmux_sent_bytes']:,} in "
-          f"{wire['tmux_s']} s: {wire['ratio']}x ({'fewer' if wire['meets_goal'] else 'more'} than tmux's)")  # fmt: skip
+    if "echo" in figures:
+        echo = figures["echo"]
+        print(f"keystroke to echo, p50 over {echo['samples_each']} samples each (load {echo['load']}):")
+        verdict = "meets" if echo["meets_target"] else "misses"
+        print(f"  here {echo['local_p50_ms']} ms, over ssh {echo['ssh_p50_ms']} ms: +{echo['delta_ms']} ms "
+              f"({verdict} the target of +{TARGET_ECHO_DELTA_MS} ms)")  # fmt: skip
+    if "attach" in figures:
+        attach = figures["attach"]
+        print(f"attach to 4 panes x 10,000 lines, first complete frame (load {attach['load']}):")
+        print(f"  here {attach['local_s']} s, over ssh {attach['ssh_s']} s: {attach['ratio_median']}x median "
+              f"({'meets' if attach['meets_target'] else 'misses'} the target of {TARGET_ATTACH_RATIO}x)")  # fmt: skip
+    if "wire" in figures:
+        wire = figures["wire"]
+        print(f"a {wire['file_bytes'] / 1e6:.1f} MB coloured flood over ssh, bytes from sshd (load {wire['load']}):")
+        verdict = "fewer" if wire["meets_goal"] else "more"
+        print(f"  Polter {wire['polter_sent_bytes']:,} in {wire['polter_s']} s, tmux {wire['tmux_sent_bytes']:,} in "
+              f"{wire['tmux_s']} s: {wire['ratio']}x ({verdict} than tmux's)")  # fmt: skip
     print(json.dumps(figures))
 
 

@@ -142,11 +142,16 @@ def login_env(polter_dirs: Path, *, path: str | None = None) -> dict[str, str]:
 
 
 def ssh_client(
-    folder: Path, hosts: list[SshHost], *, unreachable: str | None = None, stranger: str | None = None
+    folder: Path,
+    hosts: list[SshHost],
+    *,
+    unreachable: str | None = None,
+    stranger: str | None = None,
+    proxy_command: str | None = None,
 ) -> Path:
     """An ``ssh_config`` naming every login of ``hosts`` (and ``unreachable``: a loopback port nobody listens on;
-    ``stranger``: a host with a key it does not know) and an ``ssh`` wrapper using it; the folder to put first on
-    ``PATH``."""
+    ``stranger``: a host with a key it does not know; ``proxy_command``: how ssh reaches each host, ``%h %p``) and an
+    ``ssh`` wrapper using it; the folder to put first on ``PATH``."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "ssh_config"
     known = folder / "known_hosts"
@@ -159,7 +164,8 @@ def ssh_client(
     common += "  StrictHostKeyChecking yes\n  LogLevel ERROR\n"
     for host in hosts:
         for name, key in host.keys.items():
-            entries.append(f"Host {name}\n  Port {host.port}\n  IdentityFile {key}\n{common}")
+            proxy = f"  ProxyCommand {proxy_command}\n" if proxy_command else ""
+            entries.append(f"Host {name}\n  Port {host.port}\n  IdentityFile {key}\n{proxy}{common}")
     if unreachable is not None:
         entries.append(f"Host {unreachable}\n  Port {_free_port()}\n{common}")
     if stranger is not None and hosts:
