@@ -359,3 +359,8 @@ async def test_a_remote_pane_that_is_done_reaches_this_terminal_and_this_notify_
         assert list(screen.notifications) == ["Polter: pane 2 (Shell, coder) is done on alpha:heed"]
         assert polter("kill", "alpha:heed").returncode == 0
         await terminal.shows("session alpha:heed ended")
+
+
+def test_the_check_the_error_lines_name_works_on_a_host_with_polter() -> None:
+    result = subprocess.run(["ssh", "alpha", "polter", "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == f"polter {__version__}", result
