@@ -56,11 +56,12 @@ COUNTS = "POLTER_BENCH_COUNTS"
 COUNTER = r"""
 import os, signal, socket, sys, threading
 server = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-path = os.path.join(os.environ["POLTER_BENCH_COUNTS"], f"connection-{os.getpid()}")
+folder = os.environ.get("POLTER_BENCH_COUNTS")
 counts = [0, 0]
 def save(*_):
-    with open(path, "w") as out:
-        out.write(f"{counts[0]} {counts[1]}")
+    if folder:
+        with open(os.path.join(folder, f"connection-{os.getpid()}"), "w") as out:
+            out.write(f"{counts[0]} {counts[1]}")
     if _:
         os._exit(0)
 for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
