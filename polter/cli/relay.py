@@ -17,8 +17,13 @@ import argparse
 import asyncio
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
+from polter.cli._admin import refuse_inside_pane
 from polter.errors import SessionError, SessionMissing
+
+if TYPE_CHECKING:
+    from polter.session.registry import SessionFiles
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,6 +45,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run_relay(args: argparse.Namespace) -> int:
+    refuse_inside_pane("`polter relay` (a window on the human's sessions)")
     return asyncio.run(_relay(args))
 
 
@@ -57,6 +63,9 @@ async def _relay(args: argparse.Namespace) -> int:
     try:
         await window_out.drain()
         hello = await read_hello(window_in)
+        if args.name is not None and not (args.list or args.start is not None):
+            reason = await pump(window_in, window_out, _running(args.name), hello)  # no survey: attach at once
+            return await _ended(window_out, reason)
         live, notes = await survey()
         if args.list:
             window_out.write(wire.encode(wire.SessionList(sessions=live, notes=notes)))
@@ -75,6 +84,21 @@ async def _relay(args: argparse.Namespace) -> int:
         reason = str(exc)
     except ConnectionError:
         return 1  # the window went away
+    return await _ended(window_out, reason)
+
+
+def _running(name: str) -> SessionFiles:
+    """Session ``name``'s files, if its host runs (else :class:`SessionMissing`, as ``polter attach`` says it)."""
+    from polter.session.registry import session_files
+
+    files = session_files(name)
+    if not files.host_alive():
+        raise SessionMissing(f"no session named {name} is running (`polter ls` lists those that are)")
+    return files
+
+
+async def _ended(window_out: asyncio.StreamWriter, reason: str | None) -> int:
+    """What was written reaches the window; the relay's exit status (``reason``: why it ended the window)."""
     try:
         await window_out.drain()
         window_out.close()

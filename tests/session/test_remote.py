@@ -213,6 +213,15 @@ async def test_the_relay_refuses_a_window_of_another_version_and_names_no_such_s
     assert isinstance(answer, wire.Refused) and answer.missing and "no session named nothere" in answer.reason
 
 
+def test_the_relay_is_refused_inside_a_pane() -> None:
+    """An agent in a pane must not reach the human's sessions through the relay (as through any control)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "polter", "relay", "main"], input=wire.encode(wire.Hello()), capture_output=True,
+        timeout=60, env={**os.environ, "POLTER_SANDBOX": "1"},
+    )  # fmt: skip
+    assert result.returncode != 0 and b"inside a pane's sandbox" in result.stderr and result.stdout == b"", result
+
+
 # -- over ssh -----------------------------------------------------------------------------------------
 
 

@@ -97,7 +97,8 @@ class SshHost:
                 ]
             )
         )
-        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation folder
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # root's sshd needs its privilege separation folder
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=log
