@@ -9,7 +9,9 @@ the very session a window here reaches through its socket: every figure has its 
   until the pane renders it), a window over ssh against a window here, in alternating rounds. Target: p50 within
   2 ms of the local p50.
 - **attach**: four panes of 10,000-line scrollbacks (benchmarks/attach.py's), a new window until every pane shows
-  its last line, over ssh against here, alternating. Target: at most 2x the local time.
+  its last line, over ssh against here, alternating. Target: at most 2x the local time. Also the whole command
+  (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and ``ssh bench
+  true``: what a connection costs before Polter does anything.
 - **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
   its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
   ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
@@ -226,14 +228,53 @@ async def _echo(figures: dict[str, Any]) -> None:
     }
 
 
+async def command_attach_once(target: str) -> float:
+    """``polter attach TARGET`` in a terminal, from its start until every pane shows its last line."""
+    from polter.terminal.hosted import HostedTerminal
+    from polter.terminal.launch import LaunchSpec
+
+    started = time.perf_counter()
+    terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", target)))
+    terminal.start(160, 45)
+    try:
+        await until(lambda: terminal.screen is not None
+                    and all(f"last-of-{n}" in "".join(terminal.screen.display()) for n in range(1, 5)),
+                    timeout=120, interval=0.002)  # fmt: skip
+        elapsed = time.perf_counter() - started
+        terminal.send(b"\x02d")  # prefix then d: detach
+        process = terminal.process
+        assert process is not None
+        await asyncio.wait_for(process.wait(), 30)
+    finally:
+        await terminal.close()
+    return elapsed
+
+
+def ssh_round_trip() -> float:
+    """The reference for what a connection costs before Polter does anything: ``ssh HOST true``."""
+    started = time.perf_counter()
+    subprocess.run(["ssh", HOST, "true"], check=True, timeout=60)
+    return time.perf_counter() - started
+
+
 async def _attach(figures: dict[str, Any]) -> None:
     await fill("big")
     local_attach: list[float] = []
     remote_attach: list[float] = []
+    local_command: list[float] = []
+    remote_command: list[float] = []
+    ssh_true: list[float] = []
     for _ in range(ROUNDS):
         local_attach.append(await attach_once("big"))
         remote_attach.append(await attach_once("big", RemoteTarget(HOST, "big")))
+        local_command.append(await command_attach_once("big"))
+        remote_command.append(await command_attach_once(f"{HOST}:big"))
+        ssh_true.append(ssh_round_trip())
     figures["attach"] = {
+        "command_local_s": [round(value, 3) for value in local_command],
+        "command_ssh_s": [round(value, 3) for value in remote_command],
+        "command_ratio_median": round(statistics.median(remote_command) / statistics.median(local_command), 2),
+        "ssh_true_s": [round(value, 3) for value in ssh_true],
         "local_s": [round(value, 3) for value in local_attach],
         "ssh_s": [round(value, 3) for value in remote_attach],
         "ratio_median": round(statistics.median(remote_attach) / statistics.median(local_attach), 2),
@@ -273,6 +314,9 @@ def main() -> None:
         print(f"attach to 4 panes x 10,000 lines, first complete frame (load {attach['load']}):")
         print(f"  here {attach['local_s']} s, over ssh {attach['ssh_s']} s: {attach['ratio_median']}x median "
               f"({'meets' if attach['meets_target'] else 'misses'} the target of {TARGET_ATTACH_RATIO}x)")  # fmt: skip
+        print(f"  the whole `polter attach` in a terminal: here {attach['command_local_s']} s, HOST:NAME "
+              f"{attach['command_ssh_s']} s: {attach['command_ratio_median']}x median; `ssh HOST true` "
+              f"{attach['ssh_true_s']} s")  # fmt: skip
     if "wire" in figures:
         wire = figures["wire"]
         print(f"a {wire['file_bytes'] / 1e6:.1f} MB coloured flood over ssh, bytes from sshd (load {wire['load']}):")

@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from polter.errors import SessionError, SessionMissing
+from polter.errors import SessionError
 
 if TYPE_CHECKING:
     from polter.session.protocol import AttentionNotice, SessionInfo, SessionList
@@ -56,24 +55,26 @@ async def listing(host: str) -> SessionList:
 
 
 def attach_remote(target: RemoteTarget) -> int:
-    """Choose the session on the host (as ``polter attach`` would there), then show it in a window."""
-    from polter.cli.sessions import attach_window, choose
-    from polter.session.ssh import RemoteTarget
+    """Attach to the session on the host (with no name, the one ``polter attach`` would choose there: the relay
+    chooses) and show it: one ssh connection, made before the window takes the terminal (ssh may ask for a
+    password), which the window then uses."""
+    import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
+    from polter.session import ssh
+    from polter.ui.app import PolterApp
 
-    found = asyncio.run(listing(target.host))
-    for note in found.notes:
-        print(f"polter: {target.host}: {note}", file=sys.stderr)
-    try:
-        info = choose(found.sessions, target.name)
-    except SessionMissing as exc:
-        raise SessionMissing(f"{target.host}: {exc}") from None
-    return attach_window(RemoteTarget(target.host, info.name))
+    async def run() -> int:
+        client = await ssh.connect(target, interactive=True)
+        attached = ssh.RemoteTarget(target.host, client.welcome.info.name)
+        app = PolterApp(attached, on_remote_attention=alert_locally(), client=client)
+        await app.run_async()
+        return app.return_code or 0
+
+    return asyncio.run(run())
 
 
 def start_remote(host: str, args: argparse.Namespace) -> int:
     """``polter --host HOST [options]``: start the session on HOST (with HOST's config, roles and servers), then
     attach to it."""
-    from polter.cli.sessions import attach_window
     from polter.session.protocol import Started
     from polter.session.ssh import RemoteTarget, relay_request
 
@@ -83,7 +84,7 @@ def start_remote(host: str, args: argparse.Namespace) -> int:
     answer = asyncio.run(relay_request(host, relay_args))
     if not isinstance(answer, Started):
         raise SessionError(f"the relay on {host} answered {answer.type} to --start")
-    return attach_window(RemoteTarget(host, answer.name))
+    return attach_remote(RemoteTarget(host, answer.name))
 
 
 def _forwarded_options(args: argparse.Namespace) -> list[str]:

@@ -14,7 +14,6 @@ from polter.errors import SessionError, SessionMissing
 
 if TYPE_CHECKING:
     from polter.session.protocol import SessionInfo
-    from polter.session.ssh import RemoteTarget
 
 KILL_WAIT = 15.0
 """Seconds ``polter kill`` waits for the host to end its programs (SIGHUP, SIGKILL after a grace period)."""
@@ -101,18 +100,14 @@ def choose(live: list[SessionInfo], name: str | None) -> SessionInfo:
     return max(detached or live, key=lambda info: info.started)
 
 
-def attach_window(target: str | RemoteTarget) -> int:
-    """Run a window on session ``target`` (a name here, or one on another host) until it detaches or the session
-    ends."""
+def attach_window(name: str) -> int:
+    """Run a window on session ``name`` until it detaches or the session ends (one on another host:
+    :func:`polter.cli._remote.attach_remote`)."""
     import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
-    from polter.cli._remote import alert_locally
     from polter.session.registry import session_files
     from polter.ui.app import PolterApp
 
-    if isinstance(target, str):
-        app = PolterApp(session_files(target))
-    else:
-        app = PolterApp(target, on_remote_attention=alert_locally())
+    app = PolterApp(session_files(name))
     app.run()
     return app.return_code or 0
 

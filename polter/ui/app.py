@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 
 from polter.errors import SessionError
 from polter.session import protocol as wire
+from polter.session.client import SessionClient
 from polter.ui.echo_screen import EchoScreen
 from polter.ui.full_collections import FullCollections
 from polter.ui.remote import RemoteSession, SessionTarget
@@ -44,10 +45,18 @@ class PolterApp(App[None], inherit_bindings=False):
         Binding("ctrl+p", "palette_key", "Commands", id="polter.palette", show=False, priority=True),
     ]
 
-    def __init__(self, target: SessionTarget, *, on_remote_attention: AttentionHook | None = None) -> None:
+    def __init__(
+        self,
+        target: SessionTarget,
+        *,
+        on_remote_attention: AttentionHook | None = None,
+        client: SessionClient | None = None,
+    ) -> None:
         super().__init__()
         self.use_command_palette = True
         self.target = target
+        self._client = client
+        """A connection made before the window started (over ssh: the login may have asked for a password)."""
         self.on_remote_attention = on_remote_attention
         self.session: RemoteSession | None = None
         self.palette_key: str | None = None
@@ -69,7 +78,7 @@ class PolterApp(App[None], inherit_bindings=False):
         only what changed since (docs/terminal.md has the figures), and run full collections when the human
         does not wait for an echo (:class:`FullCollections`)."""
         try:
-            self.session = await RemoteSession.connect(self.target)
+            self.session = await RemoteSession.connect(self.target, self._client)
         except SessionError as exc:
             self.exit(return_code=1, message=f"polter: {exc}")
             return

@@ -220,10 +220,15 @@ class RemoteSession:
         self._leaving = False
 
     @classmethod
-    async def connect(cls, target: SessionTarget) -> RemoteSession:
-        """Attach to the session ``target`` names; its messages wait for the first :meth:`subscribe`."""
+    async def connect(cls, target: SessionTarget, client: SessionClient | None = None) -> RemoteSession:
+        """Attach to the session ``target`` names (``client``: a connection to it made already, which this view
+        takes over); its messages wait for the first :meth:`subscribe`."""
         session = cls(target)
-        session.client = await session._open()
+        if client is not None:
+            client.on_event, client.on_lost = session._event, session._lost
+            session.client = client
+        else:
+            session.client = await session._open()
         if isinstance(target, RemoteTarget) and target.name is None:  # reconnections go to this one
             session.target = RemoteTarget(target.host, session.client.welcome.info.name)
         session._take(session.client.state)
