@@ -373,3 +373,15 @@ async def test_a_remote_pane_that_is_done_reaches_this_terminal_and_this_notify_
 def test_the_check_the_error_lines_name_works_on_a_host_with_polter() -> None:
     result = subprocess.run(["ssh", "alpha", "polter", "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.strip() == f"polter {__version__}", result
+
+
+async def test_host_in_polter_toml_starts_the_session_there(hosts: Hosts, isolated_dirs: dict[str, Path]) -> None:
+    (isolated_dirs["config"] / "polter.toml").write_text('host = "beta"\n')
+    async with window("--session", "configured") as terminal:
+        await terminal.shows("@beta")
+        await terminal.shows("running")
+        terminal.type("\x02d")
+        await terminal.shows("[detached from session beta:configured")
+        assert await terminal.exited() == 0
+    assert [info["name"] for info in listed("beta")] == ["configured"]
+    assert polter("kill", "beta:configured").returncode == 0

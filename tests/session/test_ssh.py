@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from polter import __version__
@@ -45,3 +47,14 @@ def test_ssh_is_given_the_host_after_its_options_and_the_relay_as_one_quoted_com
 def test_each_failure_of_ssh_is_one_line_saying_what_to_do(code: int, stderr: str, said: str) -> None:
     line = explain_failure("gpu", code, stderr)
     assert said in line and "\n" not in line
+
+
+def test_a_bare_name_is_a_host_of_polter_toml_unless_a_session_here_has_it(isolated_dirs: dict[str, Path]) -> None:
+    from polter.cli._remote import target_of
+
+    (isolated_dirs["config"] / "polter.toml").write_text('host = "build"\nhosts = ["gpu"]\n')
+    assert target_of("gpu", set()) == RemoteTarget("gpu")
+    assert target_of("build", set()) == RemoteTarget("build")
+    assert target_of("gpu", {"gpu"}) is None  # a session here of that name comes first
+    assert target_of("main", {"main"}) is None
+    assert target_of("box:main", set()) == RemoteTarget("box", "main")
