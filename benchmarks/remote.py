@@ -43,7 +43,7 @@ from support.sshd import VENV_BIN, SshHost, ssh_client  # noqa: E402
 from terminal_latency import KEYS, EchoProbe  # noqa: E402
 
 import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
-from polter.session.ssh import RemoteTarget  # noqa: E402
+from polter.session.ssh import SshTarget  # noqa: E402
 
 HOST = "bench"
 ECHO_SIZE = (160, 45)
@@ -136,7 +136,7 @@ def transferred(folder: Path) -> tuple[int, int]:
 async def polter_flood(name: str, path: Path, counts: Path) -> tuple[int, int, float]:
     counting(counts)
     started = time.perf_counter()
-    async with window(name, ECHO_SIZE, RemoteTarget(HOST, name)) as (app, pilot):
+    async with window(name, ECHO_SIZE, SshTarget(HOST, name)) as (app, pilot):
         [pane] = app.session_screen.grid.panes
         terminal = pane.terminal
         terminal.focus()
@@ -217,7 +217,7 @@ async def _echo(figures: dict[str, Any]) -> None:
     remote_echo: list[float] = []
     for _ in range(ROUNDS):  # alternating: a change in the machine's load hits both alike
         local_echo += await echo_round("echo", None)
-        remote_echo += await echo_round("echo", RemoteTarget(HOST, "echo"))
+        remote_echo += await echo_round("echo", SshTarget(HOST, "echo"))
     figures["echo"] = {
         "local_p50_ms": p50_ms(local_echo),
         "ssh_p50_ms": p50_ms(remote_echo),
@@ -266,7 +266,7 @@ async def _attach(figures: dict[str, Any]) -> None:
     ssh_true: list[float] = []
     for _ in range(ROUNDS):
         local_attach.append(await attach_once("big"))
-        remote_attach.append(await attach_once("big", RemoteTarget(HOST, "big")))
+        remote_attach.append(await attach_once("big", SshTarget(HOST, "big")))
         local_command.append(await command_attach_once("big"))
         remote_command.append(await command_attach_once(f"{HOST}:big"))
         ssh_true.append(ssh_round_trip())

@@ -17,7 +17,7 @@ from polter.errors import SessionError
 
 if TYPE_CHECKING:
     from polter.session.protocol import AttentionNotice, SessionInfo, SessionList
-    from polter.session.ssh import RemoteTarget
+    from polter.session.ssh import SshTarget
 
 
 def configured_hosts(config_path: Any = None) -> tuple[str | None, list[str]]:
@@ -28,19 +28,19 @@ def configured_hosts(config_path: Any = None) -> tuple[str | None, list[str]]:
     return config.host, list(config.hosts)
 
 
-def target_of(text: str | None, local_names: set[str]) -> RemoteTarget | None:
+def target_of(text: str | None, local_names: set[str]) -> SshTarget | None:
     """The session on another host that ``text`` names (``HOST:NAME``, ``HOST:``, or a host of polter.toml that
     is no local session's name), else None: a session here."""
-    from polter.session.ssh import RemoteTarget, parse_target
+    from polter.session.ssh import SshTarget, parse_target
 
     if text is None:
         return None
     host, name = parse_target(text)
     if host is not None:
-        return RemoteTarget(host, name)
+        return SshTarget(host, name)
     default, hosts = configured_hosts()
     if text not in local_names and text in {*hosts, *([default] if default else [])}:
-        return RemoteTarget(text)
+        return SshTarget(text)
     return None
 
 
@@ -54,7 +54,7 @@ async def listing(host: str) -> SessionList:
     return answer
 
 
-def attach_remote(target: RemoteTarget) -> int:
+def attach_remote(target: SshTarget) -> int:
     """Attach to the session on the host (with no name, the one ``polter attach`` would choose there: the relay
     chooses) and show it: one ssh connection, made before the window takes the terminal (ssh may ask for a
     password), which the window then uses."""
@@ -64,7 +64,7 @@ def attach_remote(target: RemoteTarget) -> int:
 
     async def run() -> int:
         client = await ssh.connect(target, interactive=True)
-        attached = ssh.RemoteTarget(target.host, client.welcome.info.name)
+        attached = ssh.SshTarget(target.host, client.welcome.info.name)
         app = PolterApp(attached, on_remote_attention=alert_locally(), client=client)
         await app.run_async()
         return app.return_code or 0
@@ -76,7 +76,7 @@ def start_remote(host: str, args: argparse.Namespace) -> int:
     """``polter --host HOST [options]``: start the session on HOST (with HOST's config, roles and servers), then
     attach to it."""
     from polter.session.protocol import Started
-    from polter.session.ssh import RemoteTarget, relay_request
+    from polter.session.ssh import SshTarget, relay_request
 
     relay_args = ["--start", shlex.join(_forwarded_options(args))]
     if args.session is not None:
@@ -84,7 +84,7 @@ def start_remote(host: str, args: argparse.Namespace) -> int:
     answer = asyncio.run(relay_request(host, relay_args))
     if not isinstance(answer, Started):
         raise SessionError(f"the relay on {host} answered {answer.type} to --start")
-    return attach_remote(RemoteTarget(host, answer.name))
+    return attach_remote(SshTarget(host, answer.name))
 
 
 def _forwarded_options(args: argparse.Namespace) -> list[str]:
@@ -122,7 +122,7 @@ async def survey_hosts(hosts: list[str]) -> tuple[list[tuple[str, SessionInfo]],
     return found, problems
 
 
-def kill_remote(target: RemoteTarget, wait: float) -> int:
+def kill_remote(target: SshTarget, wait: float) -> int:
     from polter.session import ssh
     from polter.session.methods import KillParams
 

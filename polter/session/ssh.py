@@ -36,7 +36,7 @@ from polter.session.registry import check_name
 __all__ = [
     "CONNECT_TIMEOUT",
     "RelayLink",
-    "RemoteTarget",
+    "SshTarget",
     "connect",
     "explain_failure",
     "parse_target",
@@ -63,7 +63,7 @@ def _check_host(host: str) -> str:
 
 
 @dataclass(frozen=True)
-class RemoteTarget:
+class SshTarget:
     """Session ``name`` on ``host`` (as ssh knows it); no name: the one ``polter attach`` would choose there."""
 
     host: str
@@ -267,7 +267,7 @@ async def relay_request(
 
 
 async def connect(
-    target: RemoteTarget,
+    target: SshTarget,
     *,
     attach: bool = True,
     on_event: EventHandler = lambda event: None,

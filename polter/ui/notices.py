@@ -61,11 +61,11 @@ class SessionNotices:
                 notify(text, title=title or "", severity=severity, timeout=15)
             case wire.AttentionNotice():
                 session = self.screen.session
-                headline = event.headline() + (f" on {session.name}" if session.host else "")
+                headline = event.headline() + (f" on {session.name}" if session.ssh_host else "")
                 self.notifier.notify(self.screen.app, headline, event.message)
                 notify(event.message or "prefix then n goes there", title=headline, severity="warning")
                 hook = getattr(self.screen.app, "on_remote_attention", None)
-                if session.host and hook is not None:
+                if session.ssh_host and hook is not None:
                     hook(session.name, event, self.terminal_notifies)
 
 

@@ -128,12 +128,12 @@ class PaneWidget(Vertical):
         """The host the pane runs on, when it is another machine (``@gpu``; ``@gpu reconnecting`` while the
         connection is being made again)."""
         session = self.remote.session
-        if session.host is None:
+        if session.ssh_host is None:
             return
         if session.reconnecting:
-            self.header.set_badge("host", f"@{session.host} reconnecting…", "warning", tooltip="the SSH link broke")
+            self.header.set_badge("host", f"@{session.ssh_host} reconnecting…", "warning", tooltip="the SSH link broke")
         else:
-            self.header.set_badge("host", f"@{session.host}", tooltip=f"session {session.name}, over SSH")
+            self.header.set_badge("host", f"@{session.ssh_host}", tooltip=f"session {session.name}, over SSH")
 
     def show_state(self) -> None:
         """Bring the header in line with the pane's state (status, title, and the agent's badges)."""

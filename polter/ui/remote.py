@@ -38,7 +38,7 @@ from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
-from polter.session.ssh import RemoteTarget
+from polter.session.ssh import SshTarget
 from polter.session.ssh import connect as connect_over_ssh
 from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
@@ -55,7 +55,7 @@ AUDIT_KEPT: Final = 5000
 RECONNECT_DELAYS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 """Seconds before each new try to reach a session on another host again (the last repeats, without end)."""
 
-SessionTarget = SessionFiles | RemoteTarget
+SessionTarget = SessionFiles | SshTarget
 """A session on this machine (its files), or on another host (reached over ssh)."""
 
 
@@ -229,20 +229,20 @@ class RemoteSession:
             session.client = client
         else:
             session.client = await session._open()
-        if isinstance(target, RemoteTarget) and target.name is None:  # reconnections go to this one
-            session.target = RemoteTarget(target.host, session.client.welcome.info.name)
+        if isinstance(target, SshTarget) and target.name is None:  # reconnections go to this one
+            session.target = SshTarget(target.host, session.client.welcome.info.name)
         session._take(session.client.state)
         return session
 
     async def _open(self) -> SessionClient:
-        if isinstance(self.target, RemoteTarget):
+        if isinstance(self.target, SshTarget):
             return await connect_over_ssh(self.target, on_event=self._event, on_lost=self._lost)
         return await SessionClient.connect(self.target, on_event=self._event, on_lost=self._lost)
 
     @property
-    def host(self) -> str | None:
-        """The host the session runs on, when it is another machine."""
-        return self.target.host if isinstance(self.target, RemoteTarget) else None
+    def ssh_host(self) -> str | None:
+        """The machine the session runs on, as ssh knows it, when it is another one."""
+        return self.target.host if isinstance(self.target, SshTarget) else None
 
     def _take(self, state: wire.SessionState) -> None:
         self.info = state.info
@@ -261,7 +261,7 @@ class RemoteSession:
     def name(self) -> str:
         """The session's name, ``HOST:NAME`` for one on another host (what ``polter attach`` takes)."""
         name = self.info.name if self.info is not None else ""
-        return f"{self.host}:{name}" if self.host else name
+        return f"{self.ssh_host}:{name}" if self.ssh_host else name
 
     def pane(self, pane_id: str) -> RemotePane | None:
         return next((pane for pane in self.panes if pane.id == pane_id), None)
@@ -359,7 +359,7 @@ class RemoteSession:
     def _lost(self, reason: str) -> None:
         if self.ended or self._leaving:  # (the host closes the connection after it said the session ended)
             return
-        if self.host is not None:
+        if self.ssh_host is not None:
             self.reconnecting = True
             self.tasks.run(self._reconnect(reason), "reconnecting to the session")
             return
@@ -388,6 +388,7 @@ class RemoteSession:
             self.client = client
             self.reconnecting = False
             self._retake(client.state)
+            self.tasks.run(self._catch_up_audit(), "reading the audit log")  # the rows logged meanwhile
             self._post(self.Reconnected())
             return
 

@@ -26,7 +26,7 @@ from support.waiting import wait_until
 
 from polter import __version__
 from polter.session import protocol as wire
-from polter.session.ssh import CONNECT_TIMEOUT, RemoteTarget, relay_request
+from polter.session.ssh import CONNECT_TIMEOUT, SshTarget, relay_request
 from polter.session.ssh import connect as connect_over_ssh
 from polter.terminal.hosted import HostedTerminal
 from polter.terminal.launch import LaunchSpec
@@ -303,7 +303,7 @@ def _ssh_children() -> list[int]:
 async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_lost(hosts: Hosts) -> None:
     started = await relay_request("alpha", ["--start", "", "--session", "flood"])
     assert isinstance(started, wire.Started)
-    app = PolterApp(RemoteTarget("alpha", "flood"))
+    app = PolterApp(SshTarget("alpha", "flood"))
     async with app.run_test(size=(COLUMNS, LINES)) as pilot:
         await wait_until(lambda: app._session_screen is not None and app._session_screen.is_mounted, timeout=60)
         session = app.session_screen.session
@@ -353,7 +353,7 @@ async def test_a_remote_pane_that_is_done_reaches_this_terminal_and_this_notify_
     loop = "for i in 1 2 3 4 5 6 7 8 9 10; do echo tick $i; sleep 0.2; done; echo finished-$((0+2))"
     async with window("attach", "alpha:heed") as terminal:
         await wait_until(lambda: prompts(terminal.text()) >= 2, timeout=60, message=terminal.text)
-        other = await connect_over_ssh(RemoteTarget("alpha", "heed"))
+        other = await connect_over_ssh(SshTarget("alpha", "heed"))
         try:  # pane 2 gets the loop from elsewhere (a second window would do it): nobody looks at it
             other.send(wire.PasteInput(pane="p2", text=loop))
             other.send(wire.KeyInput(pane="p2", key="enter"))

@@ -9,7 +9,7 @@ import pytest
 
 from polter import __version__
 from polter.errors import SessionError
-from polter.session.ssh import RemoteTarget, explain_failure, parse_target, ssh_argv
+from polter.session.ssh import SshTarget, explain_failure, parse_target, ssh_argv
 
 
 def test_targets_name_a_host_and_a_session() -> None:
@@ -17,7 +17,7 @@ def test_targets_name_a_host_and_a_session() -> None:
     assert parse_target("me@gpu.example.org:work-2") == ("me@gpu.example.org", "work-2")
     assert parse_target("gpu:") == ("gpu", None)
     assert parse_target("main") == (None, "main")
-    assert RemoteTarget("gpu", "main").label == "gpu:main"
+    assert SshTarget("gpu", "main").label == "gpu:main"
 
 
 @pytest.mark.parametrize("text", ["-oProxyCommand=touch /tmp/x:main", ":main", "gpu:../x", "gp u:main"])
@@ -53,8 +53,8 @@ def test_a_bare_name_is_a_host_of_polter_toml_unless_a_session_here_has_it(isola
     from polter.cli._remote import target_of
 
     (isolated_dirs["config"] / "polter.toml").write_text('host = "build"\nhosts = ["gpu"]\n')
-    assert target_of("gpu", set()) == RemoteTarget("gpu")
-    assert target_of("build", set()) == RemoteTarget("build")
+    assert target_of("gpu", set()) == SshTarget("gpu")
+    assert target_of("build", set()) == SshTarget("build")
     assert target_of("gpu", {"gpu"}) is None  # a session here of that name comes first
     assert target_of("main", {"main"}) is None
-    assert target_of("box:main", set()) == RemoteTarget("box", "main")
+    assert target_of("box:main", set()) == SshTarget("box", "main")

@@ -34,7 +34,7 @@ class WorktreeCommands(CommandProvider):
                     f"its folder {worktree.path} was deleted; made again on {worktree.branch}, the pane restarts in it",
                     discover=True,
                 )
-            if screen.session.host is not None:
+            if screen.session.ssh_host is not None:
                 continue  # review, merge and removal run git here: the worktree is on the session's host
             yield Command(
                 f"Review worktree of pane {number}",
