@@ -213,6 +213,17 @@ async def test_the_relay_refuses_a_window_of_another_version_and_names_no_such_s
     assert isinstance(answer, wire.Refused) and answer.missing and "no session named nothere" in answer.reason
 
 
+async def test_a_killed_relay_is_a_window_that_left() -> None:
+    async with hosted([bash_spec()], name="killed") as host, relay("killed") as (process, _rest):
+        assert process.stdin is not None
+        process.stdin.write(wire.encode(wire.ResizeInput(pane="p1", columns=80, lines=24)))
+        await wait_until(lambda: attached(host) == 1 and all(pane.terminal.running for pane in host.panes))
+        process.kill()
+        await process.wait()
+        await wait_until(lambda: attached(host) == 0, message="the relay's window to be gone")
+        assert not host.ended.is_set() and all(pane.terminal.running for pane in host.panes)
+
+
 def test_the_relay_is_refused_inside_a_pane() -> None:
     """An agent in a pane must not reach the human's sessions through the relay (as through any control)."""
     result = subprocess.run(
