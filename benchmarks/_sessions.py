@@ -95,13 +95,14 @@ def kill_session(name: str) -> None:
 
 
 @asynccontextmanager
-async def window(name: str, size: tuple[int, int]) -> AsyncIterator[Any]:
-    """The app attached to session ``name``, headless, once every pane of the session is on its screen."""
+async def window(name: str, size: tuple[int, int], target: Any = None) -> AsyncIterator[Any]:
+    """The app attached to session ``name`` (or to ``target``: over ssh, say), headless, once every pane of the
+    session is on its screen."""
     import polter.ui  # noqa: F401  (the frame rate, before Textual is imported)
     from polter.session.registry import session_files
     from polter.ui.app import PolterApp
 
-    app = PolterApp(session_files(name))
+    app = PolterApp(target if target is not None else session_files(name))
     async with app.run_test(size=size) as pilot:
         await until(lambda: app._session_screen is not None and app.session_screen.is_mounted and app.session is not None
                     and app.session.ready and len(app.session_screen.grid.panes) == len(app.session.panes) > 0)

@@ -59,15 +59,16 @@ async def fill(name: str) -> None:
                         timeout=180)
 
 
-async def attach_once(name: str) -> float:
-    """From the start of a window until every pane has drawn its last line."""
+async def attach_once(name: str, target: Any = None) -> float:
+    """From the start of a window until every pane has drawn its last line (``target``: the session reached
+    otherwise, e.g. over ssh: benchmarks/remote.py)."""
     import polter.ui  # noqa: F401
     from polter.session.registry import session_files
     from polter.ui.app import PolterApp
 
     seen: set[int] = set()
     started = time.perf_counter()
-    app = PolterApp(session_files(name))
+    app = PolterApp(target if target is not None else session_files(name))
     async with app.run_test(size=SIZE) as _pilot:
         await until(lambda: app._session_screen is not None and len(app.session_screen.grid.panes) == 4, interval=0.001)
         for number, pane in enumerate(app.session_screen.grid.panes, 1):

@@ -18,7 +18,8 @@
     ├── TerminalError
     │   └── SpawnError             a pane's command cannot start (not found, bad cwd)
     ├── SessionError               a session cannot be started, found or reached (name taken, no such session)
-    │   └── SessionLost            the connection to a session's host broke (the host ended or was killed)
+    │   ├── SessionLost            the connection to a session's host broke (the host ended or was killed)
+    │   └── SessionMissing         no session of that name runs where it was looked for (here, or on a host)
     ├── EgressError                the egress proxy cannot start, or refused a pane's socket (carries its words)
     └── BackendError
         └── TShockError            the TShock REST API refused or failed a request
@@ -49,6 +50,7 @@ __all__ = [
     "RoleError",
     "SessionError",
     "SessionLost",
+    "SessionMissing",
     "SpawnError",
     "TShockError",
     "TerminalError",
@@ -180,6 +182,10 @@ class SessionError(PolterError):
 
 class SessionLost(SessionError):
     """The connection to a session's host broke: the host ended, was killed, or the socket went away."""
+
+
+class SessionMissing(SessionError):
+    """No session of that name runs where it was looked for (a window that reconnects stops trying)."""
 
 
 class EgressError(PolterError):

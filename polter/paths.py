@@ -23,6 +23,7 @@ __all__ = [
     "ENV_WORKTREES_DIR",
     "bundled_dir",
     "config_dir",
+    "fallback_runtime_dir",
     "project_roles_dir",
     "runtime_dir",
     "state_dir",
@@ -74,12 +75,18 @@ def runtime_dir() -> Path:
     elif xdg and Path(xdg).is_dir():
         path = Path(xdg) / APP_NAME
     else:
-        path = Path("/tmp") / f"{APP_NAME}-{os.getuid()}"
+        path = fallback_runtime_dir()
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = path.stat()
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise ConfigError("must be a private directory of yours (mode 0700): fix or remove it", path=path)
     return path
+
+
+def fallback_runtime_dir() -> Path:
+    """``/tmp/polter-UID``: the runtime dir where there is no ``$XDG_RUNTIME_DIR`` (and where a session whose
+    login's runtime dir was removed at logout makes its socket again)."""
+    return Path("/tmp") / f"{APP_NAME}-{os.getuid()}"
 
 
 def worktrees_dir() -> Path:

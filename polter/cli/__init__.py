@@ -21,6 +21,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+from polter import __version__
 from polter.errors import PolterError
 
 __all__ = ["build_parser", "main"]
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="polter",
         description="A terminal multiplexer for AI coding agents, with a role per pane.",
     )
+    parser.add_argument("--version", action="version", version=f"polter {__version__}")
     app.add_arguments(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):

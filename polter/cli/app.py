@@ -59,6 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the new session's name (default: main, else the first free of main-2, main-3, ...)",
     )
     parser.add_argument(
+        "--host",
+        metavar="HOST",
+        default=None,
+        help="start the session on HOST over ssh (its panes, gateway and roles run there; docs/remote.md); "
+        "default: polter.toml's host, else here",
+    )
+    parser.add_argument(
         "--palette-key",
         default=None,
         metavar="KEY",
@@ -92,10 +99,14 @@ def plan(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> L
 
 
 def run(args: argparse.Namespace) -> int:
+    from polter.cli._remote import configured_hosts, start_remote
     from polter.cli.sessions import attach_window, describe, print_notes, survey
     from polter.session.daemon import start_host
-    from polter.session.registry import DEFAULT_NAME, check_name
+    from polter.session.registry import check_name
 
+    host = args.host or configured_hosts(args.config)[0]
+    if host:
+        return start_remote(host, args)
     plan(args)  # a mistake in the options or the config is reported before anything starts
     live, notes = asyncio.run(survey())
     print_notes(notes)
@@ -108,13 +119,20 @@ def run(args: argparse.Namespace) -> int:
         detached = [info for info in live if not info.clients]
         if detached and _offer_attach(max(detached, key=lambda info: info.started), describe):
             return attach_window(max(detached, key=lambda info: info.started).name)
-        name = DEFAULT_NAME
-        number = 1
-        while name in names:
-            number += 1
-            name = f"{DEFAULT_NAME}-{number}"
+        name = free_name(names)
     start_host(name, sys.argv[1:] if args.argv is None else args.argv)
     return attach_window(name)
+
+
+def free_name(taken: set[str]) -> str:
+    """The first of main, main-2, main-3, ... that no running session has."""
+    from polter.session.registry import DEFAULT_NAME
+
+    name, number = DEFAULT_NAME, 1
+    while name in taken:
+        number += 1
+        name = f"{DEFAULT_NAME}-{number}"
+    return name
 
 
 def _offer_attach(info: SessionInfo, describe: Callable[[SessionInfo], str]) -> bool:

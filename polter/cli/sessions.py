@@ -1,4 +1,5 @@
-"""``polter attach [NAME]``, ``polter ls`` and ``polter kill NAME``: sessions outlive their windows."""
+"""``polter attach [NAME]``, ``polter ls`` and ``polter kill NAME``: sessions outlive their windows. A session on
+another host is named ``HOST:NAME`` (``polter ls HOST``, ``--hosts``); :mod:`polter.cli._remote` reaches it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from polter.cli._admin import add_json, print_json, print_table, refuse_inside_pane
-from polter.errors import SessionError
+from polter.errors import SessionError, SessionMissing
 
 if TYPE_CHECKING:
     from polter.session.protocol import SessionInfo
@@ -20,13 +21,23 @@ KILL_WAIT = 15.0
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     attach = commands.add_parser("attach", help="show a running session again (its panes kept running)")
-    attach.add_argument("name", nargs="?", help="the session (default: the only one, or the last detached one)")
+    attach.add_argument(
+        "name",
+        nargs="?",
+        metavar="[HOST:]NAME",
+        help="the session (default: the only one, or the last detached one); HOST:NAME or HOST: for one on "
+        "another host (over ssh), or a host of polter.toml's hosts",
+    )
     attach.set_defaults(handler=run_attach)
-    listing = commands.add_parser("ls", help="list the running sessions")
+    listing = commands.add_parser("ls", help="list the running sessions (here, or on other hosts over ssh)")
+    listing.add_argument("hosts", nargs="*", metavar="HOST", help="list the sessions on these hosts instead")
+    listing.add_argument(
+        "--hosts", dest="all_hosts", action="store_true", help="here and on every host of polter.toml's hosts"
+    )
     add_json(listing)
     listing.set_defaults(handler=run_ls)
     kill = commands.add_parser("kill", help="end a session: every program in it (SIGHUP, then SIGKILL) and its gateway")
-    kill.add_argument("name", help="the session to end")
+    kill.add_argument("name", metavar="[HOST:]NAME", help="the session to end")
     kill.set_defaults(handler=run_kill)
 
 
@@ -82,15 +93,16 @@ def choose(live: list[SessionInfo], name: str | None) -> SessionInfo:
             if info.name == name:
                 return info
         running = ", ".join(info.name for info in live) or "none"
-        raise SessionError(f"no session named {name} is running (running: {running})")
+        raise SessionMissing(f"no session named {name} is running (running: {running})")
     if not live:
-        raise SessionError("no session is running; start one with `polter`")
+        raise SessionMissing("no session is running; start one with `polter`")
     detached = [info for info in live if not info.clients]
     return max(detached or live, key=lambda info: info.started)
 
 
 def attach_window(name: str) -> int:
-    """Run a window on session ``name`` until it detaches or the session ends."""
+    """Run a window on session ``name`` until it detaches or the session ends (one on another host:
+    :func:`polter.cli._remote.attach_remote`)."""
     import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
     from polter.session.registry import session_files
     from polter.ui.app import PolterApp
@@ -101,37 +113,61 @@ def attach_window(name: str) -> int:
 
 
 def run_attach(args: argparse.Namespace) -> int:
+    from polter.cli._remote import attach_remote, target_of
+
     live, notes = asyncio.run(survey())
+    remote = target_of(args.name, {info.name for info in live})
+    if remote is not None:
+        return attach_remote(remote)
     print_notes(notes)
     return attach_window(choose(live, args.name).name)
 
 
 def run_ls(args: argparse.Namespace) -> int:
-    live, notes = asyncio.run(survey())
-    print_notes(notes)
+    from polter.cli._remote import configured_hosts, survey_hosts
+
+    here = not args.hosts
+    hosts = list(args.hosts)
+    if args.all_hosts:
+        here, hosts = True, [*hosts, *(host for host in configured_hosts()[1] if host not in hosts)]
+    found: list[tuple[str | None, SessionInfo]] = []
+    if here:
+        live, notes = asyncio.run(survey())
+        print_notes(notes)
+        found += [(None, info) for info in live]
+    problems: list[str] = []
+    if hosts:
+        remote, problems = asyncio.run(survey_hosts(hosts))
+        found += remote
+        print_notes(problems)
     if args.json:
-        print_json(live)
-        return 0
-    if not live:
+        print_json([{**info.model_dump(mode="json"), "host": host} for host, info in found])
+        return 1 if problems else 0
+    if not found:
         print("no sessions")
-        return 0
+        return 1 if problems else 0
     rows = []
-    for info in live:
+    for host, info in found:
         started = info.started.astimezone()
         rows.append(
-            [info.name, info.panes, info.running, info.clients, f"{started:%Y-%m-%d %H:%M}", info.cwd, info.pid]
-        )
+            [f"{host}:{info.name}" if host else info.name, info.panes, info.running, info.clients,
+             f"{started:%Y-%m-%d %H:%M}", info.cwd, info.pid]
+        )  # fmt: skip
     print_table(["NAME", "PANES", "RUNNING", "CLIENTS", "STARTED", "WHERE", "PID"], rows)
-    return 0
+    return 1 if problems else 0
 
 
 def run_kill(args: argparse.Namespace) -> int:
+    from polter.cli._remote import kill_remote, target_of
     from polter.processes import process_exists
     from polter.session.client import SessionClient
     from polter.session.methods import KillParams
     from polter.session.registry import session_files
 
     live, notes = asyncio.run(survey())
+    remote = target_of(args.name, {info.name for info in live})
+    if remote is not None:
+        return kill_remote(remote, KILL_WAIT)
     print_notes(notes)
     info = choose(live, args.name)
     files = session_files(info.name)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from polter.errors import SessionError, SessionLost
+from polter.errors import SessionError, SessionLost, SessionMissing
 from polter.session import protocol as wire
 from polter.session.methods import CallParams
 from polter.session.registry import SessionFiles
@@ -36,8 +36,11 @@ class SessionClient:
         welcome: wire.Welcome,
         on_event: EventHandler,
         on_lost: Callable[[str], None],
+        closer: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._reader, self._writer = reader, writer
+        self._closer = closer
+        """Ends what carries the connection besides the stream (ssh, for a session on another host)."""
         self.welcome = welcome
         self.on_event = on_event
         self.on_lost = on_lost
@@ -64,20 +67,40 @@ class SessionClient:
             )
         except (OSError, TimeoutError) as exc:
             raise SessionError(f"cannot reach session {files.name} at {files.socket}: {exc}") from exc
+        return await cls.over(reader, writer, files.name, attach=attach, on_event=on_event, on_lost=on_lost,
+                              timeout=timeout)  # fmt: skip
+
+    @classmethod
+    async def over(
+        cls,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        label: str,
+        *,
+        attach: bool = True,
+        on_event: EventHandler = lambda event: None,
+        on_lost: Callable[[str], None] = lambda reason: None,
+        timeout: float = 10.0,
+        closer: Callable[[], Awaitable[None]] | None = None,
+    ) -> SessionClient:
+        """Say hello to session ``label`` over a stream that reaches it (its socket, or a relay on another host);
+        ``closer`` ends what carries the stream when the connection ends or fails."""
         writer.write(wire.encode(wire.Hello(attach=attach)))
         try:
             line = await asyncio.wait_for(reader.readline(), timeout)
+            if not line:
+                raise ConnectionError("the connection closed")
             answer = wire.decode_host(line)
         except (TimeoutError, ValidationError, ValueError, ConnectionError) as exc:
-            writer.close()
-            raise SessionError(f"session {files.name} did not answer as a Polter session does: {exc}") from exc
+            await _close(writer, closer)
+            raise SessionError(f"session {label} did not answer as a Polter session does: {exc}") from exc
         if isinstance(answer, wire.Refused):
-            writer.close()
-            raise SessionError(answer.reason)
+            await _close(writer, closer)
+            raise (SessionMissing if answer.missing else SessionError)(answer.reason)
         if not isinstance(answer, wire.Welcome):
-            writer.close()
-            raise SessionError(f"session {files.name} answered {answer.type} to hello")
-        return cls(reader, writer, answer, on_event, on_lost)
+            await _close(writer, closer)
+            raise SessionError(f"session {label} answered {answer.type} to hello")
+        return cls(reader, writer, answer, on_event, on_lost, closer)
 
     @property
     def state(self) -> wire.SessionState:
@@ -139,6 +162,8 @@ class SessionClient:
                     future.set_exception(SessionLost(reason))
             self._replies.clear()
             self._writer.close()
+            if self._closer is not None and not self._closing:
+                await self._closer()
             self.closed.set()
             if not self._closing:
                 self.on_lost(reason)
@@ -152,4 +177,12 @@ class SessionClient:
         self._reading.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
+        if self._closer is not None:
+            await self._closer()
         self.closed.set()
+
+
+async def _close(writer: asyncio.StreamWriter, closer: Callable[[], Awaitable[None]] | None) -> None:
+    writer.close()
+    if closer is not None:
+        await closer()

@@ -10,6 +10,8 @@ session saved on exit for ``polter --restore``.
     # notify_desktop = true    # a desktop notification when no window is attached
     # notify_terminal = "auto" # auto | osc9 | osc777 | osc99 | bell | off: how a window tells its terminal
     # notify_quiet = 1.0       # seconds a state must hold before it counts
+    # host = "gpu"             # start sessions on this host over SSH (docs/remote.md), as --host does
+    # hosts = ["gpu", "build"] # the hosts `polter ls --hosts` lists besides this machine
 
     [[panes]]
     adapter = "claude-code"    # default: the first agent CLI installed (else the shell)
@@ -162,6 +164,14 @@ class AppConfig(BaseModel):
     )
     notify_quiet: float = Field(
         default=1.0, ge=0, le=60, description="Seconds a state must hold before it counts (no notice for a flicker)."
+    )
+    host: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Start sessions on this host (as ssh knows it) instead of here, as `polter --host HOST` does.",
+    )
+    hosts: list[str] = Field(
+        default_factory=list, description="Other hosts whose sessions `polter ls --hosts` lists (as ssh knows them)."
     )
     panes: list[PaneSetup] = Field(default_factory=list, description="The panes; none means four default ones.")
     servers: dict[str, dict[str, Any]] = Field(

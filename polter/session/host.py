@@ -47,7 +47,7 @@ from polter.session.pane import HostPane
 from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
-from polter.session.registry import SessionFiles, SessionLock, SessionRecord
+from polter.session.registry import SessionFiles, SessionLock, SessionRecord, sessions_folder
 from polter.session.windows import Window, Windows, same_user
 from polter.session.workspace import AgentChanged, NetworkChanged, StateReported, Workspace, WorkspaceEvent
 from polter.tasks import BackgroundTasks
@@ -125,6 +125,7 @@ class SessionHost:
         self.calls.register(methods.KillParams, self._kill)
         self._lock = SessionLock(files)
         self._server: asyncio.Server | None = None
+        self._socket_inode = 0
         self._workspace_started = False
         self._ending = False
         self._saved: SavedSession | None = None
@@ -146,6 +147,12 @@ class SessionHost:
     async def start(self) -> None:
         """Take the session's name and open its socket (raises :class:`SessionError` if the name is taken)."""
         self._lock.acquire()
+        await self._open_socket()
+        self.workspace.subscribe(self._workspace_event)
+        self.tasks.run(self._read_states(), "reading the agents' states")
+
+    async def _open_socket(self) -> None:
+        """Open the session's socket (0600) and write its record."""
         socket_path = self.files.socket
         socket_path.unlink(missing_ok=True)  # a socket left by a killed host (the lock said it is gone)
         old_umask = os.umask(0o177)
@@ -154,6 +161,7 @@ class SessionHost:
         finally:
             os.umask(old_umask)
         os.chmod(socket_path, 0o600)
+        self._socket_inode = socket_path.stat().st_ino
         self.files.write_record(
             SessionRecord(
                 name=self.name,
@@ -164,8 +172,36 @@ class SessionHost:
                 executable=sys.executable,
             )
         )
-        self.workspace.subscribe(self._workspace_event)
-        self.tasks.run(self._read_states(), "reading the agents' states")
+
+    async def keep_reachable(self) -> None:
+        """Make the session's socket, lock and record again if they were removed under it (a logout's logind
+        removes the runtime dir; tmux makes its socket again on SIGUSR1): in the runtime dir as it is now, so the
+        next ``polter ls`` finds the session. Windows attached meanwhile stay attached."""
+        if self._server is None or self._ending:
+            return
+        try:
+            if self.files.socket.stat().st_ino == self._socket_inode and self._lock.held:
+                return
+        except OSError:
+            pass
+        try:
+            files = SessionFiles(self.name, sessions_folder())
+        except PolterError as exc:
+            logger.warning("the session's files were removed and cannot be made again: %s", exc)
+            return
+        lock = SessionLock(files)
+        if not (files == self.files and self._lock.held):
+            try:
+                lock.acquire()
+            except SessionError as exc:  # another host took the name meanwhile
+                logger.warning("the session's files were removed and another session took its name: %s", exc)
+                return
+            self._lock.release()
+            self._lock = lock
+        logger.warning("the session's files were removed (%s): made again in %s", self.files.socket, files.folder)
+        self._server.close()
+        self.files = files
+        await self._open_socket()
 
     async def run(self) -> None:
         """Open the panes the session starts with, then serve until it ends."""
@@ -312,6 +348,7 @@ class SessionHost:
         ticks = 0
         while True:
             await asyncio.sleep(STATE_INTERVAL)
+            await self.keep_reachable()
             ticks += 1
             if ticks % SAVE_EVERY == 0:
                 self._save()  # a program's directory changes without telling anyone

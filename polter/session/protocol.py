@@ -41,10 +41,13 @@ __all__ = [
     "PaneWorktreeInfo",
     "Question",
     "QuestionClosed",
+    "RelayGreeting",
     "Reply",
     "SessionInfo",
+    "SessionList",
     "SessionEvent",
     "SessionState",
+    "Started",
     "WorktreeView",
     "decode_client",
     "decode_host",
@@ -210,6 +213,34 @@ class Welcome(_Message):
 class Refused(_Message):
     type: Literal["refused"] = "refused"
     reason: str
+    missing: bool = Field(default=False, description="no session of that name runs (a reconnecting window stops)")
+
+
+# -- the relay: a session on another host, through ``ssh HOST polter relay ...`` ----------------------
+
+
+class RelayGreeting(_Message):
+    """The relay's first line, before anything else: which Polter answers on the host (a window of another
+    version is told what to install before anything happens there)."""
+
+    type: Literal["relay"] = "relay"
+    version: str = __version__
+    protocol: int = PROTOCOL_VERSION
+
+
+class SessionList(_Message):
+    """``polter relay --list``: the host's live sessions, and notes on what it found dead there."""
+
+    type: Literal["sessions"] = "sessions"
+    sessions: list[SessionInfo]
+    notes: list[str] = Field(default_factory=list)
+
+
+class Started(_Message):
+    """``polter relay --start``: the session started on the host, by name (attach to it next)."""
+
+    type: Literal["started"] = "started"
+    name: str
 
 
 # -- window → host --------------------------------------------------------------------------------------

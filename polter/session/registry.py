@@ -8,6 +8,12 @@ Each session ``NAME`` has, in the runtime dir's ``sessions/`` folder (0700):
 - ``NAME.json``: the host's record (pid, when and where it started), removed when the session ends
   properly. A record whose lock is free is a session that did not end properly (its host was killed):
   the next ``polter`` says so, once, and offers ``--restore``.
+
+A logout can remove the runtime dir under a running session (logind deletes ``$XDG_RUNTIME_DIR`` when the
+user's last login ends, unless lingering is on). The host notices within half a second and makes its files
+again (:meth:`SessionHost.keep_reachable`), in the runtime dir as it is then: ``/tmp/polter-UID`` while the
+login's is gone. So the sessions are looked for in both (:func:`sessions_folders`), unless
+``$POLTER_RUNTIME_DIR`` names the one place.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Final, TextIO
 from pydantic import BaseModel, ValidationError
 
 from polter.errors import SessionError
-from polter.paths import runtime_dir
+from polter.paths import ENV_RUNTIME_DIR, fallback_runtime_dir, runtime_dir
 
 __all__ = [
     "DEFAULT_NAME",
@@ -34,6 +40,8 @@ __all__ = [
     "check_name",
     "known_sessions",
     "session_files",
+    "sessions_folder",
+    "sessions_folders",
 ]
 
 DEFAULT_NAME: Final = "main"
@@ -119,15 +127,40 @@ def sessions_folder() -> Path:
     return folder
 
 
+def sessions_folders() -> list[Path]:
+    """Where sessions are looked for: the runtime dir's folder, and ``/tmp/polter-UID``'s when it is another one
+    and exists as a private folder of this user's (a session whose runtime dir was removed is there)."""
+    folders = [sessions_folder()]
+    if os.environ.get(ENV_RUNTIME_DIR):
+        return folders
+    fallback = fallback_runtime_dir() / "sessions"
+    try:
+        info = fallback.stat()
+    except OSError:
+        return folders
+    if fallback != folders[0] and info.st_uid == os.getuid() and not info.st_mode & 0o077:
+        folders.append(fallback)
+    return folders
+
+
 def session_files(name: str) -> SessionFiles:
-    return SessionFiles(check_name(name), sessions_folder())
+    """Session ``name``'s files: where it has them, else where a new session makes them."""
+    check_name(name)
+    for folder in sessions_folders():
+        files = SessionFiles(name, folder)
+        if files.socket.exists() or files.record.exists():
+            return files
+    return SessionFiles(name, sessions_folder())
 
 
 def known_sessions() -> list[SessionFiles]:
-    """Every session with a socket or a record here, alive or not, by name."""
-    folder = sessions_folder()
-    names = {path.stem for path in folder.iterdir() if path.suffix in (".sock", ".json") and _NAME.match(path.stem)}
-    return [SessionFiles(name, folder) for name in sorted(names)]
+    """Every session with a socket or a record in :func:`sessions_folders`, alive or not, by name."""
+    found: dict[str, SessionFiles] = {}
+    for folder in sessions_folders():
+        for path in folder.iterdir():
+            if path.suffix in (".sock", ".json") and _NAME.match(path.stem):
+                found.setdefault(path.stem, SessionFiles(path.stem, folder))
+    return [found[name] for name in sorted(found)]
 
 
 class SessionLock:
@@ -152,6 +185,16 @@ class SessionLock:
             ) from None
         os.set_inheritable(handle.fileno(), False)
         self._handle = handle
+
+    @property
+    def held(self) -> bool:
+        """Whether the lock file this holds is still the one at the lock's path (not removed under it)."""
+        if self._handle is None:
+            return False
+        try:
+            return os.stat(self.files.lock).st_ino == os.fstat(self._handle.fileno()).st_ino
+        except OSError:
+            return False
 
     def release(self) -> None:
         if self._handle is not None:

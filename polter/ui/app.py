@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import events
@@ -11,18 +12,26 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from polter.errors import SessionError
-from polter.session.registry import SessionFiles
+from polter.session import protocol as wire
+from polter.session.client import SessionClient
 from polter.ui.echo_screen import EchoScreen
 from polter.ui.full_collections import FullCollections
-from polter.ui.remote import RemoteSession
+from polter.ui.remote import RemoteSession, SessionTarget
 from polter.ui.session_screen import SessionScreen
 
 __all__ = ["PolterApp"]
 
 
+AttentionHook = Callable[[str, wire.AttentionNotice, bool], object]
+"""What else a window does when a pane of a session on another host needs the human (given the session's
+``HOST:NAME``, and whether the terminal raises notifications itself): the command line runs this machine's
+desktop notification and ``notify_command``."""
+
+
 class PolterApp(App[None], inherit_bindings=False):
-    """A window on session ``files.name``: its panes live in the session host, which keeps them running
-    when this window closes (prefix then ``d`` detaches; ``polter attach`` brings them back).
+    """A window on the session ``target`` names (here, or on another host): its panes live in the session host,
+    which keeps them running when this window closes (prefix then ``d`` detaches; ``polter attach`` brings them
+    back).
 
     Textual's own ``ctrl+q``/``ctrl+c``/``ctrl+p`` bindings are not inherited: those keys belong to the
     programs in the panes (``ctrl+q`` also resumes a terminal paused by ``ctrl+s``, ``ctrl+p`` is the
@@ -36,10 +45,19 @@ class PolterApp(App[None], inherit_bindings=False):
         Binding("ctrl+p", "palette_key", "Commands", id="polter.palette", show=False, priority=True),
     ]
 
-    def __init__(self, files: SessionFiles) -> None:
+    def __init__(
+        self,
+        target: SessionTarget,
+        *,
+        on_remote_attention: AttentionHook | None = None,
+        client: SessionClient | None = None,
+    ) -> None:
         super().__init__()
         self.use_command_palette = True
-        self.files = files
+        self.target = target
+        self._client = client
+        """A connection made before the window started (over ssh: the login may have asked for a password)."""
+        self.on_remote_attention = on_remote_attention
         self.session: RemoteSession | None = None
         self.palette_key: str | None = None
         """A key that opens the command palette directly (``None``: only the prefix key then ``:``/``p``)."""
@@ -60,7 +78,7 @@ class PolterApp(App[None], inherit_bindings=False):
         only what changed since (docs/terminal.md has the figures), and run full collections when the human
         does not wait for an echo (:class:`FullCollections`)."""
         try:
-            self.session = await RemoteSession.connect(self.files)
+            self.session = await RemoteSession.connect(self.target, self._client)
         except SessionError as exc:
             self.exit(return_code=1, message=f"polter: {exc}")
             return

@@ -60,8 +60,13 @@ class SessionNotices:
             case wire.Notice(text=text, title=title, severity=severity):
                 notify(text, title=title or "", severity=severity, timeout=15)
             case wire.AttentionNotice():
-                self.notifier.notify(self.screen.app, event.headline(), event.message)
-                notify(event.message or "prefix then n goes there", title=event.headline(), severity="warning")
+                session = self.screen.session
+                headline = event.headline() + (f" on {session.name}" if session.ssh_host else "")
+                self.notifier.notify(self.screen.app, headline, event.message)
+                notify(event.message or "prefix then n goes there", title=headline, severity="warning")
+                hook = getattr(self.screen.app, "on_remote_attention", None)
+                if session.ssh_host and hook is not None:
+                    hook(session.name, event, self.terminal_notifies)
 
 
 def servers_report(report: ServersReload) -> str:

@@ -124,6 +124,17 @@ class PaneWidget(Vertical):
         else:
             self.header.position = ""
 
+    def show_host(self) -> None:
+        """The host the pane runs on, when it is another machine (``@gpu``; ``@gpu reconnecting`` while the
+        connection is being made again)."""
+        session = self.remote.session
+        if session.ssh_host is None:
+            return
+        if session.reconnecting:
+            self.header.set_badge("host", f"@{session.ssh_host} reconnecting…", "warning", tooltip="the SSH link broke")
+        else:
+            self.header.set_badge("host", f"@{session.ssh_host}", tooltip=f"session {session.name}, over SSH")
+
     def show_state(self) -> None:
         """Bring the header in line with the pane's state (status, title, and the agent's badges)."""
         state, header = self.remote.state, self.header
@@ -132,6 +143,7 @@ class PaneWidget(Vertical):
         header.title = state.title
         self.set_class(state.status_kind == "exited", "-exited")
         self.set_class(state.status_kind == "failed", "-failed")
+        self.show_host()
         agent = state.agent
         if agent is None:
             return

@@ -12,6 +12,12 @@ future with the human's answer and the session sends it to the host (which is wh
 A question of the host's own (may a project's setup command run?) arrives as a ``Question`` event, is answered
 with :meth:`RemoteSession.answer_question`, and is over (``QuestionClosed``) when any window answered it or
 it timed out.
+
+A session on another host is reached through ``ssh HOST polter relay NAME`` (:mod:`polter.session.ssh`). When
+that connection drops, the view says so (:class:`RemoteSession.Reconnecting`), tries again with backoff
+(:data:`RECONNECT_DELAYS`) and, once attached again, takes in the session as it is now (panes opened or closed
+meanwhile, asks that came or went; every screen whole again) and says :class:`RemoteSession.Reconnected`. The
+session on the host never notices more than a window that left and came back.
 """
 
 from __future__ import annotations
@@ -26,24 +32,31 @@ from pydantic import BaseModel
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from polter.errors import PolterError
+from polter.errors import PolterError, SessionError, SessionMissing
 from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, ElicitationReply, Phase, RolesStatus
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
+from polter.session.ssh import SshTarget
+from polter.session.ssh import connect as connect_over_ssh
 from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
 from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
 from polter.terminal.source import FrameSink
 
-__all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal"]
+__all__ = ["AUDIT_KEPT", "RECONNECT_DELAYS", "RemotePane", "RemoteSession", "RemoteTerminal", "SessionTarget"]
 
 logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows a window keeps for its audit screen (the gateway's SQLite log keeps everything)."""
+RECONNECT_DELAYS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+"""Seconds before each new try to reach a session on another host again (the last repeats, without end)."""
+
+SessionTarget = SessionFiles | SshTarget
+"""A session on this machine (its files), or on another host (reached over ssh)."""
 
 
 class RemoteTerminal:
@@ -168,7 +181,18 @@ class RemoteSession:
             super().__init__()
             self.reason = reason
 
-    def __init__(self) -> None:
+    class Reconnecting(Message):
+        """The connection to a session on another host broke (``reason``); try ``attempt`` comes in ``delay`` s."""
+
+        def __init__(self, reason: str, attempt: int, delay: float) -> None:
+            super().__init__()
+            self.reason, self.attempt, self.delay = reason, attempt, delay
+
+    class Reconnected(Message):
+        """Attached again after :class:`Reconnecting`: the session's panes and asks are current again."""
+
+    def __init__(self, target: SessionTarget) -> None:
+        self.target = target
         self._targets: list[MessagePump] = []
         self._early: list[Message] = []
         """Messages that arrived before anyone subscribed (the screen is made after the connection)."""
@@ -191,14 +215,34 @@ class RemoteSession:
         """The session ended, or this window lost it."""
         self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
         self.tasks = BackgroundTasks(logger)
+        self.reconnecting = False
+        """The connection to the session on another host broke and is being made again."""
+        self._leaving = False
 
     @classmethod
-    async def connect(cls, files: SessionFiles) -> RemoteSession:
-        """Attach to session ``files.name``; its messages wait for the first :meth:`subscribe`."""
-        session = cls()
-        session.client = await SessionClient.connect(files, on_event=session._event, on_lost=session._lost)
+    async def connect(cls, target: SessionTarget, client: SessionClient | None = None) -> RemoteSession:
+        """Attach to the session ``target`` names (``client``: a connection to it made already, which this view
+        takes over); its messages wait for the first :meth:`subscribe`."""
+        session = cls(target)
+        if client is not None:
+            client.on_event, client.on_lost = session._event, session._lost
+            session.client = client
+        else:
+            session.client = await session._open()
+        if isinstance(target, SshTarget) and target.name is None:  # reconnections go to this one
+            session.target = SshTarget(target.host, session.client.welcome.info.name)
         session._take(session.client.state)
         return session
+
+    async def _open(self) -> SessionClient:
+        if isinstance(self.target, SshTarget):
+            return await connect_over_ssh(self.target, on_event=self._event, on_lost=self._lost)
+        return await SessionClient.connect(self.target, on_event=self._event, on_lost=self._lost)
+
+    @property
+    def ssh_host(self) -> str | None:
+        """The machine the session runs on, as ssh knows it, when it is another one."""
+        return self.target.host if isinstance(self.target, SshTarget) else None
 
     def _take(self, state: wire.SessionState) -> None:
         self.info = state.info
@@ -215,7 +259,9 @@ class RemoteSession:
 
     @property
     def name(self) -> str:
-        return self.info.name if self.info is not None else ""
+        """The session's name, ``HOST:NAME`` for one on another host (what ``polter attach`` takes)."""
+        name = self.info.name if self.info is not None else ""
+        return f"{self.ssh_host}:{name}" if self.ssh_host else name
 
     def pane(self, pane_id: str) -> RemotePane | None:
         return next((pane for pane in self.panes if pane.id == pane_id), None)
@@ -311,9 +357,67 @@ class RemoteSession:
         self._post(self.Event(message))
 
     def _lost(self, reason: str) -> None:
-        if not self.ended:  # (the host closes the connection after it said the session ended)
-            self.ended = True
-            self._post(self.Lost(reason))
+        if self.ended or self._leaving:  # (the host closes the connection after it said the session ended)
+            return
+        if self.ssh_host is not None:
+            self.reconnecting = True
+            self.tasks.run(self._reconnect(reason), "reconnecting to the session")
+            return
+        self.ended = True
+        self._post(self.Lost(reason))
+
+    async def _reconnect(self, reason: str) -> None:
+        """Attach again, with backoff, until it works, the session is gone, or this window leaves."""
+        attempt = 0
+        while not self._leaving:
+            delay = RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)]
+            attempt += 1
+            self._post(self.Reconnecting(reason, attempt, delay))
+            await asyncio.sleep(delay)
+            if self._leaving:
+                return
+            try:
+                client = await self._open()
+            except SessionMissing as exc:  # it ended meanwhile
+                self.reconnecting, self.ended = False, True
+                self._post(self.Lost(str(exc)))
+                return
+            except SessionError as exc:
+                reason = str(exc)
+                continue
+            self.client = client
+            self.reconnecting = False
+            self._retake(client.state)
+            self.tasks.run(self._catch_up_audit(), "reading the audit log")  # the rows logged meanwhile
+            self._post(self.Reconnected())
+            return
+
+    def _retake(self, state: wire.SessionState) -> None:
+        """Attached again: take in the session as it is now, through the events that would have said so."""
+        self.info = state.info
+        known = {pane.id for pane in self.panes}
+        now = {pane.id for pane in state.panes}
+        for pane_id in known - now:
+            self._event(wire.PaneRemoved(pane=pane_id))
+        for index, pane_state in enumerate(state.panes):
+            if pane_state.id in known:
+                self._event(wire.PaneUpdated(pane=pane_state))
+            else:
+                self._event(wire.PaneAdded(pane=pane_state, index=index))
+        for pane in self.panes:
+            pane.terminal.resend_size()
+        pending = {ask.id for ask in state.asks}
+        for ask in list(self.asks.values()):
+            if ask.id not in pending:
+                self._event(wire.AskClosedEvent(ask=ask))
+        for ask in state.asks:
+            self._ask_arrived(ask)
+        if state.roles != self.roles:
+            self._event(wire.RolesEvent(status=state.roles))
+        self.server_names = state.servers
+        self.adapters = state.adapters
+        if state.ready and not self.ready:
+            self._event(wire.Ready())
 
     def _ask_arrived(self, ask: AskInfo) -> None:
         if ask.id in self._futures:
@@ -416,10 +520,13 @@ class RemoteSession:
 
     async def end(self, reason: str = "quit from a window") -> None:
         """End the session: every program in it, and the gateway."""
+        self._leaving = True
         with contextlib.suppress(PolterError):
             await self.client.call(methods.KillParams(reason=reason))
         await self.client.closed.wait()
 
     async def detach(self) -> None:
         """Leave the session running; this window stops showing it."""
+        self._leaving = True
+        self.tasks.cancel()
         await self.client.aclose()

@@ -206,6 +206,23 @@ class SessionScreen(EchoScreen[None]):
     def _ask_requested(self, message: RemoteSession.AskRequested) -> None:
         self.asks.requested(message.ask, message.future)
 
+    @on(RemoteSession.Reconnecting)
+    def _reconnecting(self, message: RemoteSession.Reconnecting) -> None:
+        for pane in self.grid.panes:
+            pane.show_host()
+        self.notify(
+            f"{message.reason}\nTrying again in {message.delay:g} s (try {message.attempt}); the session runs on.",
+            title=f"Reconnecting to {self.session.name}",
+            severity="warning",
+            timeout=max(3.0, message.delay + 1),
+        )
+
+    @on(RemoteSession.Reconnected)
+    def _reconnected(self, _message: RemoteSession.Reconnected) -> None:
+        for pane in self.grid.panes:
+            pane.show_host()
+        self.notify(f"Attached to {self.session.name} again.", title="Reconnected", timeout=4)
+
     @on(RemoteSession.Lost)
     def _lost(self, message: RemoteSession.Lost) -> None:
         if not self.pane_actions.leaving:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -366,3 +367,29 @@ async def test_a_pane_done_while_another_is_focused_tells_the_terminal_and_notif
         assert polter("kill", "heed").returncode == 0
         assert await terminal.exited() == 0
     assert runs() == [["2", "Shell", "coder", "done", ""]] and len(screen.notifications) == 1
+
+
+async def test_a_session_whose_runtime_dir_was_removed_is_listed_attached_and_killed(
+    config: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    """logind removes ``$XDG_RUNTIME_DIR`` when the user's last login ends: the host makes its files again."""
+    async with window("--config", str(config), "--session", "kept") as first:
+        await first.shows("coder")
+        await wait_until(lambda: first.text().count("$") >= 2, message=first.text)
+        first.type("echo before-the-logout\r")
+        await first.shows("before-the-logout")
+        first.type("\x02d")
+        assert await first.exited() == 0
+    [info] = sessions()
+    runtime = isolated_dirs["runtime"]
+    shutil.rmtree(runtime)  # the logout
+    await wait_until(lambda: (runtime / "sessions" / "kept.sock").is_socket(), message="the socket made again")
+    [again] = sessions()
+    assert again["name"] == "kept" and again["pid"] == info["pid"] and (runtime / "sessions" / "kept.lock").exists()
+    async with window("attach", "kept") as second:
+        await second.shows("before-the-logout")
+        second.type("\x02d")
+        assert await second.exited() == 0
+    result = polter("kill", "kept")
+    assert result.returncode == 0 and "ended session kept" in result.stdout, result.stderr
+    assert sessions() == [] and not process_running(int(info["pid"]))  # type: ignore[arg-type]

@@ -83,7 +83,7 @@ class HostedApp(PolterApp):
         self, specs: list[LaunchSpec] | None = None, *, launch: Launch | None = None, name: str = "hosted"
     ) -> None:
         super().__init__(session_files(name))
-        self.host = SessionHost(self.files, launch, specs)
+        self.host = SessionHost(self.target, launch, specs)
         self._serving: asyncio.Task[None] | None = None
 
     async def on_mount(self) -> None:  # runs before PolterApp.on_mount (Textual calls each class's handler)

@@ -24,6 +24,7 @@ from polter.gateway.models import (
     ToolCapability,
 )
 from polter.session.protocol import AgentView, AuditEvent, PaneState
+from polter.session.registry import SessionFiles
 from polter.ui.audit_screen import COLUMNS, OWN_TOOLS, AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.help_screen import HelpScreen
@@ -72,7 +73,7 @@ def row(number: int, **values: Any) -> AuditRow:
 
 def session_with_rows() -> RemoteSession:
     """A window's view of a session that logged six decisions (no host behind it: nothing is called)."""
-    space = RemoteSession()
+    space = RemoteSession(SessionFiles("snapshot", Path("/nonexistent")))
     space.server_names = ["time", "terraria"]
     space.audit_rows.extend(
         [
@@ -224,7 +225,7 @@ def test_the_audit_screen_filtered_by_decision_with_listings(snap_compare: Any, 
 
 
 def test_the_capabilities_screen(snap_compare: Any, tmp_path: Path) -> None:
-    session = RemoteSession()
+    session = RemoteSession(SessionFiles("snapshot", Path("/nonexistent")))
     screen = CapabilitiesScreen(session, reviewer_pane(session), "Pane 2", capabilities=CAPABILITIES)
     assert snap_compare(Over(screen), terminal_size=SIZE)
 

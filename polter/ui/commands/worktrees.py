@@ -13,7 +13,9 @@ __all__ = ["WorktreeCommands"]
 
 class WorktreeCommands(CommandProvider):
     """For each pane in a worktree of its own: review, merge, remove (or recreate, its folder deleted); the
-    focused pane's are listed before anything is typed. New panes in worktrees of their own, CLI × role."""
+    focused pane's are listed before anything is typed. New panes in worktrees of their own, CLI × role. For a
+    session on another host, only what the host does (recreate, new panes): review, merge and removal run git in
+    the window's process, and the worktree is on the host (``polter worktree`` there does them)."""
 
     def commands(self) -> Iterator[Command]:
         screen = self.session_screen
@@ -32,6 +34,8 @@ class WorktreeCommands(CommandProvider):
                     f"its folder {worktree.path} was deleted; made again on {worktree.branch}, the pane restarts in it",
                     discover=True,
                 )
+            if screen.session.ssh_host is not None:
+                continue  # review, merge and removal run git here: the worktree is on the session's host
             yield Command(
                 f"Review worktree of pane {number}",
                 partial(actions.review, pane),
