@@ -54,7 +54,7 @@ class TeamRules:
     depth: int
 
     def targets(self, verb: TeamVerb) -> tuple[str, ...]:
-        return getattr(self, verb)  # type: ignore[no-any-return]
+        return getattr(self, verb)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -48,8 +48,16 @@ from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord
+from polter.session.team import Team
 from polter.session.windows import Window, Windows, same_user
-from polter.session.workspace import AgentChanged, NetworkChanged, StateReported, Workspace, WorkspaceEvent
+from polter.session.workspace import (
+    AgentChanged,
+    NetworkChanged,
+    StateReported,
+    TeamRequested,
+    Workspace,
+    WorkspaceEvent,
+)
 from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 
@@ -108,6 +116,15 @@ class SessionHost:
         )
         self.worktrees = PaneWorktrees(
             panes=self.panes, windows=self.windows, questions=self.questions, tasks=self.tasks, restart=self._restart
+        )
+        self.team = Team(
+            panes=self.panes,
+            attention=self.attention,
+            tasks=self.tasks,
+            answer=self.workspace.answer_team,
+            open_pane=self._open_for_team,
+            close_pane=self.close_pane,
+            asks_of=self.workspace.asks.of_pane,
         )
         self.calls = CallTable()
         for part in (
@@ -277,8 +294,25 @@ class SessionHost:
         self._save()
         return pane.id
 
+    async def _open_for_team(self, setup: PaneSetup) -> HostPane:
+        """A pane an agent opened (its role decided by the gateway, docs/team.md)."""
+        registry = self.launch.registry
+        if registry is None:
+            raise SessionError("this session knows no adapters")
+        if setup.worktree:
+            like = next((pane for pane in self.panes if pane.agent is not None), None)
+            setup = setup.model_copy(update={"cwd": self.worktrees.source(like, setup.cwd)})
+        [plan] = plan_panes([setup], registry, source="opened by an agent", where=lambda index: {})
+        pane = await self._open_plan(plan)
+        self._save()
+        return pane
+
     async def _close(self, window: Window, params: methods.CloseParams) -> None:
-        pane = self.panes.get(params.pane)
+        await self.close_pane(self.panes.get(params.pane))
+
+    async def close_pane(self, pane: HostPane) -> None:
+        """End the pane's program and forget the pane (the session ends with its last pane)."""
+        self.team.pane_gone(pane, f"pane {self.panes.number(pane)} was closed", closed=True)
         await pane.terminal.close()
         pane.terminal.dispose()
         self.panes.remove(pane)
@@ -295,6 +329,8 @@ class SessionHost:
     async def _restart(self, pane: HostPane) -> None:
         """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
         applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
+        if pane in self.panes:
+            self.team.pane_gone(pane, f"pane {self.panes.number(pane)} restarts")
         await pane.terminal.close()
         pane.report = None  # what the old CLI said of itself
         spec = None
@@ -374,6 +410,8 @@ class SessionHost:
                 self._save()
             case StateReported(agent=agent, report=report):
                 self.attention.reported(agent, report)
+            case TeamRequested(request=request):
+                self.team.handle(request)
             case NetworkChanged(up=up, reason=reason):
                 if up:
                     text = "The panes' network is back (Polter's egress proxy restarted)."
