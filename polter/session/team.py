@@ -208,7 +208,7 @@ class Team:
 
     def send(self, pane: HostPane, sender: str, label: str, message: str) -> str:
         """Queue the message for ``pane``; typed now if it is ready. What happened, for the sender."""
-        if not pane.terminal.running:
+        if pane.terminal.started and not pane.terminal.running:
             raise SessionError(f"the program of pane {self._panes.number(pane)} is not running")
         member = self.membership(pane)
         member.queue.append(_Message(sender, f"[from {label}] {clean_message(message)}"))
@@ -234,12 +234,13 @@ class Team:
             return
         message = member.queue.popleft()
         terminal = pane.terminal
-        terminal.paste(message.text)
+        screen = terminal.screen
+        bracketed = screen is not None and screen.bracketed_paste
+        terminal.paste(message.text if bracketed else message.text.replace("\n", " "))  # one message, one prompt
         terminal.key("enter")  # not pane.key: the pane's typed line (the human's words) never sees it
         member.sender = message.sender
         member.delivered += 1
         member.delivered_at = time.monotonic()
-        screen = terminal.screen
         member.pushed_at_delivery = screen.history_pushed if screen is not None else 0
         self._panes.changed(pane)
 
@@ -348,9 +349,12 @@ class Team:
                 if member is None or not (member.queue or member.waits):
                     continue
                 busy = True
-                if not pane.terminal.running:
+                terminal = pane.terminal
+                if terminal.started and not terminal.running:
                     self.pane_gone(pane, f"the program of pane {self._panes.number(pane)} ended")
                     continue
+                if not terminal.running:
+                    continue  # (a pane just opened: its program starts once a window gives it a size)
                 self._attention.attend(pane)
                 self._deliver(pane, member)
                 self._check_waits(pane, member)
