@@ -60,6 +60,10 @@ class HostPane:
         """The size the pane's windows last asked for (it starts at the first one)."""
         self.worktree: PaneWorktree | None = None
         """The git worktree of its own the pane runs in (docs/worktrees.md)."""
+        self.task_from: tuple[str, str] | None = None
+        """The pane (id, label) whose agent gave this one its current task, and how many messages wait for it
+        (kept by the host's :class:`~polter.session.team.Team`)."""
+        self.queued = 0
 
     # -- input: what the human types, followed as the line they submit ------------------------------
 
@@ -172,4 +176,7 @@ class HostPane:
             waiting_since=self.waiting_since,
             muted=self.muted,
             warnings=list(agent.warnings),
+            task_from=self.task_from[0] if self.task_from else None,
+            task_from_label=self.task_from[1] if self.task_from else None,
+            queued=self.queued,
         )

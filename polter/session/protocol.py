@@ -114,6 +114,11 @@ class AgentView(_Message):
     )
     muted: bool = Field(default=False, description="no notifications for this pane (notify = false, or the palette)")
     warnings: list[str] = Field(default_factory=list)
+    task_from: str | None = Field(
+        default=None, description="the pane whose agent gave it its current task (docs/team.md)"
+    )
+    task_from_label: str | None = Field(default=None, description="that pane as its message was marked: pane 1 · coder")
+    queued: int = Field(default=0, description="messages of other agents waiting to be typed into it")
 
 
 class WorktreeView(_Message):

@@ -56,6 +56,7 @@ def clean_message(text: str) -> str:
 @dataclass
 class _Message:
     sender: str
+    label: str
     text: str
 
 
@@ -211,8 +212,9 @@ class Team:
         if pane.terminal.started and not pane.terminal.running:
             raise SessionError(f"the program of pane {self._panes.number(pane)} is not running")
         member = self.membership(pane)
-        member.queue.append(_Message(sender, f"[from {label}] {clean_message(message)}"))
+        member.queue.append(_Message(sender, label, f"[from {label}] {clean_message(message)}"))
         self._deliver(pane, member)
+        self._show(pane, member)
         if member.queue:
             self._tick_soon()
             number, waiting = self._panes.number(pane), len(member.queue)
@@ -242,6 +244,12 @@ class Team:
         member.delivered += 1
         member.delivered_at = time.monotonic()
         member.pushed_at_delivery = screen.history_pushed if screen is not None else 0
+        pane.task_from = (message.sender, message.label)
+        self._show(pane, member)
+
+    def _show(self, pane: HostPane, member: _Membership) -> None:
+        """The pane's header: who gave it its task, how many messages wait."""
+        pane.queued = len(member.queue)
         self._panes.changed(pane)
 
     # -- wait ------------------------------------------------------------------------------------------------
@@ -313,7 +321,8 @@ class Team:
         member = self.membership(pane)
         member.opened_by, member.depth = opener.id, caller.depth + 1
         label = request.sender_label or f"pane {self._panes.number(opener)}"
-        member.queue.append(_Message(opener.id, f"[from {label}] {clean_message(request.task or '')}"))
+        member.queue.append(_Message(opener.id, label, f"[from {label}] {clean_message(request.task or '')}"))
+        self._show(pane, member)
         member.delivered_at = time.monotonic()  # its CLI starts: the first prompt waits for it to settle
         self._tick_soon()
         return TeamReply(pane=pane.id, number=self._panes.number(pane))
@@ -327,6 +336,7 @@ class Team:
             return
         dropped = len(member.queue)
         member.queue.clear()
+        pane.queued = 0
         text = why + (f"; {dropped} queued message(s) were not typed" if dropped else "")
         for wait in member.waits:
             if not wait.future.done():

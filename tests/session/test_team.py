@@ -164,6 +164,8 @@ async def test_send_types_the_message_marked_with_its_sender_and_limits_hold(mon
         await wait_until(lambda: "delivered-42" in text_of(host, "p2"), message=lambda: text_of(host, "p2"))
         assert "[from pane 1 · lead] ; echo delivered-$((6*7))" in text_of(host, "p2")
         assert host.team.sender_of(host.panes[1]) == "p1"
+        header = host.panes[1].state().agent  # what the window's header shows
+        assert header is not None and (header.task_from, header.task_from_label) == ("p1", "pane 1 · lead")
         too_long = await floor(host, 1, "send", pane=2, message="x" * (64 * 1024 + 1))
         assert too_long.is_error and "65536 bytes" in said(too_long)
         answer = await floor(host, 2, "send", pane=1, message="; echo answered")  # @sender: pane 1 gave the task
@@ -346,6 +348,7 @@ async def test_a_pane_that_closes_ends_the_waits_on_it_and_its_queue_with_an_err
         await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
         queued = await floor(host, 1, "send", pane=2, message="; echo never-typed")
         assert "queued for pane 2 (1 waiting)" in said(queued)
+        assert host.panes[1].state().agent.queued == 1  # type: ignore[union-attr]
         waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
         await wait_until(lambda: host.team.membership(host.panes[1]).waits, message="the wait in the host")
         await host.close_pane(host.panes[1])
