@@ -140,6 +140,7 @@ class SessionHost:
         self.calls.register(methods.RestartParams, self._restart_call)
         self.calls.register(methods.InfoParams, self._info)
         self.calls.register(methods.KillParams, self._kill)
+        self.calls.register(methods.SendParams, self._send)
         self._lock = SessionLock(files)
         self._server: asyncio.Server | None = None
         self._workspace_started = False
@@ -549,6 +550,24 @@ class SessionHost:
             case wire.FocusInput(pane=pane_id, focused=focused):
                 if (pane := self.panes.find(pane_id)) is not None:
                     pane.terminal.focus(focused)
+
+    async def _send(self, window: Window, params: methods.SendParams) -> list[str]:
+        """The human types ``text`` and Enter into each pane (an id, or a number from 1): their words, as if typed
+        there."""
+        panes = [self._pane_named(name) for name in params.panes]
+        typed = []
+        for pane in panes:
+            if pane.terminal.running:
+                self._submit(pane, [*pane.paste(params.text), *pane.key("enter", None)])
+                typed.append(pane.id)
+        return typed
+
+    def _pane_named(self, name: str) -> HostPane:
+        if name.isdigit():
+            if not 1 <= int(name) <= len(self.panes):
+                raise SessionError(f"no pane {name} in session {self.name} (it has {len(self.panes)})")
+            return self.panes[int(name) - 1]
+        return self.panes.get(name)
 
     async def _answer(self, window: Window, call: wire.Call) -> None:
         window.send(await self.calls.answer(window, call))

@@ -42,6 +42,7 @@ __all__ = [
     "ReloadRolesParams",
     "RestartParams",
     "SetPhaseParams",
+    "SendParams",
     "SetRoleParams",
     "ViewParams",
     "WorktreesParams",
@@ -183,6 +184,16 @@ class AnswerQuestionParams(CallParams[bool]):
     answer: bool
 
 
+class SendParams(CallParams[list[str]]):
+    """The human's words typed into several panes at once, each submitted with Enter (``polter send``, the palette's
+    "Send to panes…"): they count as the human's, for keyword gates and phases, as if typed in each. The panes typed
+    into come back (a pane whose program does not run is skipped)."""
+
+    method = "send"
+    panes: list[str] = Field(min_length=1, description="the panes: ids, or numbers from 1 as windows show them")
+    text: str = Field(min_length=1, max_length=64 * 1024)
+
+
 # -- attention ------------------------------------------------------------------------------------------
 
 
@@ -247,7 +258,7 @@ METHODS: Final[dict[str, type[CallParams[Any]]]] = {
         OpenParams, CloseParams, RestartParams, HistoryParams, LayoutParams, ViewParams,
         SetRoleParams, SetPhaseParams, ReloadRolesParams, CapabilitiesParams, AuditParams, AnswerParams,
         AnswerElicitationParams, AnswerQuestionParams, LookingParams, MuteParams, WorktreesParams,
-        RefreshWorktreeParams, RecreateWorktreeParams, InfoParams, KillParams,
+        RefreshWorktreeParams, RecreateWorktreeParams, InfoParams, KillParams, SendParams,
     )
 }  # fmt: skip
 """Every method of the protocol by its name on the wire."""

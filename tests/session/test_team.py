@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -370,3 +372,37 @@ async def test_nothing_queued_is_typed_into_a_restarted_program(monkeypatch: pyt
         human_types(host, 2, "echo after-restart")
         await wait_until(lambda: "after-restart" in text_of(host, pane.id))
         assert "never-2" not in text_of(host, pane.id)
+
+
+# -- polter send ------------------------------------------------------------------------------------------------
+
+
+async def polter_send(host: SessionHost, *arguments: str, pane: int | None = None) -> tuple[int, str]:
+    """``polter send`` in a process of its own: from the human's shell, or (``pane``) from inside that pane."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("POLTER_TOKEN")}
+    env.pop("POLTER_GATEWAY_URL", None)
+    if pane is not None:
+        env.update(POLTER_TOKEN=token(host, pane), POLTER_GATEWAY_URL=host.workspace.url or "")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "polter", "send", *arguments, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output, _ = await asyncio.wait_for(process.communicate(), 120)
+    return process.returncode or 0, output.decode()
+
+
+async def test_polter_send_is_the_humans_words_outside_a_pane_and_the_agents_inside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        code, output = await polter_send(host, "2", "; echo as-agent wipe", pane=1)
+        assert code == 0, output
+        await wait_until(lambda: "[from pane 1 · lead] ; echo as-agent wipe" in text_of(host, "p2"))
+        assert gate_shut(await fixture(host, 2, "delete_all"))
+        code, output = await polter_send(host, "2", "echo the human says wipe")
+        assert code == 0 and "typed into 1 of 1 pane(s)" in output, output
+        await wait_until(lambda: "the human says wipe" in text_of(host, "p2"))
+        opened = await fixture(host, 2, "delete_all")
+        assert not opened.is_error, said(opened)
+        code, output = await polter_send(host, "7", "hello")
+        assert code != 0 and "no pane 7" in output
