@@ -398,6 +398,7 @@ class TeamMember(_Model):
     opened_by: str | None = Field(default=None, description="The pane that opened it (None: the human).")
     depth: int = 0
     queued: int = Field(default=0, description="Messages waiting to be typed into it.")
+    handoffs: str = Field(default="on", description="on, muted (messages wait) or forbidden, as the human set it.")
 
 
 class TeamReply(_Model):

@@ -133,6 +133,7 @@ class SessionHost:
             self.attention,
             self.worktrees,
             AgentCalls(self.panes, self.workspace, self.questions),
+            self.team,
         ):
             part.register_calls(self.calls)
         self.calls.register(methods.OpenParams, self._open)

@@ -88,6 +88,10 @@ class SessionInfo(_Message):
     executable: str = Field(description="the Python that runs the host (a window of another Polter can use it)")
 
 
+Handoffs = Literal["on", "muted", "forbidden"]
+"""What the human lets other agents do with a pane (docs/team.md): the palette's hand-off commands."""
+
+
 class AgentView(_Message):
     """An agent pane's side of the gateway, for its header and the palette."""
 
@@ -119,6 +123,9 @@ class AgentView(_Message):
     )
     task_from_label: str | None = Field(default=None, description="that pane as its message was marked: pane 1 · coder")
     queued: int = Field(default=0, description="messages of other agents waiting to be typed into it")
+    handoffs: Handoffs = Field(
+        default="on", description="on; muted: messages to it wait until unmuted; forbidden: none to it or from it"
+    )
 
 
 class WorktreeView(_Message):

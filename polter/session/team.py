@@ -25,16 +25,22 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from polter.errors import GatewayError, PolterError, SessionError
 from polter.gateway.models import TeamMember, TeamReply, TeamRequest
 from polter.protocol import AgentState
+from polter.session import methods
 from polter.session.attention import Attention
 from polter.session.config import PaneSetup
 from polter.session.pane import HostPane
 from polter.session.panes import Panes
+from polter.session.protocol import PaneState
+from polter.session.windows import Window
 from polter.tasks import BackgroundTasks
+
+if TYPE_CHECKING:
+    from polter.session.call_table import CallTable
 
 __all__ = ["SETTLE", "Team"]
 
@@ -111,6 +117,8 @@ class Team:
         self._asks_of = asks_of
         self._members: dict[str, _Membership] = {}
         self._ticking: asyncio.Task[None] | None = None
+        self.ticks = 0
+        """Rounds of the ticker so far (a test can wait for the host to have looked again)."""
 
     def membership(self, pane: HostPane) -> _Membership:
         return self._members.setdefault(pane.id, _Membership())
@@ -124,6 +132,26 @@ class Team:
         return member.sender if member is not None else None
 
     # -- the gateway's requests ---------------------------------------------------------------------------
+
+    def register_calls(self, calls: CallTable) -> None:
+        calls.register(methods.HandoffsParams, self._handoffs)
+
+    async def _handoffs(self, window: Window, params: methods.HandoffsParams) -> PaneState:
+        """The human lets agents hand work to and from a pane, mutes what they send it, or forbids both."""
+        pane = self._panes.get(params.pane)
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent: nothing is handed to it")
+        pane.handoffs = params.mode
+        member = self.membership(pane)
+        if params.mode == "forbidden" and member.queue:
+            self.pane_gone(pane, f"the human forbade hand-offs to pane {self._panes.number(pane)}")
+        self._show(pane, member)
+        self._tick_soon()
+        return pane.state()
+
+    def _allowed(self, pane: HostPane, role: str) -> None:
+        if pane.handoffs == "forbidden":
+            raise SessionError(f"the human forbade hand-offs {role} pane {self._panes.number(pane)}")
 
     def handle(self, request: TeamRequest) -> None:
         self._tasks.run(self._serve(request), f"the team call {request.action} of {request.caller}")
@@ -146,14 +174,18 @@ class Team:
                 return TeamReply(text=self.read(self._target(request), request.lines))
             case "send":
                 target = self._target(request)
+                self._allowed(self._panes.get(request.caller), "from")
+                self._allowed(target, "to")
                 return TeamReply(
                     text=self.send(target, request.caller, request.sender_label or "", request.message or "")
                 )
             case "wait":
                 return await self.wait(self._target(request), request.caller, request.until, request.timeout)
             case "open":
+                self._allowed(self._panes.get(request.caller), "from")
                 return await self._open(request)
             case "close":
+                self._allowed(self._target(request), "to")
                 await self._close_pane(self._target(request))
                 return TeamReply(text="closed")
         raise SessionError(f"not a team action: {request.action}")
@@ -188,6 +220,7 @@ class Team:
                     opened_by=member.opened_by,
                     depth=member.depth,
                     queued=len(member.queue),
+                    handoffs=pane.handoffs,
                 )
             )
         return members
@@ -224,7 +257,7 @@ class Team:
     def _ready(self, pane: HostPane, member: _Membership) -> bool:
         """Whether a message may be typed into the pane now."""
         terminal = pane.terminal
-        if not terminal.running or pane.typed.text or self._asks_of(pane.id):
+        if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
             return False
         if time.monotonic() - member.delivered_at < self.settle:
             return False
@@ -353,6 +386,7 @@ class Team:
     async def _tick(self) -> None:
         """While any queue or wait is pending: read those panes again (the agent's state), type, end waits."""
         while True:
+            self.ticks += 1
             busy = False
             for pane in self._panes:
                 member = self._members.get(pane.id)

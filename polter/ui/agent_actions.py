@@ -17,6 +17,7 @@ from textual.app import SuspendNotSupported
 from polter.errors import PolterError
 from polter.paths import bundled_dir, config_dir
 from polter.protocol import FLOOR_SERVER, Phase
+from polter.session.protocol import Handoffs
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.notices import roles_report
@@ -163,6 +164,20 @@ class AgentActions:
             self.screen.notify(str(exc), severity="error")
             return
         self.screen.notify(f"Typed into {len(typed)} pane(s).")
+
+    def set_handoffs(self, pane: PaneWidget, mode: Handoffs) -> None:
+        """Let agents hand work to and from ``pane``, hold what they send it (muted), or forbid both."""
+        self._run(self._set_handoffs(pane, mode))
+
+    async def _set_handoffs(self, pane: PaneWidget, mode: Handoffs) -> None:
+        try:
+            await self.screen.session.set_handoffs(pane.remote, mode)
+        except PolterError as exc:
+            self.screen.notify(str(exc), severity="error")
+            return
+        pane.show_state()
+        said = {"on": "takes hand-offs again", "muted": "holds what agents send it", "forbidden": "takes no hand-offs"}
+        self.screen.notify(f"Pane {pane.number} {said[mode]}.")
 
     def set_muted(self, pane: PaneWidget, muted: bool) -> None:
         """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""

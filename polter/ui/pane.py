@@ -178,6 +178,12 @@ class PaneWidget(Vertical):
             tooltip="the agent that gave this pane its current task (prefix then s: go to it)",
         )
         header.set_badge(
+            "handoffs",
+            None if agent.handoffs == "on" else f"hand-offs {agent.handoffs}",
+            "warning",
+            tooltip="what other agents may hand this pane (the command palette: Allow hand-offs)",
+        )
+        header.set_badge(
             "queued",
             f"{agent.queued} queued" if agent.queued else None,
             "warning",

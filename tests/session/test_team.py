@@ -22,7 +22,7 @@ from support.workspace_app import shell_plans
 from polter.adapters.plugins import discover
 from polter.gateway.client import pane_client
 from polter.paths import config_dir
-from polter.protocol import FLOOR_SERVER
+from polter.protocol import FLOOR_SERVER, AgentState
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.host import SessionHost
@@ -406,3 +406,26 @@ async def test_polter_send_is_the_humans_words_outside_a_pane_and_the_agents_ins
         assert not opened.is_error, said(opened)
         code, output = await polter_send(host, "7", "hello")
         assert code != 0 and "no pane 7" in output
+
+
+async def test_the_human_mutes_or_forbids_hand_offs_to_a_pane(monkeypatch: pytest.MonkeyPatch) -> None:
+    from polter.session.methods import HandoffsParams
+
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        client: SessionClient = host.client  # type: ignore[attr-defined]
+        state = await client.call(HandoffsParams(pane="p2", mode="muted"))
+        assert state.agent is not None and state.agent.handoffs == "muted"
+        held = await floor(host, 1, "send", pane=2, message="; echo held-$((5*5))")
+        assert not held.is_error and "queued" in said(held)
+        target = host.panes[1]
+        await wait_until(lambda: target.read_agent_state() is AgentState.IDLE, message="pane 2 idle")
+        looked = host.team.ticks
+        await wait_until(lambda: host.team.ticks > looked + 5, message="the host looking at the queue again")
+        assert host.team.queued(target) == 1 and "held-25" not in text_of(host, "p2")  # idle, and still held
+        await client.call(HandoffsParams(pane="p2", mode="on"))
+        await wait_until(lambda: "held-25" in text_of(host, "p2"), message="the held message after unmuting")
+        await client.call(HandoffsParams(pane="p2", mode="forbidden"))
+        refused = await floor(host, 1, "send", pane=2, message="hello")
+        assert refused.is_error and "the human forbade hand-offs to pane 2" in said(refused)
+        answer = await floor(host, 2, "send", pane=1, message="hello")
+        assert answer.is_error and "forbade hand-offs from pane 2" in said(answer)
