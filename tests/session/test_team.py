@@ -429,3 +429,25 @@ async def test_the_human_mutes_or_forbids_hand_offs_to_a_pane(monkeypatch: pytes
         assert refused.is_error and "the human forbade hand-offs to pane 2" in said(refused)
         answer = await floor(host, 2, "send", pane=1, message="hello")
         assert answer.is_error and "forbade hand-offs from pane 2" in said(answer)
+
+
+async def test_queues_and_waits_outlive_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host keeps them: the window detaches while a message waits and a wait is pending, another attaches."""
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="; sleep 2")
+        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await floor(host, 1, "send", pane=2, message="; echo after-detach-$((7*6))")
+        waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
+        await wait_until(lambda: host.team.membership(host.panes[1]).waits, message="the wait in the host")
+        first: SessionClient = host.client  # type: ignore[attr-defined]
+        await first.aclose()
+        await wait_until(lambda: not any(window.attached for window in host.windows), message="detached")
+        second = await SessionClient.connect(host.files, on_event=lambda event: None, on_lost=lambda reason: None)
+        try:
+            done = await asyncio.wait_for(waiting, 60)
+            assert not done.is_error, said(done)
+            assert "after-detach-42" in text_of(host, "p2")
+            [state] = [pane for pane in second.state.panes if pane.id == "p2"]  # type: ignore[union-attr]
+            assert state.agent is not None and state.agent.task_from == "p1"
+        finally:
+            await second.aclose()
