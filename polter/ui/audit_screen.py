@@ -89,7 +89,10 @@ class AuditScreen(Screen[None]):
             yield Select(
                 [(decision, decision) for decision in DECISIONS], prompt="every decision", id="filter-decision"
             )
-            yield Select(servers, prompt="every server", id="filter-server", value=self.server or Select.BLANK)
+            server = Select(servers, prompt="every server", id="filter-server")
+            if self.server is not None:
+                server = Select(servers, prompt="every server", id="filter-server", value=self.server)
+            yield server
             yield Checkbox("listings", self.listings, id="filter-listings")
             yield Label("", id="audit-count")
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
