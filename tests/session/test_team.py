@@ -60,6 +60,12 @@ send = ["@sender"]
     "wide": f"""description = "Like lead, without the gate on delete_all"
 {ALLOW}
 """,
+    "chatty": f"""description = "Sends, twice a minute at most"
+{ALLOW}
+[team]
+send = ["*"]
+messages_per_minute = 2
+""",
     "quiet": f"""description = "No [team]: sees and reads, nothing else"
 {ALLOW}
 """,
@@ -451,3 +457,20 @@ async def test_queues_and_waits_outlive_the_window(monkeypatch: pytest.MonkeyPat
             assert state.agent is not None and state.agent.task_from == "p1"
         finally:
             await second.aclose()
+
+
+async def test_a_pane_sends_at_most_its_roles_messages_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with await team_session(monkeypatch, "chatty", "helper") as host:
+        for index in range(2):
+            assert not (await floor(host, 1, "send", pane=2, message=f"; echo {index}")).is_error
+        refused = await floor(host, 1, "send", pane=2, message="; echo three")
+        assert refused.is_error and "team.messages_per_minute" in said(refused) and "sent 2 messages" in said(refused)
+
+
+async def test_a_program_that_ends_ends_the_waits_on_it_and_its_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="; sleep 1; exit")
+        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await floor(host, 1, "send", pane=2, message="; echo never")
+        ended = await floor(host, 1, "wait", pane=2, until="done", timeout=60)
+        assert ended.is_error and "the program of pane 2 ended; 1 queued message(s) were not typed" in said(ended)
