@@ -296,14 +296,14 @@ class SessionHost:
         self._save()
         return pane.id
 
-    async def _open_for_team(self, setup: PaneSetup) -> HostPane:
-        """A pane an agent opened (its role decided by the gateway, docs/team.md)."""
+    async def _open_for_team(self, setup: PaneSetup, opener: HostPane) -> HostPane:
+        """A pane the agent of ``opener`` opened (its role decided by the gateway, docs/team.md); a worktree of its
+        own comes from the repository the opener works in."""
         registry = self.launch.registry
         if registry is None:
             raise SessionError("this session knows no adapters")
         if setup.worktree:
-            like = next((pane for pane in self.panes if pane.agent is not None), None)
-            setup = setup.model_copy(update={"cwd": self.worktrees.source(like, setup.cwd)})
+            setup = setup.model_copy(update={"cwd": self.worktrees.source(opener, setup.cwd)})
         [plan] = plan_panes([setup], registry, source="opened by an agent", where=lambda index: {})
         pane = await self._open_plan(plan)
         self._save()

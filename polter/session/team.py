@@ -92,7 +92,7 @@ class _Membership:
 
 
 class Team:
-    """The team calls for the session's panes. ``open_pane(setup, caller)`` and ``close_pane(pane)`` are the
+    """The team calls for the session's panes. ``open_pane(setup, opener)`` and ``close_pane(pane)`` are the
     host's (opening and closing take several of its parts); ``answer(id, reply)`` sends the gateway the answer."""
 
     settle: float = SETTLE
@@ -104,7 +104,7 @@ class Team:
         attention: Attention,
         tasks: BackgroundTasks,
         answer: Callable[[str, TeamReply], Awaitable[None]],
-        open_pane: Callable[[PaneSetup], Awaitable[HostPane]],
+        open_pane: Callable[[PaneSetup, HostPane], Awaitable[HostPane]],
         close_pane: Callable[[HostPane], Awaitable[None]],
         asks_of: Callable[[str], list[str]],
     ) -> None:
@@ -350,7 +350,7 @@ class Team:
             command=opener.agent.setup.command if same_cli else None,
             worktree=request.worktree,
         )
-        pane = await self._open_pane(setup)
+        pane = await self._open_pane(setup, opener)
         member = self.membership(pane)
         member.opened_by, member.depth = opener.id, caller.depth + 1
         label = request.sender_label or f"pane {self._panes.number(opener)}"

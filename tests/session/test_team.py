@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -474,3 +475,38 @@ async def test_a_program_that_ends_ends_the_waits_on_it_and_its_queue(monkeypatc
         await floor(host, 1, "send", pane=2, message="; echo never")
         ended = await floor(host, 1, "wait", pane=2, until="done", timeout=60)
         assert ended.is_error and "the program of pane 2 ended; 1 queued message(s) were not typed" in said(ended)
+
+
+async def test_open_in_a_worktree_of_its_own_from_the_openers_repository(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from support.git_repos import git
+    from support.workspace_app import QUIET_BASH
+
+    from polter.session.agents import PanePlan
+    from polter.session.config import PaneSetup
+
+    repo = tmp_path / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README").write_text("hello\n")
+    git(repo, "add", "README")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "first")
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles", ROLES)
+    shell = discover(entry_points=False).get("shell")
+    plan = PanePlan(PaneSetup(adapter="shell", role="lead", title="lead", command=QUIET_BASH, cwd=repo), shell, "test")
+    async with hosted(launch=Launch([plan], discover(entry_points=False))) as host:
+        await wait_until(lambda: host.ready, timeout=60)
+        host.panes[0].resize(100, 30)
+        await wait_until(lambda: "$" in text_of(host, "p1"), timeout=30)
+        opened = await floor(host, 1, "open", adapter="shell", role="helper", task="; git branch --show-current",
+                             worktree=True, title="feature")  # fmt: skip
+        assert not opened.is_error, said(opened)
+        new = host.panes[1]
+        assert new.worktree is not None and new.worktree.worktree.repository == repo.resolve() / ".git"
+        new.resize(100, 30)
+        branch = new.worktree.worktree.branch
+        await wait_until(lambda: branch in text_of(host, new.id), timeout=30, message=lambda: text_of(host, new.id))
+        [listed] = [pane for pane in json.loads(said(await floor(host, 1, "panes"))) if pane["number"] == 2]
+        assert listed["branch"] == branch
