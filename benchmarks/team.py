@@ -9,9 +9,10 @@ pane 1 send to and wait on pane 2), the official MCP client with pane 1's token.
 - wait: the moment the host's reading of pane 2 turned idle (its own timestamp), taken from inside the host.
 
 Run: ``.venv/bin/python benchmarks/team.py [rounds]``; prints the figures and ``uptime``'s load. One run on the
-2-core development machine (2026-12-02, load 3.7, 10 rounds): the reference paste 2.0 ms; send p50 24.8 ms (max
-37.4); wait p50 9.5 ms (max 29.7). The host reads a pane a wait is on every 50 ms (``TICK``), so the state change
-itself, which the screen shows 1.5 s after a program's last output, is seen at most 50 ms late.
+2-core development machine (2026-12-02, load 2.7, 20 rounds): the reference paste 1.7 ms; send p50 15.3 ms (max
+37.6); wait p50 5.6 ms, max 1554 ms. The host reads a pane a wait is on every 50 ms (``TICK``), so the state change
+itself, which the screen shows 1.5 s after a program's last output, is seen at most 50 ms late; the outlier is a
+round whose reading turned idle within ``SETTLE`` (1 s) of the message being typed, which ``done`` waits out.
 """
 
 from __future__ import annotations
