@@ -286,7 +286,51 @@ async def review(app: App[None], pilot: Pilot[None]) -> None:
     await pilot.pause(0.3)
 
 
+def team_app() -> HostedApp:
+    """A coder and a reviewer (bundled roles) in shell panes, for the team tools (docs/team.md)."""
+    from polter.adapters.plugins import discover
+    from polter.session.agents import PanePlan
+    from polter.session.config import PaneSetup
+    from polter.session.launch import Launch
+
+    os.environ["PS1"] = PROMPT
+    registry = discover(entry_points=False)
+    bash = shutil.which("bash") or "/bin/bash"
+    plans = [PanePlan(PaneSetup(adapter="shell", role=role, title=title, cwd=ROOT, command=[bash, "--norc", "--noprofile"]),
+                      registry.get("shell"), "the screenshot") for role, title in (("coder", "lead"), ("reviewer", "review"))]
+    return HostedApp(launch=Launch(plans, registry))
+
+
+async def team_handoff(app: HostedApp, pilot: Pilot[None]) -> None:
+    """Pane 1 (coder) hands pane 2 (reviewer) a task while it works: the header shows who sent it and the queue."""
+    from polter.gateway.client import pane_client
+
+    await until(lambda: app.host.ready and len(app.session_screen.grid.panes) == 2)
+    lead, review = app.session_screen.grid.panes
+    await until(lambda: shows(lead.terminal, "$") and shows(review.terminal, "$"))
+    token = app.host.panes[0].agent.token  # type: ignore[union-attr]
+    async with pane_client("polter", url=app.host.workspace.url, token=token) as client:
+        await client.call_tool("send", {"pane": 2, "message": "; git log --oneline -5; sleep 20"})
+        await until(lambda: shows(review.terminal, "[from pane 1 · coder]"))
+        await client.call_tool("send", {"pane": 2, "message": "Review polter/session/team.py; answer with send"})
+    await until(lambda: review.remote.state.agent is not None and review.remote.state.agent.queued == 1)
+    review.terminal.focus()
+    await pilot.pause(0.5)
+
+
+async def team_view(app: HostedApp, pilot: Pilot[None]) -> None:
+    """The team view: the floor server's calls in the audit, live."""
+    from polter.ui.audit_screen import AuditScreen
+
+    await team_handoff(app, pilot)
+    app.session_screen.agents.show_team()
+    await until(lambda: isinstance(app.screen, AuditScreen) and app.screen.shown >= 2)
+    await pilot.pause(0.3)
+
+
 SHOTS: dict[str, tuple[Callable[[], Any], Callable[[Any, Pilot[None]], Awaitable[None]]]] = {
+    "team": (team_app, team_handoff),
+    "team-view": (team_app, team_view),
     "agents": (demo_app, agents),
     "palette": (demo_app, palette),
     "ask": (demo_app, ask),

@@ -40,6 +40,7 @@ from polter.gateway.models import (
     Phase,
     RolesStatus,
     ServersReload,
+    TeamReply,
 )
 from polter.gateway.state import read_state
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
@@ -162,6 +163,10 @@ class GatewayClient:
 
     async def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> ElicitationInfo:
         return await self._request("POST", f"/control/elicitations/{elicitation_id}", ElicitationInfo, reply)
+
+    async def answer_team(self, request_id: str, reply: TeamReply) -> None:
+        """The session host's answer to a team call (a ``team`` event)."""
+        await self._request("POST", f"/control/team/{request_id}", dict[str, Any], reply)
 
     async def roles(self) -> RolesStatus:
         return await self._request("GET", "/control/roles", RolesStatus)

@@ -16,6 +16,7 @@ Control routes, all JSON in and out (models in :mod:`polter.gateway.models`)::
     POST   /control/asks/{id}               AskReply -> AskInfo
     GET    /control/elicitations            [ElicitationInfo] (questions of servers shown in Polter's window)
     POST   /control/elicitations/{id}       ElicitationReply -> ElicitationInfo (422: the form is not filled in)
+    POST   /control/team/{id}               TeamReply (the session host's answer to a ``team`` event) -> {}
     GET    /control/roles                   RolesStatus
     POST   /control/roles/reload            RolesStatus
     POST   /control/servers/reload          ServersReload (re-read the servers file; 409 without one)
@@ -50,9 +51,11 @@ from polter.gateway.models import (
     RoleChange,
     ServersReload,
     SkillInventory,
+    TeamReply,
 )
 from polter.gateway.panes import PaneConflict
 from polter.gateway.server_requests import UnknownElicitation
+from polter.gateway.team_desk import UnknownTeamRequest
 from polter.protocol import HookRequest
 
 __all__ = ["control_routes", "hook_route"]
@@ -94,6 +97,8 @@ def _handler(
             return _error(404, f"no pending ask {exc.args[0]!r} (answered, expired or unknown)")
         except UnknownElicitation as exc:
             return _error(404, f"no pending elicitation {exc.args[0]!r} (answered, expired or unknown)")
+        except UnknownTeamRequest as exc:
+            return _error(404, f"no team call {exc.args[0]!r} in progress (answered, timed out or unknown)")
         except FormError as exc:
             return _error(422, str(exc))
         except PaneConflict as exc:
@@ -164,6 +169,11 @@ async def _elicitations(gateway: Gateway, request: Request) -> Response:
 async def _answer_elicitation(gateway: Gateway, request: Request) -> Response:
     reply = await _body(request, ElicitationReply)
     return _json(gateway.elicitations.answer(request.path_params["elicitation"], reply))
+
+
+async def _answer_team(gateway: Gateway, request: Request) -> Response:
+    gateway.team.answer(request.path_params["request"], await _body(request, TeamReply))
+    return JSONResponse({})
 
 
 async def _roles(gateway: Gateway, request: Request) -> Response:
@@ -248,6 +258,7 @@ def control_routes(
         route("/asks/{ask}", _answer, "POST"),
         route("/elicitations", _elicitations, "GET"),
         route("/elicitations/{elicitation}", _answer_elicitation, "POST"),
+        route("/team/{request}", _answer_team, "POST"),
         route("/roles", _roles, "GET"),
         route("/roles/reload", _reload_roles, "POST"),
         route("/servers/reload", _reload_servers, "POST"),

@@ -51,6 +51,7 @@ from polter.gateway.panes import PaneRegistry, RegisteredPane
 from polter.gateway.policy import Policy, annotations_of
 from polter.gateway.routing import Router
 from polter.gateway.server_requests import Elicitations, ServerRequests
+from polter.gateway.team_desk import TeamDesk
 from polter.gateway.upstreams import ListKind, UpstreamPool
 from polter.protocol import HookAnswer, HookRequest
 from polter.roles.engine import FLOOR_SERVER, Verdict
@@ -108,6 +109,8 @@ class Gateway:
         """Elicitations shown in Polter's window (the pane's CLI could not show them)."""
         self.server_requests = ServerRequests(self, self.channels.get_streams.__contains__)
         """The upstreams' sampling and elicitation requests, decided and routed."""
+        self.team = TeamDesk(self.events)
+        """The team tools' calls handed to the session host (docs/team.md)."""
         self.hook_adapters = HookAdapters(adapters)
         """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``), found by ``adapters``."""
         self.pool = UpstreamPool(
@@ -201,6 +204,7 @@ class Gateway:
         self.elicitations.cancel_pane(pane_id, "the pane was removed")
         self.channels.forget_pane(pane_id)
         self.policy.forget(pane_id)
+        self.team.forget_pane(pane_id)
         self.events.publish("pane_removed", info)
         return info
 

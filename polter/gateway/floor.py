@@ -1,8 +1,9 @@
-"""Polter's own floor tools on ``/mcp/polter``: ``whoami`` and ``escalate``. Every role allows them.
+"""Polter's own floor tools on ``/mcp/polter``: ``whoami``, ``escalate`` and the team tools.
 
 ``whoami`` takes no parameters: it answers for the pane whose token made the request, and no one
 else. ``escalate(reason)`` moves a pane whose role has phases from research to action; it is listed
-only for such roles.
+only for such roles. The team tools (``panes``, ``read``, ``send``, ``wait``, ``open``, ``close``:
+:mod:`polter.gateway.team_tools`) are always callable, and decided by the role's ``[team]``.
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ ESCALATE = types.Tool(
 
 
 def floor_tools(gateway: Gateway, pane: RegisteredPane) -> list[types.Tool]:
+    from polter.gateway.team_tools import team_tools
+
     role = gateway.policy.role(pane)
-    return [WHOAMI, ESCALATE] if role is not None and role.has_phases else [WHOAMI]
+    own = [WHOAMI, ESCALATE] if role is not None and role.has_phases else [WHOAMI]
+    return own + team_tools(role)
 
 
 def _text(text: str, *, error: bool = False, structured: dict[str, Any] | None = None) -> types.CallToolResult:
@@ -66,6 +70,7 @@ async def call_floor_tool(
 ) -> types.CallToolResult:
     started = time.perf_counter()
     from polter.gateway.core import Authorization
+    from polter.gateway.team_tools import TEAM_TOOLS, call_team_tool
 
     if name == WHOAMI.name:
         capabilities = (await gateway.capabilities(pane)).model_dump(mode="json")
@@ -73,9 +78,13 @@ async def call_floor_tool(
         auth = Authorization(True, "allow", "floor", "whoami is a floor tool")
     elif name == ESCALATE.name:
         result, auth = await _escalate(gateway, pane, str((arguments or {}).get("reason", "")))
+    elif name in TEAM_TOOLS:
+        result, auth = await call_team_tool(gateway, pane, name, arguments)
     else:
         result = _text(
-            f"{FLOOR_SERVER} has no tool {name!r}; it has whoami and (for roles with phases) escalate.", error=True
+            f"{FLOOR_SERVER} has no tool {name!r}; it has whoami, (for roles with phases) escalate, and "
+            f"{', '.join(TEAM_TOOLS)}.",
+            error=True,
         )
         auth = Authorization(False, "error", None, f"unknown floor tool {name!r}")
     await gateway.audit_decision(pane, "call", FLOOR_SERVER, name, auth, started, arguments)

@@ -44,6 +44,10 @@ __all__ = [
     "SkillCapability",
     "ServersReload",
     "SkillInventory",
+    "TeamAction",
+    "TeamMember",
+    "TeamReply",
+    "TeamRequest",
     "ToolCapability",
     "UpstreamInfo",
 ]
@@ -323,6 +327,7 @@ GatewayEventType = Literal[
     "roles",
     "servers",
     "state",
+    "team",
 ]
 
 
@@ -350,3 +355,58 @@ class GatewayState(_Model):
     admin_token: str
     started_at: datetime
     version: str
+
+
+# -- agents that work together: the team calls the gateway hands to the session host -----------------------
+
+TeamAction = Literal["roster", "read", "send", "wait", "open", "close"]
+TeamUntil = Literal["idle", "done", "waiting"]
+
+
+class TeamRequest(_Model):
+    """The ``team`` event: a team tool call the role allowed, for the session host (which owns the panes) to carry
+    out and answer on ``POST /control/team/{id}``. ``caller`` is the pane whose token made the call."""
+
+    id: str
+    action: TeamAction
+    caller: str
+    target: str | None = None
+    message: str | None = None
+    sender_label: str | None = None
+    """How the message is marked in the target (``pane 1 · coder``)."""
+    lines: int = 40
+    until: TeamUntil = "done"
+    timeout: float = 300.0
+    adapter: str | None = None
+    role: str | None = None
+    task: str | None = None
+    worktree: bool = False
+    title: str | None = None
+
+
+class TeamMember(_Model):
+    """One pane as the team tools show it."""
+
+    pane: str
+    number: int
+    title: str
+    cli: str
+    role: str
+    state: str | None = Field(default=None, description="working, waiting or idle; None before its CLI started.")
+    branch: str | None = None
+    sender: str | None = Field(default=None, description="The pane that gave it its current task.")
+    opened_by: str | None = Field(default=None, description="The pane that opened it (None: the human).")
+    depth: int = 0
+    queued: int = Field(default=0, description="Messages waiting to be typed into it.")
+    handoffs: str = Field(default="on", description="on, muted (messages wait) or forbidden, as the human set it.")
+
+
+class TeamReply(_Model):
+    """The host's answer to a :class:`TeamRequest`: ``error`` says why it could not be done."""
+
+    error: str | None = None
+    members: list[TeamMember] = Field(default_factory=list)
+    text: str | None = None
+    pane: str | None = None
+    number: int | None = None
+    state: str | None = None

@@ -50,6 +50,7 @@ from polter.roles.patterns import (
     normalise_text,
     parse_tool_pattern,
 )
+from polter.roles.team import DEFAULT_TEAM, TeamRules, compile_team
 
 __all__ = [
     "BuiltinRequest",
@@ -243,6 +244,7 @@ class CompiledRole:
         research: _PhaseRules | None,
         warnings: Sequence[RoleError],
         unconfined_shell: bool = False,
+        team: TeamRules = DEFAULT_TEAM,
     ) -> None:
         self.role = role
         """The role as written (its own file, before inheritance)."""
@@ -254,6 +256,8 @@ class CompiledRole:
         """Things the role says that Polter does not honour (a deny on a floor tool)."""
         self.unconfined_shell = unconfined_shell
         """A shell pane (not an agent's) under this role runs outside the kernel sandbox ([sandbox] shell)."""
+        self.team = team
+        """Which panes of the session the pane may see, read, send to, wait on, open and close ([team])."""
         self._kinds = kinds
         self._servers, self._tools, self._skills, self._builtins = kinds
         self._requests = requests
@@ -403,6 +407,7 @@ class CompiledRole:
             if self._research
             else None,
             "sandbox": {"shell": "unconfined" if self.unconfined_shell else "confined"},
+            "team": self.team.describe(),
         }
 
     @property
@@ -713,4 +718,5 @@ def compile_role(role: Role, *, source: Path | None = None, parent: CompiledRole
         research=research,
         warnings=_floor_warnings(kinds, source),
         unconfined_shell=unconfined_shell,
+        team=compile_team(role.team, parent.team if parent is not None else None),
     )

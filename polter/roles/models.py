@@ -35,6 +35,8 @@ __all__ = [
     "Problem",
     "SandboxPolicy",
     "Role",
+    "TeamPolicy",
+    "TeamTarget",
     "SamplingPolicy",
     "ServerPolicy",
     "SkillPolicy",
@@ -210,6 +212,64 @@ class SandboxPolicy(BaseModel):
     )
 
 
+def _check_role_glob(glob: str) -> str:
+    if not ROLE_GLOB.match(glob):
+        raise ValueError(f"{glob!r} is not a role name or glob (letters, digits, '.', '_', '-' and '*')")
+    return glob
+
+
+def _check_team_target(target: str) -> str:
+    if target in TEAM_RELATIONS:
+        return target
+    if target.startswith("@"):
+        raise ValueError(f"{target!r} is not a relation; the relations are {', '.join(TEAM_RELATIONS)}")
+    return _check_role_glob(target)
+
+
+TEAM_RELATIONS: tuple[str, ...] = ("@sender", "@opened")
+"""Panes named by their relation to the caller: the pane that gave it its current task, the panes it opened."""
+ROLE_GLOB = re.compile(r"^[A-Za-z0-9*][A-Za-z0-9_.*-]*$")
+TeamTarget = Annotated[str, AfterValidator(_check_team_target)]
+RoleGlob = Annotated[str, AfterValidator(_check_role_glob)]
+
+
+class TeamPolicy(BaseModel):
+    """Working with the other panes of the session through the ``polter`` floor server's team tools. Each list
+    names panes by their role (a glob: ``reviewer``, ``*``) or by their relation to the caller (``@sender``: the
+    pane that gave it its current task; ``@opened``: the panes it opened). A field the role does not set is
+    inherited (``extends``), else its default: see and read every pane, nothing else."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    see: list[TeamTarget] | None = Field(
+        default=None, description='Panes listed by `panes` (default ["*"]); the other verbs need this too.'
+    )
+    read: list[TeamTarget] | None = Field(
+        default=None, description='Panes whose screen `read` returns (default ["*"]).'
+    )
+    send: list[TeamTarget] | None = Field(
+        default=None, description="Panes `send` may hand a message to, typed as a prompt (default: none)."
+    )
+    wait: list[TeamTarget] | None = Field(default=None, description="Panes `wait` may wait on (default: none).")
+    close: list[TeamTarget] | None = Field(
+        default=None, description="Panes `close` may close, always only among the panes it opened (default: none)."
+    )
+    open: list[RoleGlob] | None = Field(
+        default=None,
+        description="Roles a pane opened with `open` may get (default: none). A role that grants anything the "
+        "opener's does not is asked of the human, with the difference listed.",
+    )
+    messages_per_minute: int | None = Field(
+        default=None, ge=1, le=10_000, description="Messages `send` may hand out per minute (default 20)."
+    )
+    depth: int | None = Field(
+        default=None,
+        ge=0,
+        le=10,
+        description="How deep panes opened by panes may nest: a pane the human opened is at depth 0 (default 2).",
+    )
+
+
 class Role(BaseModel):
     """One role: what the agent in a pane may use. One role per TOML file, named after the file."""
 
@@ -250,6 +310,10 @@ class Role(BaseModel):
     )
     sandbox: SandboxPolicy = Field(
         default_factory=SandboxPolicy, description="The pane's kernel sandbox: whether a shell pane may leave it."
+    )
+    team: TeamPolicy = Field(
+        default_factory=TeamPolicy,
+        description="Which panes of the session the agent may see, read, send to, wait on, open and close.",
     )
 
     @field_validator("name")

@@ -142,9 +142,7 @@ class AgentLauncher:
             resume=resume,
             builtins=builtins,
             test_mode=self._test_mode,
-            confined=agent.adapter.info.agent
-            or bool(agent.setup.command)
-            or not (builtins and builtins.unconfined_shell),
+            confined=agent.confined(builtins),
         )
 
 

@@ -86,6 +86,11 @@ class Agent:
         )
         self.restart_needed = self._restart_reason()
 
+    def confined(self, builtins: BuiltinsPolicy | None) -> bool:
+        """Whether the pane runs in its kernel sandbox under ``builtins`` (its role's): an agent CLI always, a
+        shell unless the role lets it out (``[sandbox] shell = "unconfined"``: the human's own shell)."""
+        return self.adapter.info.agent or bool(self.setup.command) or not (builtins and builtins.unconfined_shell)
+
     def _restart_reason(self) -> str | None:
         """Why the running CLI shows something else than the role allows now (None when it does not).
         The gateway decides every call under the current role either way; this is about what the CLI shows."""

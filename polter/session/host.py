@@ -48,8 +48,16 @@ from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles, SessionLock, SessionRecord, sessions_folder
+from polter.session.team import Team
 from polter.session.windows import Window, Windows, same_user
-from polter.session.workspace import AgentChanged, NetworkChanged, StateReported, Workspace, WorkspaceEvent
+from polter.session.workspace import (
+    AgentChanged,
+    NetworkChanged,
+    StateReported,
+    TeamRequested,
+    Workspace,
+    WorkspaceEvent,
+)
 from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 
@@ -109,6 +117,15 @@ class SessionHost:
         self.worktrees = PaneWorktrees(
             panes=self.panes, windows=self.windows, questions=self.questions, tasks=self.tasks, restart=self._restart
         )
+        self.team = Team(
+            panes=self.panes,
+            attention=self.attention,
+            tasks=self.tasks,
+            answer=self.workspace.answer_team,
+            open_pane=self._open_for_team,
+            close_pane=self.close_pane,
+            asks_of=self.workspace.asks.of_pane,
+        )
         self.calls = CallTable()
         for part in (
             self.panes,
@@ -116,6 +133,7 @@ class SessionHost:
             self.attention,
             self.worktrees,
             AgentCalls(self.panes, self.workspace, self.questions),
+            self.team,
         ):
             part.register_calls(self.calls)
         self.calls.register(methods.OpenParams, self._open)
@@ -123,6 +141,7 @@ class SessionHost:
         self.calls.register(methods.RestartParams, self._restart_call)
         self.calls.register(methods.InfoParams, self._info)
         self.calls.register(methods.KillParams, self._kill)
+        self.calls.register(methods.SendParams, self._send)
         self._lock = SessionLock(files)
         self._server: asyncio.Server | None = None
         self._socket_inode = 0
@@ -313,8 +332,25 @@ class SessionHost:
         self._save()
         return pane.id
 
+    async def _open_for_team(self, setup: PaneSetup, opener: HostPane) -> HostPane:
+        """A pane the agent of ``opener`` opened (its role decided by the gateway, docs/team.md); a worktree of its
+        own comes from the repository the opener works in."""
+        registry = self.launch.registry
+        if registry is None:
+            raise SessionError("this session knows no adapters")
+        if setup.worktree:
+            setup = setup.model_copy(update={"cwd": self.worktrees.source(opener, setup.cwd)})
+        [plan] = plan_panes([setup], registry, source="opened by an agent", where=lambda index: {})
+        pane = await self._open_plan(plan)
+        self._save()
+        return pane
+
     async def _close(self, window: Window, params: methods.CloseParams) -> None:
-        pane = self.panes.get(params.pane)
+        await self.close_pane(self.panes.get(params.pane))
+
+    async def close_pane(self, pane: HostPane) -> None:
+        """End the pane's program and forget the pane (the session ends with its last pane)."""
+        self.team.pane_gone(pane, f"pane {self.panes.number(pane)} was closed", closed=True)
         await pane.terminal.close()
         pane.terminal.dispose()
         self.panes.remove(pane)
@@ -331,6 +367,8 @@ class SessionHost:
     async def _restart(self, pane: HostPane) -> None:
         """Start the pane's program again. An agent pane's launch is prepared afresh; a restart that
         applies a role (or reconnects) continues the CLI's conversation where it can resume one."""
+        if pane in self.panes:
+            self.team.pane_gone(pane, f"pane {self.panes.number(pane)} restarts")
         await pane.terminal.close()
         pane.report = None  # what the old CLI said of itself
         spec = None
@@ -411,6 +449,8 @@ class SessionHost:
                 self._save()
             case StateReported(agent=agent, report=report):
                 self.attention.reported(agent, report)
+            case TeamRequested(request=request):
+                self.team.handle(request)
             case NetworkChanged(up=up, reason=reason):
                 if up:
                     text = "The panes' network is back (Polter's egress proxy restarted)."
@@ -548,6 +588,24 @@ class SessionHost:
             case wire.FocusInput(pane=pane_id, focused=focused):
                 if (pane := self.panes.find(pane_id)) is not None:
                     pane.terminal.focus(focused)
+
+    async def _send(self, window: Window, params: methods.SendParams) -> list[str]:
+        """The human types ``text`` and Enter into each pane (an id, or a number from 1): their words, as if typed
+        there."""
+        panes = [self._pane_named(name) for name in params.panes]
+        typed = []
+        for pane in panes:
+            if pane.terminal.running:
+                self._submit(pane, [*pane.paste(params.text), *pane.key("enter", None)])
+                typed.append(pane.id)
+        return typed
+
+    def _pane_named(self, name: str) -> HostPane:
+        if name.isdigit():
+            if not 1 <= int(name) <= len(self.panes):
+                raise SessionError(f"no pane {name} in session {self.name} (it has {len(self.panes)})")
+            return self.panes[int(name) - 1]
+        return self.panes.get(name)
 
     async def _answer(self, window: Window, call: wire.Call) -> None:
         window.send(await self.calls.answer(window, call))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from polter.gateway.models import AskAnswer, AuditRow, Capabilities, ElicitationReply, RolesStatus
 from polter.protocol import ADAPTER_NAME, ROLE_NAME_PATTERN, Phase
-from polter.session.protocol import LayoutMode, PaneState, PaneWorktreeInfo, SessionInfo
+from polter.session.protocol import Handoffs, LayoutMode, PaneState, PaneWorktreeInfo, SessionInfo
 from polter.terminal.frames import HistoryRows
 
 __all__ = [
@@ -42,6 +42,8 @@ __all__ = [
     "ReloadRolesParams",
     "RestartParams",
     "SetPhaseParams",
+    "HandoffsParams",
+    "SendParams",
     "SetRoleParams",
     "ViewParams",
     "WorktreesParams",
@@ -183,6 +185,24 @@ class AnswerQuestionParams(CallParams[bool]):
     answer: bool
 
 
+class HandoffsParams(_PaneParams, CallParams[PaneState]):
+    """Let agents hand work to and from a pane (``on``), hold what they send it until unmuted (``muted``), or refuse
+    every hand-off to or from it (``forbidden``)."""
+
+    method = "handoffs"
+    mode: Handoffs = "on"
+
+
+class SendParams(CallParams[list[str]]):
+    """The human's words typed into several panes at once, each submitted with Enter (``polter send``, the palette's
+    "Send to panes…"): they count as the human's, for keyword gates and phases, as if typed in each. The panes typed
+    into come back (a pane whose program does not run is skipped)."""
+
+    method = "send"
+    panes: list[str] = Field(min_length=1, description="the panes: ids, or numbers from 1 as windows show them")
+    text: str = Field(min_length=1, max_length=64 * 1024)
+
+
 # -- attention ------------------------------------------------------------------------------------------
 
 
@@ -247,7 +267,7 @@ METHODS: Final[dict[str, type[CallParams[Any]]]] = {
         OpenParams, CloseParams, RestartParams, HistoryParams, LayoutParams, ViewParams,
         SetRoleParams, SetPhaseParams, ReloadRolesParams, CapabilitiesParams, AuditParams, AnswerParams,
         AnswerElicitationParams, AnswerQuestionParams, LookingParams, MuteParams, WorktreesParams,
-        RefreshWorktreeParams, RecreateWorktreeParams, InfoParams, KillParams,
+        RefreshWorktreeParams, RecreateWorktreeParams, InfoParams, KillParams, SendParams, HandoffsParams,
     )
 }  # fmt: skip
 """Every method of the protocol by its name on the wire."""

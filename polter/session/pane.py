@@ -11,7 +11,7 @@ from polter.protocol import AgentState, StateReport
 from polter.session.agent_state import screen_activity
 from polter.session.agents import Agent
 from polter.session.pane_worktree import PaneWorktree
-from polter.session.protocol import AgentView, PaneState, StatusKind
+from polter.session.protocol import AgentView, Handoffs, PaneState, StatusKind
 from polter.session.transitions import Reading, current_reading
 from polter.session.typed_line import TypedLine
 from polter.terminal.hosted import HostedTerminal, TypingClock
@@ -60,6 +60,12 @@ class HostPane:
         """The size the pane's windows last asked for (it starts at the first one)."""
         self.worktree: PaneWorktree | None = None
         """The git worktree of its own the pane runs in (docs/worktrees.md)."""
+        self.task_from: tuple[str, str] | None = None
+        """The pane (id, label) whose agent gave this one its current task, and how many messages wait for it
+        (kept by the host's :class:`~polter.session.team.Team`)."""
+        self.queued = 0
+        self.handoffs: Handoffs = "on"
+        """What the human lets other agents do with this pane (the palette's hand-off commands)."""
 
     # -- input: what the human types, followed as the line they submit ------------------------------
 
@@ -172,4 +178,8 @@ class HostPane:
             waiting_since=self.waiting_since,
             muted=self.muted,
             warnings=list(agent.warnings),
+            task_from=self.task_from[0] if self.task_from else None,
+            task_from_label=self.task_from[1] if self.task_from else None,
+            queued=self.queued,
+            handoffs=self.handoffs,
         )

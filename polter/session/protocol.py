@@ -91,6 +91,10 @@ class SessionInfo(_Message):
     executable: str = Field(description="the Python that runs the host (a window of another Polter can use it)")
 
 
+Handoffs = Literal["on", "muted", "forbidden"]
+"""What the human lets other agents do with a pane (docs/team.md): the palette's hand-off commands."""
+
+
 class AgentView(_Message):
     """An agent pane's side of the gateway, for its header and the palette."""
 
@@ -117,6 +121,14 @@ class AgentView(_Message):
     )
     muted: bool = Field(default=False, description="no notifications for this pane (notify = false, or the palette)")
     warnings: list[str] = Field(default_factory=list)
+    task_from: str | None = Field(
+        default=None, description="the pane whose agent gave it its current task (docs/team.md)"
+    )
+    task_from_label: str | None = Field(default=None, description="that pane as its message was marked: pane 1 · coder")
+    queued: int = Field(default=0, description="messages of other agents waiting to be typed into it")
+    handoffs: Handoffs = Field(
+        default="on", description="on; muted: messages to it wait until unmuted; forbidden: none to it or from it"
+    )
 
 
 class WorktreeView(_Message):

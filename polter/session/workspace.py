@@ -45,6 +45,8 @@ from polter.gateway.models import (
     Phase,
     RolesStatus,
     ServersReload,
+    TeamReply,
+    TeamRequest,
 )
 from polter.paths import state_dir as default_state_dir
 from polter.processes import process_exists
@@ -61,7 +63,7 @@ from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.tasks import BackgroundTasks
 from polter.terminal.launch import LaunchSpec
 
-__all__ = ["AUDIT_KEPT", "Workspace"]
+__all__ = ["AUDIT_KEPT", "TeamRequested", "Workspace"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,13 @@ class StateReported:
     report: StateReport
 
 
+@dataclass(frozen=True)
+class TeamRequested:
+    """A team tool call the gateway decided (docs/team.md), for the host to carry out and answer."""
+
+    request: TeamRequest
+
+
 WorkspaceEvent = (
     wire.GatewayChanged
     | wire.AskEvent
@@ -107,6 +116,7 @@ WorkspaceEvent = (
     | NetworkChanged
     | AgentChanged
     | StateReported
+    | TeamRequested
 )
 """What the workspace tells its listeners: the events windows are told as they are (the session protocol's
 models), and what only the host acts on (an agent changed, its CLI reported its state, the panes' network)."""
@@ -397,6 +407,14 @@ class Workspace:
         """Answer an ask (the same as resolving its future)."""
         self.asks.answer(ask_id, answer)
 
+    async def answer_team(self, request_id: str, reply: TeamReply) -> None:
+        """The host's answer to a team call (404: the call is over, its caller gone or timed out)."""
+        try:
+            await self.client.answer_team(request_id, reply)
+        except ControlError as exc:
+            if exc.status != 404:
+                raise
+
     async def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> None:
         """Answer a server's form (the first answer counts; a later one finds it over)."""
         try:
@@ -443,6 +461,8 @@ class Workspace:
             case "roles":
                 self.roles = RolesStatus.model_validate(event.data)
                 self._broadcast(wire.RolesEvent(status=self.roles))
+            case "team":
+                self._broadcast(TeamRequested(TeamRequest.model_validate(event.data)))
             case "state":
                 reported = PaneStateReport.model_validate(event.data)
                 agent = self.panes.get(reported.pane)

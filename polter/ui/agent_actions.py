@@ -16,11 +16,13 @@ from textual.app import SuspendNotSupported
 
 from polter.errors import PolterError
 from polter.paths import bundled_dir, config_dir
-from polter.protocol import Phase
+from polter.protocol import FLOOR_SERVER, Phase
+from polter.session.protocol import Handoffs
 from polter.ui.audit_screen import AuditScreen
 from polter.ui.capabilities_screen import CapabilitiesScreen
 from polter.ui.notices import roles_report
 from polter.ui.pane import PaneWidget
+from polter.ui.text_prompt import TextEchoScreen
 
 if TYPE_CHECKING:
     from polter.ui.session_screen import SessionScreen
@@ -126,6 +128,56 @@ class AgentActions:
 
     def show_audit(self) -> None:
         self.screen.app.push_screen(AuditScreen(self.screen.session))
+
+    def show_team(self) -> None:
+        """The team view: the audit of the floor server's calls, live (who sent what to whom, docs/team.md)."""
+        self.screen.app.push_screen(AuditScreen(self.screen.session, server=FLOOR_SERVER))
+
+    def send_to_panes(self) -> None:
+        """The human types one message into several panes at once (their words, in each)."""
+        self.screen.run_worker(self._send_to_panes(), group=GATEWAY_COMMAND)
+
+    async def _send_to_panes(self) -> None:
+        app = self.screen.app
+        count = len(self.screen.grid.panes)
+        which = await app.push_screen_wait(
+            TextEchoScreen(
+                "Send to which panes?", f"Pane numbers separated by commas (1-{count}), or all.", placeholder="1,3"
+            )  # fmt: skip
+        )
+        if which is None:
+            return
+        everyone = [str(number) for number in range(1, count + 1)]
+        numbers = everyone if which.lower() == "all" else [part.strip() for part in which.split(",") if part.strip()]
+        text = await app.push_screen_wait(
+            TextEchoScreen(
+                f"What to type into pane(s) {', '.join(numbers)}?",
+                "Typed and submitted in each, as your words (they count for keyword gates and phases).",
+                placeholder="message",
+            )  # fmt: skip
+        )
+        if not text:
+            return
+        try:
+            typed = await self.screen.session.send_to_panes(numbers, text)
+        except PolterError as exc:
+            self.screen.notify(str(exc), severity="error")
+            return
+        self.screen.notify(f"Typed into {len(typed)} pane(s).")
+
+    def set_handoffs(self, pane: PaneWidget, mode: Handoffs) -> None:
+        """Let agents hand work to and from ``pane``, hold what they send it (muted), or forbid both."""
+        self._run(self._set_handoffs(pane, mode))
+
+    async def _set_handoffs(self, pane: PaneWidget, mode: Handoffs) -> None:
+        try:
+            await self.screen.session.set_handoffs(pane.remote, mode)
+        except PolterError as exc:
+            self.screen.notify(str(exc), severity="error")
+            return
+        pane.show_state()
+        said = {"on": "takes hand-offs again", "muted": "holds what agents send it", "forbidden": "takes no hand-offs"}
+        self.screen.notify(f"Pane {pane.number} {said[mode]}.")
 
     def set_muted(self, pane: PaneWidget, muted: bool) -> None:
         """Mute or unmute ``pane``'s notifications (the session keeps it, also for ``--restore``)."""

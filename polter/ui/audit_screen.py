@@ -68,12 +68,13 @@ class AuditScreen(Screen[None]):
         Binding("end", "follow", "Newest", show=False),
     ]
 
-    def __init__(self, session: RemoteSession) -> None:
+    def __init__(self, session: RemoteSession, *, server: str | None = None) -> None:
         super().__init__()
         self.session = session
         self.pane: str | None = None
         self.decision: str | None = None
-        self.server: str | None = None
+        self.server: str | None = server
+        """Shown from the start: ``polter`` is the team view (who sent what to whom, docs/team.md)."""
         self.listings = False
         self.shown = 0
 
@@ -88,7 +89,10 @@ class AuditScreen(Screen[None]):
             yield Select(
                 [(decision, decision) for decision in DECISIONS], prompt="every decision", id="filter-decision"
             )
-            yield Select(servers, prompt="every server", id="filter-server")
+            server = Select(servers, prompt="every server", id="filter-server")
+            if self.server is not None:
+                server = Select(servers, prompt="every server", id="filter-server", value=self.server)
+            yield server
             yield Checkbox("listings", self.listings, id="filter-listings")
             yield Label("", id="audit-count")
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)

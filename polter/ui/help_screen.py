@@ -30,6 +30,7 @@ PREFIX_HELP: Final = {
     "focus_number": "focus pane 1 … 9, 10 (the number in its header)",
     "focus_next": "focus the next pane",
     "next_waiting": "focus the next pane that waits for you (the one waiting longest first)",
+    "focus_sender": "focus the pane whose agent gave this pane its current task (docs/team.md)",
     "toggle_zoom": "zoom the pane to fill the window, or unzoom",
     "new_pane": "new pane: the focused pane's CLI and role, in its directory",
     "close_pane": "close the pane (asks first if its program still runs)",

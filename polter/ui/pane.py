@@ -184,6 +184,24 @@ class PaneWidget(Vertical):
             tooltip="a call waits for your answer (the command palette: pending asks)",
         )
         header.set_badge(
+            "task",
+            f"from {agent.task_from_label}" if agent.task_from_label else None,
+            "default",
+            tooltip="the agent that gave this pane its current task (prefix then s: go to it)",
+        )
+        header.set_badge(
+            "handoffs",
+            None if agent.handoffs == "on" else f"hand-offs {agent.handoffs}",
+            "warning",
+            tooltip="what other agents may hand this pane (the command palette: Allow hand-offs)",
+        )
+        header.set_badge(
+            "queued",
+            f"{agent.queued} queued" if agent.queued else None,
+            "warning",
+            tooltip="messages of other agents, typed when this agent is idle",
+        )
+        header.set_badge(
             "restart",
             "restart to apply" if agent.restart_needed else None,
             "warning",

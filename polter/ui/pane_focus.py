@@ -84,6 +84,17 @@ class PaneFocus:
         if pane is not None and panes:
             self.go_to(panes[(panes.index(pane) + 1) % len(panes)])
 
+    def sender(self) -> None:
+        """Focus the pane whose agent gave the focused pane its current task (docs/team.md)."""
+        pane = self.active
+        agent = pane.remote.state.agent if pane is not None else None
+        sender = agent.task_from if agent is not None else None
+        target = next((other for other in self.screen.grid.panes if other.remote.id == sender), None)
+        if target is None:
+            self.screen.notify("No agent gave this pane its task." if sender is None else "That pane was closed.")
+            return
+        self.go_to(target)
+
     def waiting_panes(self) -> list[PaneWidget]:
         """The panes whose agent waits for the human, the one waiting longest first."""
         waiting = [pane for pane in self.screen.grid.panes if pane.waiting_since is not None]

@@ -26,6 +26,7 @@ PREFIX_COMMANDS: Final[dict[str, str]] = {
     "0": "focus_number(10)",
     "o": "focus_next",
     "n": "next_waiting",
+    "s": "focus_sender",
     "z": "toggle_zoom",
     "c": "new_pane",
     "x": "close_pane",

@@ -513,6 +513,15 @@ class RemoteSession:
             "telling the host where the human looks",
         )
 
+    async def send_to_panes(self, panes: list[str], text: str) -> list[str]:
+        """The human's words typed into ``panes`` (ids or numbers) and submitted; the panes typed into."""
+        return await self.client.call(methods.SendParams(panes=panes, text=text))
+
+    async def set_handoffs(self, pane: RemotePane, mode: wire.Handoffs) -> wire.PaneState:
+        state = await self.client.call(methods.HandoffsParams(pane=pane.id, mode=mode))
+        pane.state = state
+        return state
+
     async def set_muted(self, pane: RemotePane, muted: bool) -> wire.PaneState:
         state = await self.client.call(methods.MuteParams(pane=pane.id, muted=muted))
         pane.state = state

@@ -267,6 +267,9 @@ class SessionScreen(EchoScreen[None]):
     def action_focus_next(self) -> None:
         self.pane_focus.next()
 
+    def action_focus_sender(self) -> None:
+        self.pane_focus.sender()
+
     def action_next_waiting(self) -> None:
         self.pane_focus.next_waiting()
 

@@ -128,7 +128,7 @@ async def test_an_upstream_list_change_is_refreshed_and_passed_on(own_harness: H
 async def test_the_floor_server_answers_both_eras(harness: Harness, mode: str) -> None:
     pane = await harness.pane("phased")
     async with harness.client("polter", pane.token, mode=mode) as floor:
-        assert {tool.name for tool in (await floor.list_tools()).tools} == {"whoami", "escalate"}
+        assert {tool.name for tool in (await floor.list_tools()).tools} == {"whoami", "escalate", "panes", "read"}
         whoami = await floor.call_tool("whoami", {})
         assert whoami.structured_content["phase"] == "research"
 

@@ -145,7 +145,7 @@ async def test_phases_hide_and_refuse_until_escalated_and_a_new_line_starts_over
         assert {tool.name for tool in (await client.list_tools()).tools} == READ_ONLY_TOOLS
         refused = await client.call_tool("write_note", {"text": "x"})
         assert refused.is_error and "research phase" in refused.content[0].text
-        assert {tool.name for tool in (await floor.list_tools()).tools} == {"whoami", "escalate"}
+        assert {tool.name for tool in (await floor.list_tools()).tools} == {"whoami", "escalate", "panes", "read"}
         escalated = await floor.call_tool("escalate", {"reason": "the human asked for a note"})
         assert not escalated.is_error and "action phase" in escalated.content[0].text
         await wait_until(lambda: changed, message="list_changed after escalate")

@@ -139,6 +139,7 @@ async def test_no_route_reachable_with_pane_a_token_says_anything_about_pane_b(h
             "pane": bravo.pane.id,
             "ask": ask_id,
             "elicitation": "e00000000",
+            "request": "t000000000000",
             "adapter": "claude-code",
             "server": None,
         }

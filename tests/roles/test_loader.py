@@ -31,7 +31,7 @@ BAD_FILES = {
     "unknown-top-key": (
         'descripton = "x"\n',
         "roles/unknown-top-key.toml:1: descripton: unknown key "
-        "(known: name, description, extends, servers, tools, skills, sampling, elicitation, builtins, gates, phases, sandbox)",
+        "(known: name, description, extends, servers, tools, skills, sampling, elicitation, builtins, gates, phases, sandbox, team)",
     ),
     "dotted-key": (
         'tools.default = "allow"\ntools.allows = ["a/*"]\n',

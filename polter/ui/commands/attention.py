@@ -7,9 +7,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import partial
 
+from polter.session.protocol import Handoffs
 from polter.ui.commands._base import Command, CommandProvider, pane_name
 
 __all__ = ["AttentionCommands", "waited"]
+
+_HANDOFFS: tuple[tuple[Handoffs, str, str], ...] = (
+    ("on", "Allow hand-offs", "other agents may send to it and it to them (its role decides, docs/team.md)"),
+    ("muted", "Mute hand-offs", "what other agents send it waits until you unmute it"),
+    ("forbidden", "Forbid hand-offs", "no agent sends to it, and it sends to none"),
+)
 
 
 def waited(since: datetime, now: datetime | None = None) -> str:
@@ -59,3 +66,6 @@ class AttentionCommands(CommandProvider):
             yield Command(
                 title, partial(screen.agents.set_muted, pane, not agent.muted), help_text, discover=pane is focused
             )
+            for mode, verb, why in _HANDOFFS:
+                if agent.handoffs != mode:
+                    yield Command(f"{verb} of {pane_name(pane)}", partial(screen.agents.set_handoffs, pane, mode), why)

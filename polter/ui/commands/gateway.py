@@ -17,4 +17,8 @@ class GatewayCommands(CommandProvider):
             f"Pending asks ({pending})", screen.asks.show_all, "answer the calls waiting for you", discover=True
         )
         yield Command("Audit log", screen.agents.show_audit, "every decision the gateway made, live", discover=True)
+        yield Command("Team view", screen.agents.show_team, "who sent what to whom: the team tools' calls, live")
+        yield Command(
+            "Send to panes…", screen.agents.send_to_panes, "type one message into several panes, as your words"
+        )
         yield Command("Keys and help", screen.action_help, "every key Polter uses", discover=True)

@@ -1,0 +1,419 @@
+"""Agents that work together: the session host's part that carries out the team calls the gateway decided.
+
+The gateway decides every team tool call by the caller's role (:mod:`polter.gateway.team_tools`) and hands the
+host what to do as a ``team`` event; this part does it and answers. It keeps, per pane, who gave it its current
+task, who opened it, and the messages queued for it:
+
+- a message is typed into the pane's program as a paste and Enter, marked ``[from pane N · role]``, never
+  through the pane's typed line: it is not the human's input, so no keyword gate opens and no phase starts on it
+  (the human's words reach the gateway only from a window's keys, :meth:`SessionHost._submit`). Control
+  characters are dropped, so a message cannot end a bracketed paste or send keys of its own;
+- it is typed only when the agent is idle, nothing of the human's is half typed in the pane and no ask of it
+  waits; otherwise it waits in the pane's queue, in order, and :data:`SETTLE` seconds pass between two;
+- a pane that waits for the human (its CLI asks, or an ask of its calls is pending) is never typed into;
+- a pane that closes, whose program ends or restarts drops its queue and ends the waits on it with an error
+  saying so: nothing is typed into a restarted CLI without a new send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from polter.errors import GatewayError, PolterError, SessionError
+from polter.gateway.models import TeamMember, TeamReply, TeamRequest
+from polter.protocol import AgentState
+from polter.session import methods
+from polter.session.attention import Attention
+from polter.session.config import PaneSetup
+from polter.session.pane import HostPane
+from polter.session.panes import Panes
+from polter.session.protocol import PaneState
+from polter.session.windows import Window
+from polter.tasks import BackgroundTasks
+
+if TYPE_CHECKING:
+    from polter.session.call_table import CallTable
+
+__all__ = ["SETTLE", "Team"]
+
+logger = logging.getLogger(__name__)
+
+SETTLE: Final = 1.0
+"""Seconds after a message is typed before the next one may be: the agent's state catches up with its new turn."""
+TICK: Final = 0.05
+"""How often queues and waits look at their panes while any is pending."""
+MAX_WAIT_LINES: Final = 500
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_message(text: str) -> str:
+    """The message as it may be typed: no control characters (escape sequences lose their escape)."""
+    return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    "))
+
+
+@dataclass
+class _Message:
+    sender: str
+    label: str
+    text: str
+
+
+@dataclass
+class _Wait:
+    caller: str
+    until: str
+    started_pushed: int
+    seen_working: bool = False
+    future: asyncio.Future[TeamReply] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+@dataclass
+class _Membership:
+    """What the host keeps of one pane's place in the team."""
+
+    sender: str | None = None
+    opened_by: str | None = None
+    depth: int = 0
+    queue: deque[_Message] = field(default_factory=deque)
+    delivered: int = 0
+    answered: int = 0
+    """Deliveries a ``wait`` until done already returned for."""
+    delivered_at: float = 0.0
+    pushed_at_delivery: int = 0
+    waits: list[_Wait] = field(default_factory=list)
+
+
+class Team:
+    """The team calls for the session's panes. ``open_pane(setup, opener)`` and ``close_pane(pane)`` are the
+    host's (opening and closing take several of its parts); ``answer(id, reply)`` sends the gateway the answer."""
+
+    settle: float = SETTLE
+
+    def __init__(
+        self,
+        *,
+        panes: Panes,
+        attention: Attention,
+        tasks: BackgroundTasks,
+        answer: Callable[[str, TeamReply], Awaitable[None]],
+        open_pane: Callable[[PaneSetup, HostPane], Awaitable[HostPane]],
+        close_pane: Callable[[HostPane], Awaitable[None]],
+        asks_of: Callable[[str], list[str]],
+    ) -> None:
+        self._panes = panes
+        self._attention = attention
+        self._tasks = tasks
+        self._answer = answer
+        self._open_pane = open_pane
+        self._close_pane = close_pane
+        self._asks_of = asks_of
+        self._members: dict[str, _Membership] = {}
+        self._ticking: asyncio.Task[None] | None = None
+        self.ticks = 0
+        """Rounds of the ticker so far (a test can wait for the host to have looked again)."""
+
+    def membership(self, pane: HostPane) -> _Membership:
+        return self._members.setdefault(pane.id, _Membership())
+
+    def queued(self, pane: HostPane) -> int:
+        member = self._members.get(pane.id)
+        return len(member.queue) if member is not None else 0
+
+    def sender_of(self, pane: HostPane) -> str | None:
+        member = self._members.get(pane.id)
+        return member.sender if member is not None else None
+
+    # -- the gateway's requests ---------------------------------------------------------------------------
+
+    def register_calls(self, calls: CallTable) -> None:
+        calls.register(methods.HandoffsParams, self._handoffs)
+
+    async def _handoffs(self, window: Window, params: methods.HandoffsParams) -> PaneState:
+        """The human lets agents hand work to and from a pane, mutes what they send it, or forbids both."""
+        pane = self._panes.get(params.pane)
+        if pane.agent is None:
+            raise SessionError(f"pane {pane.id} runs no agent: nothing is handed to it")
+        pane.handoffs = params.mode
+        member = self.membership(pane)
+        if params.mode == "forbidden" and member.queue:
+            self.pane_gone(pane, f"the human forbade hand-offs to pane {self._panes.number(pane)}")
+        self._show(pane, member)
+        self._tick_soon()
+        return pane.state()
+
+    def _allowed(self, pane: HostPane, role: str) -> None:
+        if pane.handoffs == "forbidden":
+            raise SessionError(f"the human forbade hand-offs {role} pane {self._panes.number(pane)}")
+
+    def handle(self, request: TeamRequest) -> None:
+        self._tasks.run(self._serve(request), f"the team call {request.action} of {request.caller}")
+
+    async def _serve(self, request: TeamRequest) -> None:
+        try:
+            reply = await self._carry_out(request)
+        except PolterError as exc:
+            reply = TeamReply(error=str(exc))
+        try:
+            await self._answer(request.id, reply)
+        except GatewayError as exc:
+            logger.warning("the answer to the team call %s did not reach the gateway: %s", request.id, exc)
+
+    async def _carry_out(self, request: TeamRequest) -> TeamReply:
+        match request.action:
+            case "roster":
+                return TeamReply(members=self.roster())
+            case "read":
+                return TeamReply(text=self.read(self._target(request), request.lines))
+            case "send":
+                target = self._target(request)
+                self._allowed(self._panes.get(request.caller), "from")
+                self._allowed(target, "to")
+                return TeamReply(
+                    text=self.send(target, request.caller, request.sender_label or "", request.message or "")
+                )
+            case "wait":
+                return await self.wait(self._target(request), request.caller, request.until, request.timeout)
+            case "open":
+                self._allowed(self._panes.get(request.caller), "from")
+                return await self._open(request)
+            case "close":
+                self._allowed(self._target(request), "to")
+                await self._close_pane(self._target(request))
+                return TeamReply(text="closed")
+        raise SessionError(f"not a team action: {request.action}")
+
+    def _target(self, request: TeamRequest) -> HostPane:
+        pane = self._panes.find(request.target or "")
+        if pane is None:
+            raise SessionError(f"the pane {request.target} is gone (it was closed)")
+        return pane
+
+    # -- panes, read ----------------------------------------------------------------------------------------
+
+    def roster(self) -> list[TeamMember]:
+        """The agent panes inside the sandbox (a shell the human runs unconfined is theirs, never a team's)."""
+        members = []
+        for number, pane in enumerate(self._panes, start=1):
+            agent = pane.agent
+            if agent is None or agent.closed or not pane_confined(pane):
+                continue
+            member = self._members.get(pane.id) or _Membership()
+            worktree = pane.worktree.worktree.branch if pane.worktree is not None else None
+            members.append(
+                TeamMember(
+                    pane=pane.id,
+                    number=number,
+                    title=agent.title,
+                    cli=agent.adapter.name,
+                    role=agent.role,
+                    state=self._state(pane),
+                    branch=worktree,
+                    sender=member.sender,
+                    opened_by=member.opened_by,
+                    depth=member.depth,
+                    queued=len(member.queue),
+                    handoffs=pane.handoffs,
+                )
+            )
+        return members
+
+    @staticmethod
+    def _state(pane: HostPane) -> str | None:
+        state = pane.agent_state
+        return None if state is None else ("waiting" if state is AgentState.WAITING else state.value)
+
+    @staticmethod
+    def read(pane: HostPane, lines: int) -> str:
+        screen = pane.terminal.screen
+        if screen is None:
+            return ""
+        first = -min(lines, screen.history_size)
+        return _text([screen.text(y) for y in range(first, 0)] + screen.display())
+
+    # -- send ------------------------------------------------------------------------------------------------
+
+    def send(self, pane: HostPane, sender: str, label: str, message: str) -> str:
+        """Queue the message for ``pane``; typed now if it is ready. What happened, for the sender."""
+        if pane.terminal.started and not pane.terminal.running:
+            raise SessionError(f"the program of pane {self._panes.number(pane)} is not running")
+        member = self.membership(pane)
+        member.queue.append(_Message(sender, label, f"[from {label}] {clean_message(message)}"))
+        self._deliver(pane, member)
+        self._show(pane, member)
+        if member.queue:
+            self._tick_soon()
+            number, waiting = self._panes.number(pane), len(member.queue)
+            return f"queued for pane {number} ({waiting} waiting): it is typed when the agent is idle"
+        return f"typed into pane {self._panes.number(pane)}"
+
+    def _ready(self, pane: HostPane, member: _Membership) -> bool:
+        """Whether a message may be typed into the pane now."""
+        terminal = pane.terminal
+        if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
+            return False
+        if time.monotonic() - member.delivered_at < self.settle:
+            return False
+        state = pane.read_agent_state()
+        return state is AgentState.IDLE and pane.agent_state is not AgentState.WAITING
+
+    def _deliver(self, pane: HostPane, member: _Membership) -> None:
+        if not member.queue or not self._ready(pane, member):
+            return
+        message = member.queue.popleft()
+        terminal = pane.terminal
+        screen = terminal.screen
+        bracketed = screen is not None and screen.bracketed_paste
+        terminal.paste(message.text if bracketed else message.text.replace("\n", " "))  # one message, one prompt
+        terminal.key("enter")  # not pane.key: the pane's typed line (the human's words) never sees it
+        member.sender = message.sender
+        member.delivered += 1
+        member.delivered_at = time.monotonic()
+        member.pushed_at_delivery = screen.history_pushed if screen is not None else 0
+        pane.task_from = (message.sender, message.label)
+        self._show(pane, member)
+
+    def _show(self, pane: HostPane, member: _Membership) -> None:
+        """The pane's header: who gave it its task, how many messages wait."""
+        pane.queued = len(member.queue)
+        self._panes.changed(pane)
+
+    # -- wait ------------------------------------------------------------------------------------------------
+
+    async def wait(self, pane: HostPane, caller: str, until: str, timeout: float) -> TeamReply:
+        member = self.membership(pane)
+        screen = pane.terminal.screen
+        unanswered = member.delivered > member.answered
+        started = member.pushed_at_delivery if unanswered else (screen.history_pushed if screen is not None else 0)
+        wait = _Wait(caller, until, started)
+        member.waits.append(wait)
+        self._check_waits(pane, member)
+        self._tick_soon()
+        try:
+            return await asyncio.wait_for(asyncio.shield(wait.future), timeout)
+        except TimeoutError:
+            return TeamReply(error=f"pane {self._panes.number(pane)} was not {until} within {timeout:g} s "
+                                   f"(it is {self._state(pane)})")  # fmt: skip
+        finally:
+            with contextlib.suppress(ValueError):
+                member.waits.remove(wait)
+
+    def _check_waits(self, pane: HostPane, member: _Membership) -> None:
+        state = pane.agent_state
+        for wait in list(member.waits):
+            if wait.future.done():
+                continue
+            if state is AgentState.WORKING:
+                wait.seen_working = True
+            idle = state is AgentState.IDLE and not member.queue
+            if wait.until == "waiting":
+                reached = state is AgentState.WAITING
+            elif wait.until == "idle":
+                reached = idle
+            else:
+                settled = time.monotonic() - member.delivered_at >= self.settle
+                reached = idle and settled and (wait.seen_working or member.delivered > member.answered)
+            if reached:
+                if wait.until == "done":
+                    member.answered = member.delivered
+                wait.future.set_result(TeamReply(state=wait.until, text=self._written_since(pane, wait.started_pushed)))
+
+    @staticmethod
+    def _written_since(pane: HostPane, pushed: int) -> str:
+        screen = pane.terminal.screen
+        if screen is None:
+            return ""
+        since = max(-(screen.history_pushed - pushed), -screen.history_size)
+        rows = [screen.text(y) for y in range(since, 0)] + screen.display()
+        return _text(rows[-MAX_WAIT_LINES:])
+
+    # -- open ------------------------------------------------------------------------------------------------
+
+    async def _open(self, request: TeamRequest) -> TeamReply:
+        opener = self._panes.get(request.caller)
+        if opener.agent is None:
+            raise SessionError("only an agent pane opens panes")
+        caller = self.membership(opener)
+        same_cli = opener.agent.adapter.name == request.adapter
+        setup = PaneSetup(
+            adapter=request.adapter,
+            role=request.role,
+            cwd=opener.terminal.working_directory() or opener.agent.setup.cwd,
+            title=request.title,
+            command=opener.agent.setup.command if same_cli else None,
+            worktree=request.worktree,
+        )
+        pane = await self._open_pane(setup, opener)
+        member = self.membership(pane)
+        member.opened_by, member.depth = opener.id, caller.depth + 1
+        label = request.sender_label or f"pane {self._panes.number(opener)}"
+        member.queue.append(_Message(opener.id, label, f"[from {label}] {clean_message(request.task or '')}"))
+        self._show(pane, member)
+        member.delivered_at = time.monotonic()  # its CLI starts: the first prompt waits for it to settle
+        self._tick_soon()
+        return TeamReply(pane=pane.id, number=self._panes.number(pane))
+
+    # -- panes that go --------------------------------------------------------------------------------------
+
+    def pane_gone(self, pane: HostPane, why: str, *, closed: bool = False) -> None:
+        """The pane closed, its program ended or restarts: its queue goes, its waits end with ``why``."""
+        member = self._members.get(pane.id)
+        if member is None:
+            return
+        dropped = len(member.queue)
+        member.queue.clear()
+        pane.queued = 0
+        text = why + (f"; {dropped} queued message(s) were not typed" if dropped else "")
+        for wait in member.waits:
+            if not wait.future.done():
+                wait.future.set_result(TeamReply(error=text))
+        if closed:
+            self._members.pop(pane.id, None)
+
+    # -- the ticker -----------------------------------------------------------------------------------------
+
+    def _tick_soon(self) -> None:
+        if self._ticking is None or self._ticking.done():
+            self._ticking = asyncio.ensure_future(self._tick())
+
+    async def _tick(self) -> None:
+        """While any queue or wait is pending: read those panes again (the agent's state), type, end waits."""
+        while True:
+            self.ticks += 1
+            busy = False
+            for pane in self._panes:
+                member = self._members.get(pane.id)
+                if member is None or not (member.queue or member.waits):
+                    continue
+                busy = True
+                terminal = pane.terminal
+                if terminal.started and not terminal.running:
+                    self.pane_gone(pane, f"the program of pane {self._panes.number(pane)} ended")
+                    continue
+                if not terminal.running:
+                    continue  # (a pane just opened: its program starts once a window gives it a size)
+                self._attention.attend(pane)
+                self._deliver(pane, member)
+                self._check_waits(pane, member)
+            if not busy:
+                return
+            await asyncio.sleep(TICK)
+
+
+def pane_confined(pane: HostPane) -> bool:
+    """Whether the pane runs in its sandbox (an agent CLI always; a shell unless its role lets it out)."""
+    return pane.agent is not None and pane.agent.confined(pane.agent.builtins_at_launch)
+
+
+def _text(rows: list[str]) -> str:
+    lines = [row.rstrip() for row in rows]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""The team tools at the gateway's edge: without a session host listening they say so, and a call in progress ends
+with an error when the host stops listening (it restarted); the host's side is in tests/session/test_team.py."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from support.gateway import ROLES, controller, start_gateway
+from support.waiting import wait_until
+
+LEAD = """
+description = "Sends to every pane"
+[servers]
+default = "allow"
+[tools]
+default = "allow"
+[skills]
+default = "allow"
+[team]
+send = ["*"]
+wait = ["*"]
+"""
+
+
+def said(result: object) -> str:
+    return "\n".join(getattr(part, "text", "") for part in result.content)  # type: ignore[attr-defined]
+
+
+async def test_without_a_session_host_a_team_call_says_so(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path, roles={**ROLES, "lead": LEAD}) as harness:
+        pane = await harness.pane("lead")
+        async with harness.client("polter", pane.token) as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"panes", "read", "send", "wait"} <= listed and not {"open", "close"} & listed
+            result = await client.call_tool("panes", {})
+        assert result.is_error and "no session host is listening" in said(result)
+
+
+async def test_a_call_in_progress_ends_when_the_session_host_stops_listening(tmp_path: Path) -> None:
+    async with start_gateway(tmp_path, roles={**ROLES, "lead": LEAD}) as harness:
+        pane = await harness.pane("lead")
+        async with harness.client("polter", pane.token) as client:
+            async with controller(harness) as host:
+                call = asyncio.ensure_future(client.call_tool("panes", {}))
+                await wait_until(lambda: any(event.type == "team" for event in host.events), message="the team event")
+            result = await asyncio.wait_for(call, 30)
+        assert result.is_error and "the session host stopped listening" in said(result)
+        rows = [row for row in await harness.admin.audit() if row.name == "panes"]
+        assert rows and rows[-1].decision == "error"
