@@ -216,7 +216,10 @@ async def _events(gateway: Gateway, request: Request) -> Response:
 
 
 def _sse(event: GatewayEvent) -> bytes:
-    return f"event: {event.type}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n".encode()
+    """One event. Its JSON is ASCII: a pane's text (a resource's URI, a tool's arguments) may hold characters that
+    line readers take for line breaks (U+2028, U+0085, CR), which would end the data line and let the pane write
+    an event line of its own (``event: ask``) into every controller's stream."""
+    return f"event: {event.type}\ndata: {json.dumps(event.data)}\n\n".encode()
 
 
 def control_routes(
