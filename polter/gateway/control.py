@@ -87,7 +87,9 @@ def _handler(
         try:
             return await function(gateway, request)
         except ValidationError as exc:
-            return _error(422, "invalid request body", details=json.loads(exc.json(include_url=False)))
+            # (without the input: it is the caller's own, and a float out of JSON's range could not be answered)
+            details = json.loads(exc.json(include_url=False, include_input=False))
+            return _error(422, "invalid request body", details=details)
         except PaneNotFound as exc:
             return _error(404, f"no pane {exc.args[0]!r}")
         except UnknownAsk as exc:

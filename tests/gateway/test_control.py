@@ -47,6 +47,9 @@ async def test_unknown_panes_and_asks_are_404_and_bad_bodies_422(harness: Harnes
         assert bad.status_code == 422 and "token" in bad.text
         worse = await http.post("/control/panes", content=b"{not json", headers={"Content-Type": "application/json"})
         assert worse.status_code == 422
+        for body in (b"[1e400]", b'{"role": Infinity}', b"NaN"):  # floats JSON cannot carry back (found by fuzzing)
+            odd = await http.post("/control/panes", content=body, headers={"Content-Type": "application/json"})
+            assert odd.status_code == 422, (body, odd.status_code)
 
 
 async def test_the_audit_route_pages_by_pane(harness: Harness) -> None:
