@@ -35,6 +35,7 @@ from polter.gateway.channels import GetStreams
 from polter.gateway.core import Gateway
 from polter.gateway.features import POLICY_DENIED, refuse, trimmed_capabilities, utility_handlers
 from polter.gateway.floor import call_floor_tool, floor_tools
+from polter.gateway.models import McpClient
 from polter.gateway.panes import RegisteredPane
 from polter.gateway.routing import LEVELS
 from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
@@ -71,8 +72,11 @@ class PaneMiddleware:
         pane: RegisteredPane | None = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
         if pane is None or pane not in self.gateway.panes:
             raise MCPError(types.INVALID_REQUEST, "this pane is not registered with the gateway (any more)")
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
+        if ctx.params is not None and (ctx.method == "initialize" or (modern and ctx.method in _DECLARING)):
+            pane.saw_client(_client_of(self.endpoint, ctx.params))
         token = current_pane.set(pane)
         try:
             if ctx.method == "tools/list" and ctx.request_id is not None and self._listings is not None:
@@ -99,6 +103,38 @@ class PaneMiddleware:
         upstream = self.gateway.pool.get(self.endpoint)
         generation = upstream.generation if upstream is not None and upstream.state == "running" else None
         return (self.gateway.policy.role(pane), pane.role, pane.phase, generation, ctx.protocol_version)
+
+
+_DECLARING = frozenset({"server/discover", "tools/call"})
+"""2026-era requests whose envelope (``_meta``) says what the client is (a 2025-era client: its ``initialize``)."""
+_META = "io.modelcontextprotocol/"
+
+
+def _client_of(endpoint: str, params: Any) -> McpClient:
+    """A client as it declared itself (what a pane's CLI can do: elicitation...), from an ``initialize`` or a
+    2026-era request's ``_meta``. The pane's own words, kept short; the SDK checks the request itself."""
+
+    def text(value: Any) -> str:
+        return value[:80] if isinstance(value, str) else ""
+
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    info = params.get("clientInfo", meta.get(f"{_META}clientInfo"))
+    info = info if isinstance(info, dict) else {}
+    declared = params.get("capabilities", meta.get(f"{_META}clientCapabilities"))
+    names: list[str] = []
+    for key, value in sorted(declared.items() if isinstance(declared, dict) else ()):
+        names.append(text(key))
+        if key == "elicitation" and isinstance(value, dict):
+            names.extend(f"elicitation.{text(mode)}" for mode in sorted(value))
+    protocol = params.get("protocolVersion", meta.get(f"{_META}protocolVersion"))
+    return McpClient(
+        endpoint=endpoint,
+        name=text(info.get("name")),
+        version=text(info.get("version")),
+        protocol=text(protocol),
+        capabilities=names[:16],
+    )
 
 
 def _pane() -> RegisteredPane:

@@ -63,6 +63,9 @@ async def test_an_elicitation_goes_to_the_pane_cli_that_declared_it(harness: Har
         said = json.loads(await _elicit(client))
     assert said == {"action": "accept", "content": {"age": 7, "name": "Bea"}}
     assert [params.message for params in asked] == ["Who are you?"]
+    [client] = (await harness.admin.pane(pane.pane.id)).clients  # what the pane's CLI declared, for the human
+    assert client.endpoint == "features" and client.name == "mcp"
+    assert "elicitation" in client.capabilities and "sampling" not in client.capabilities
     await wait_until(lambda: _rows(harness, pane.pane.id, "elicitation"), message="the elicitation's audit row")
     [row] = _rows(harness, pane.pane.id, "elicitation")
     assert row.decision == "allow" and "passed to the pane's CLI: accept" in row.reason
