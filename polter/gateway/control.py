@@ -37,8 +37,9 @@ from starlette.routing import Route
 
 from polter.gateway.asks import UnknownAsk
 from polter.gateway.audit import read_rows
-from polter.gateway.core import Gateway, PaneNotFound, PhaseError
+from polter.gateway.core import Gateway
 from polter.gateway.endpoints import PANE_SCOPE_KEY
+from polter.gateway.floor import capabilities
 from polter.gateway.forms import FormError
 from polter.gateway.models import (
     AskReply,
@@ -51,6 +52,7 @@ from polter.gateway.models import (
     ServersReload,
     SkillInventory,
 )
+from polter.gateway.outcomes import PaneNotFound, PhaseError
 from polter.gateway.panes import PaneConflict
 from polter.gateway.server_requests import UnknownElicitation
 from polter.protocol import HookRequest
@@ -111,43 +113,43 @@ async def _status(gateway: Gateway, request: Request) -> Response:
 
 
 async def _list_panes(gateway: Gateway, request: Request) -> Response:
-    return _json([gateway.pane_info(pane) for pane in gateway.panes])
+    return _json([gateway.pane_control.info(pane) for pane in gateway.panes])
 
 
 async def _register(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.register(await _body(request, PaneRegistration)), 201)
+    return _json(gateway.pane_control.register(await _body(request, PaneRegistration)), 201)
 
 
 async def _get_pane(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.pane_info(gateway.pane(request.path_params["pane"])))
+    return _json(gateway.pane_control.info(gateway.pane_control.pane(request.path_params["pane"])))
 
 
 async def _remove_pane(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.remove(request.path_params["pane"]))
+    return _json(gateway.pane_control.remove(request.path_params["pane"]))
 
 
 async def _set_role(gateway: Gateway, request: Request) -> Response:
     change = await _body(request, RoleChange)
-    return _json(gateway.set_role(request.path_params["pane"], change.role))
+    return _json(gateway.pane_control.set_role(request.path_params["pane"], change.role))
 
 
 async def _input(gateway: Gateway, request: Request) -> Response:
     line = await _body(request, InputLine)
-    return _json(gateway.record_input(request.path_params["pane"], line.text))
+    return _json(gateway.pane_control.record_input(request.path_params["pane"], line.text))
 
 
 async def _phase(gateway: Gateway, request: Request) -> Response:
     change = await _body(request, PhaseChange)
-    return _json(await gateway.set_phase(request.path_params["pane"], change.phase, change.reason))
+    return _json(await gateway.pane_control.set_phase(request.path_params["pane"], change.phase, change.reason))
 
 
 async def _skills(gateway: Gateway, request: Request) -> Response:
     inventory = await _body(request, SkillInventory)
-    return _json(gateway.set_skills(request.path_params["pane"], inventory.skills))
+    return _json(gateway.pane_control.set_skills(request.path_params["pane"], inventory.skills))
 
 
 async def _capabilities(gateway: Gateway, request: Request) -> Response:
-    return _json(await gateway.capabilities(gateway.pane(request.path_params["pane"])))
+    return _json(await capabilities(gateway, gateway.pane_control.pane(request.path_params["pane"])))
 
 
 async def _asks(gateway: Gateway, request: Request) -> Response:
@@ -264,7 +266,7 @@ def control_routes(
 def hook_route(gateway: Gateway) -> Route:
     async def hook(gateway: Gateway, request: Request) -> Response:
         pane = request.scope[PANE_SCOPE_KEY]
-        answer = await gateway.hook(pane, request.path_params["adapter"], await _body(request, HookRequest))
+        answer = await gateway.execution.hook(pane, request.path_params["adapter"], await _body(request, HookRequest))
         return _json(answer)
 
     return Route("/hook/{adapter}", _handler(hook, gateway), methods=["POST"])

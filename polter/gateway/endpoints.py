@@ -92,7 +92,7 @@ class PaneMiddleware:
         cached = self._listings.get(pane)
         if cached is not None and cached[0] == self._key(pane, ctx):
             started = time.perf_counter()
-            self.gateway.audit_listing(pane, self.endpoint, len(cached[1]["tools"]), started)
+            self.gateway.execution.audit_listing(pane, self.endpoint, len(cached[1]["tools"]), started)
             return cached[1]
         result = await call_next(ctx)
         if isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -187,13 +187,13 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     assert upstream is not None
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=await gateway.list_tools(_pane(), name))
+        return types.ListToolsResult(tools=await gateway.execution.list_tools(_pane(), name))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         async with _calling(gateway, ctx, name) as call:
-            return await gateway.call_tool(
+            return await gateway.execution.call_tool(
                 call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
             )
 
@@ -275,13 +275,11 @@ def _progress_relay(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
 
 async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, arguments: dict[str, Any] | None) -> None:
     """Prompts and resources follow the server-level decision; a refusal is a JSON-RPC error."""
-    import time
-
     pane = _pane()
     started = time.perf_counter()
     verdict = gateway.policy.decide_server(pane, server)
-    auth = await gateway.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
-    await gateway.audit_decision(pane, kind, server, name, auth, started, arguments)
+    auth = await gateway.execution.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
+    await gateway.auditor.record(pane, kind, server, name, auth, started, arguments)
     if not auth.allowed:
         raise refuse(kind, name, server, auth)
 

@@ -32,9 +32,10 @@ from polter.gateway.calls import CallInFlight
 from polter.gateway.events import EventHub
 from polter.gateway.forms import FormError, check_answer, parse_form
 from polter.gateway.models import POLICY_DENIED, ElicitationInfo, ElicitationReply
+from polter.gateway.outcomes import Authorization
 
 if TYPE_CHECKING:
-    from polter.gateway.core import Authorization, Gateway
+    from polter.gateway.core import Gateway
 
 __all__ = ["Elicitations", "ServerRequests", "UnknownElicitation"]
 
@@ -215,7 +216,7 @@ class ServerRequests:
             )
             return None, await self._audited(call, kind, started, error, why, decision="error")
         verdict = self.gateway.policy.decide_upstream(call.pane, server, kind)
-        auth: Authorization = await self.gateway.authorize(
+        auth: Authorization = await self.gateway.execution.authorize(
             call.pane, verdict, kind=kind, server=server, name=kind, arguments=summary, grant_key=(server, f"@{kind}")
         )
         if not auth.allowed:
@@ -274,8 +275,6 @@ class ServerRequests:
         decision: str | None = None,
         rule: str | None = None,
     ) -> Any:
-        from polter.gateway.core import Authorization
-
         if isinstance(outcome, types.ErrorData):
             said, allowed = f"{how}; the upstream is told: {outcome.message}", False
         elif isinstance(outcome, types.ElicitResult):
@@ -283,7 +282,7 @@ class ServerRequests:
         else:
             said, allowed = f"{how}: answered", True
         auth = Authorization(allowed, decision or ("allow" if allowed else "error"), rule, said)
-        await self.gateway.audit_decision(call.pane, kind, call.server, kind, auth, started, None)
+        await self.gateway.auditor.record(call.pane, kind, call.server, kind, auth, started, None)
         return outcome
 
 
