@@ -40,6 +40,7 @@ from polter.gateway.models import GatewayStatus, RolesStatus, RoleSummary
 from polter.gateway.pane_control import PaneControl
 from polter.gateway.panes import PaneRegistry
 from polter.gateway.policy import Policy
+from polter.gateway.round_trips import RoundTrips
 from polter.gateway.routing import Router
 from polter.gateway.server_requests import Elicitations, ServerRequests
 from polter.gateway.upstreams import ListKind, UpstreamPool
@@ -73,6 +74,8 @@ class Gateway:
         """Elicitations shown in Polter's window (the pane's CLI could not show them)."""
         self.server_requests = ServerRequests(self, self.channels.get_streams.__contains__)
         """The upstreams' sampling and elicitation requests, decided and routed."""
+        self.round_trips = RoundTrips()
+        """2026-era tool calls whose upstream asked their client something, until it answers."""
         self.hook_adapters = HookAdapters(adapters)
         """The adapters that translate CLIs' hook payloads (``/hook/<adapter>/payload``), found by ``adapters``."""
         self.execution = Execution(self)

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -191,11 +191,21 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        async with _calling(gateway, ctx, name) as call:
-            return await gateway.execution.call_tool(
-                call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
-            )
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            async with _calling(gateway, ctx, name) as call:
+                return await gateway.execution.call_tool(
+                    call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
+                )
+
+        async def start(asking: Callable[[CallInFlight], None]) -> types.CallToolResult:
+            async with _calling(gateway, ctx, name) as call:
+                asking(call)
+                return await gateway.execution.call_tool(
+                    call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
+                )
+
+        return await gateway.round_trips.call_tool(_pane(), params, start, upstream.config.timeout)
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
         await upstream.wait_running()
@@ -260,9 +270,16 @@ def _progress_relay(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
     token = (ctx.meta or {}).get("progress_token")
     if token is None or isinstance(token, bool) or not isinstance(token, str | int):
         return None
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return ctx.session.report_progress
     session = ctx.session
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # on the request's own stream, while it is open
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                await session.report_progress(progress, total, message)
+            except Exception:  # the request ended (its call waits for the client's answer to a question)
+                logger.debug("progress for an ended request dropped", exc_info=True)
+
+        return report
 
     async def relay(progress: float, total: float | None, message: str | None) -> None:
         try:

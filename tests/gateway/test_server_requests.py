@@ -71,6 +71,39 @@ async def test_an_elicitation_goes_to_the_pane_cli_that_declared_it(harness: Har
     assert row.decision == "allow" and "passed to the pane's CLI: accept" in row.reason
 
 
+async def test_a_2026_client_that_declared_elicitation_answers_in_a_round_trip(harness: Harness) -> None:
+    """A 2026-07-28 call carries no server requests: the gateway ends it with the upstream's question
+    (``InputRequiredResult``), and the client's retry with its answer resumes the upstream's call, which
+    gets that answer. The window is not asked; a requestState is the pane's own and used once."""
+    pane, other = await harness.pane("open"), await harness.pane("open")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Eve", "age": 3})
+
+    async with controller(harness) as window:
+        async with harness.client("features", pane.token, mode="2026-07-28", elicitation_callback=answer) as client:
+            said = json.loads(await _elicit(client))
+        assert said == {"action": "accept", "content": {"age": 3, "name": "Eve"}}
+        assert asked == ["Who are you?"] and window.elicitations() == []
+    await wait_until(lambda: _rows(harness, pane.pane.id, "elicitation"), message="the elicitation's audit row")
+    [row] = _rows(harness, pane.pane.id, "elicitation")
+    assert row.decision == "allow" and "a 2026-07-28 round trip): accept" in row.reason
+    assert len(harness.gateway.round_trips) == 0
+    # Someone else's requestState (or a made-up one) resumes nothing.
+    async with harness.raw(other.token) as http:
+        forged = await http.post("/mcp/features", headers={
+            "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call", "Mcp-Name": "elicit"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "elicit", "arguments": {}, "requestState": "made-up", "inputResponses": {},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
+                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}})
+    assert "no call of this pane waits for input" in forged.text, forged.text
+
+
 async def test_without_a_capable_cli_an_elicitation_is_a_form_in_polters_window(harness: Harness) -> None:
     pane = await harness.pane("open", title="left")
     async with harness.client("features", pane.token) as client:

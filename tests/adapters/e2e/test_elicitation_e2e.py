@@ -1,7 +1,8 @@
 """A server's elicitation through the real gateway, for each of the five real CLIs: which of them declare the
 ``elicitation`` capability in their MCP client's ``initialize`` (as the gateway recorded it for the pane), and
-that the question reaches a human either way: the CLI's own answer when it declared the capability, else
-Polter's window (a controller following ``/control/events``, as the app does), whose answer the upstream gets.
+that the question reaches a human either way: the CLI's own answer when it declared the capability (Codex on
+a 2025-era session; Claude Code on 2026-07-28, in an input-required round trip), else Polter's window (a
+controller following ``/control/events``, as the app does), whose answer the upstream gets.
 
 The upstream is ``support/features_server.py``; its ``elicit`` tool asks the form it is given and answers
 what it was told. Each CLI runs non-interactively against the fake model API, which calls that tool.
@@ -58,9 +59,9 @@ DECLARED = {
     "opencode": ("2025-11-25", ["roots"]),
 }
 """What each pinned CLI's MCP client declared to the gateway (protocol version, capabilities), as recorded here."""
-ASKED_IN_THE_CLI = {"codex"}
-"""The CLIs the gateway hands a server's elicitation to: those that declared it on a 2025-era session (a
-2026-07-28 request has no channel for a server's request: Claude Code's form is shown in Polter's window)."""
+ASKED_IN_THE_CLI = {"claude-code", "codex"}
+"""The CLIs the gateway hands a server's elicitation to: those that declared it (on a 2025-era session as a
+request of its own; on 2026-07-28, Claude Code's, as the call's ``InputRequiredResult``)."""
 
 
 @pytest.mark.parametrize("name", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode"])
@@ -118,7 +119,7 @@ async def test_a_servers_question_reaches_the_human_through_the_cli_or_polters_w
     rows = [row for row in gateway.audit(pane_id) if row["layer"] == "elicitation"]
     text = answered.tool_result or ""
     said, _end = json.JSONDecoder().raw_decode(text, text.index('{"action"'))
-    if name in ASKED_IN_THE_CLI:  # its answer, from its own form (`codex exec` declines: nobody at its prompt)
+    if name in ASKED_IN_THE_CLI:  # its own answer (non-interactive, with nobody at its prompt)
         assert shown == [] and rows and "passed to the pane's CLI" in rows[-1]["reason"], rows
         assert said["action"] in ("accept", "decline", "cancel") and rows[-1]["reason"].endswith(said["action"])
         report(f"{cli.adapter.display_name}: the server's question went to the CLI, which answered {said['action']}")
