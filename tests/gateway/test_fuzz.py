@@ -3,7 +3,7 @@
 Two tests, each 400 bodies in the fast tier and 10,000 in the end-to-end tier (CI), with the same assertions:
 calls, listings and any method at all against a role that denies tools; and the params of the protocol's
 utilities (logging, completion, subscriptions, reads) from a pane whose role denies the server, with the answers
-to a server's elicitation (a client's, the window's) while one waits.
+to a server's elicitation (a client's, the window's, a 2026-07-28 retry's) while one waits.
 """
 
 from __future__ import annotations
@@ -153,6 +153,18 @@ CLIENT_ANSWER = st.fixed_dictionaries(  # a client's answer to a request of the 
 )
 FORM_CONTENT = st.fixed_dictionaries({}, optional={"name": st.text(max_size=3) | JSON, "age": st.integers(-2, 3) | JSON,
                                                    "colour": st.sampled_from(["red", "blue"]) | JSON})
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+RESUME = st.fixed_dictionaries(  # a 2026-07-28 retry with answers to a question nobody asked this pane
+    {"jsonrpc": st.just("2.0"), "id": st.integers(1, 10**6), "method": st.just("tools/call"), "params": st.fixed_dictionaries(
+        {"name": st.sampled_from(["elicit", "touch", "nope"]) | st.text(max_size=8),
+         "requestState": st.text(max_size=40) | st.sampled_from(["", "polter-1", "x" * 32]),
+         "inputResponses": st.dictionaries(st.sampled_from(["polter-1", "polter-2"]) | st.text(max_size=8), st.one_of(
+             st.fixed_dictionaries({"action": st.sampled_from(["accept", "decline", "cancel"]) | JSON},
+                                   optional={"content": JSON}), JSON), max_size=3) | JSON,
+         "_meta": st.just(MODERN_META)}, optional={"arguments": JSON})},
+)
 WINDOW_ANSWER = st.fixed_dictionaries(  # the window's answer to a form it shows (/control/elicitations/{id})
     {"action": st.sampled_from(["accept", "accept", "accept", "decline", "cancel"]) | JSON},
     optional={"content": FORM_CONTENT | JSON},
@@ -204,7 +216,8 @@ async def test_fuzzed_params_of_the_utilities_and_elicitation_answers_never_cras
             try:
 
                 @settings(max_examples=bodies, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-                @given(data=st.data(), kind=st.sampled_from(["barred", "barred", "allowed", "client", "window"]))
+                @given(data=st.data(), kind=st.sampled_from(["barred", "barred", "allowed", "client", "window",
+                                                             "resume"]))
                 def one(data: st.DataObject, kind: str) -> None:
                     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                                "Mcp-Protocol-Version": "2025-11-25"}
@@ -214,6 +227,12 @@ async def test_fuzzed_params_of_the_utilities_and_elicitation_answers_never_cras
                         message: Any = data.draw(WINDOW_ANSWER | JSON)
                         headers["Authorization"] = f"Bearer {harness.admin_token}"
                         path = f"/control/elicitations/{form_id}"
+                    elif kind == "resume":
+                        message = data.draw(RESUME)
+                        token = (barred if data.draw(st.booleans()) else allowed).token
+                        headers |= {"Authorization": f"Bearer {token}", "Mcp-Protocol-Version": "2026-07-28",
+                                    "Mcp-Method": "tools/call"}
+                        path = "/mcp/features"
                     else:
                         message = data.draw(CLIENT_ANSWER if kind == "client" else UTILITY_REQUEST)
                         token, session = sessions["allowed" if kind == "client" else kind]
@@ -225,8 +244,8 @@ async def test_fuzzed_params_of_the_utilities_and_elicitation_answers_never_cras
                     statuses.append(response.status)
                     assert response.status < 500, (kind, message, response.status, text[:300])
                     method = message.get("method") if isinstance(message, dict) else None
-                    if kind == "barred" and method in REFUSED:
-                        assert '"result"' not in text, (message, text[:300])
+                    if (kind == "barred" and method in REFUSED) or kind == "resume":  # nothing was asked: no answer
+                        assert '"result"' not in text or '"isError":true' in text.replace(" ", ""), (message, text[:300])
                     if kind == "allowed" and method == "resources/subscribe" and '"result"' in text:
                         subscribed_by_allowed.add(str(message["params"]["uri"]))
 

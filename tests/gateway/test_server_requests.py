@@ -197,3 +197,29 @@ async def test_removing_the_pane_ends_its_form_at_once(tmp_path: Path) -> None:
         async with harness.client("features", other.token) as client:
             state = json.loads((await client.call_tool("running", {})).content[0].text)
         assert state["sleeping"] == 0
+
+
+async def test_a_2026_client_that_never_answers_its_round_trip_abandons_the_call(tmp_path: Path) -> None:
+    """The gateway keeps the upstream's call for the client's answer only as long as the upstream's timeout:
+    then the call is cancelled upstream, the question answered with an error, and nothing stays parked."""
+    async with start_gateway(tmp_path, servers={"features": features_server(timeout=1)}, roles=TEST_ROLES) as harness:
+        pane = await harness.pane("open")
+        async with harness.raw(pane.token) as http:
+            asked = await http.post("/mcp/features", headers={
+                "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call", "Mcp-Name": "elicit"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                    "name": "elicit", "arguments": {"message": "Still there?", "schema": FORM},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientInfo": {"name": "gone", "version": "1"},
+                              "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}})
+        result = asked.json()["result"]
+        assert result["resultType"] == "input_required" and result["requestState"], result
+        [question] = result["inputRequests"].values()
+        assert question["params"]["message"] == "Still there?"
+        assert len(harness.gateway.round_trips) == 1
+        await wait_until(lambda: len(harness.gateway.round_trips) == 0 and not harness.gateway.calls.of_server(
+            "features"), timeout=15, message="the parked call abandoned")
+        await wait_until(lambda: _rows(harness, pane.pane.id, "call"), message="the call's audit row")
+        [row] = _rows(harness, pane.pane.id, "call")
+        assert "cancelled" in row.reason, row
