@@ -419,32 +419,6 @@ class Ended(_Message):
     failed: bool = False
 
 
-HostMessage = Annotated[
-    Welcome
-    | Refused
-    | Reply
-    | FrameEvent
-    | PaneAdded
-    | PaneUpdated
-    | PaneRemoved
-    | Ready
-    | AskEvent
-    | AskClosedEvent
-    | ElicitationEvent
-    | ElicitationClosedEvent
-    | AuditEvent
-    | RolesEvent
-    | ServersEvent
-    | GatewayChanged
-    | LayoutEvent
-    | Notice
-    | Question
-    | QuestionClosed
-    | AttentionNotice
-    | Ended,
-    Field(discriminator="type"),
-]
-
 SessionEvent = (
     PaneAdded
     | PaneUpdated
@@ -467,6 +441,12 @@ SessionEvent = (
 )
 """What the host tells every attached window about the session (everything it sends but the handshake, replies
 and frames); a window hands each on to its screens as it came, the one type of each event on both sides."""
+
+HostMessage = Annotated[
+    Welcome | Refused | Reply | FrameEvent | SessionEvent,
+    Field(discriminator="type"),
+]
+
 
 _CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 _HOST: TypeAdapter[HostMessage] = TypeAdapter(HostMessage)

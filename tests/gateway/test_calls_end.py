@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest_asyncio
 from support.gateway import Harness, features_server, start_gateway
+from support.loopback import ServerProcess
 from support.privates import requests_awaiting_answer
 from support.waiting import wait_until
 
@@ -30,34 +30,16 @@ from polter.servers import HttpServer
 STREAMS_SERVER = Path(__file__).parents[1] / "support" / "streams_server.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class StreamsServer:
+class StreamsServer(ServerProcess):
     def __init__(self, tmp_path: Path) -> None:
-        self.port = _free_port()
+        super().__init__()
         self.log = (tmp_path / "streams-server.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, str(STREAMS_SERVER), str(self.port)], stdout=self.log, stderr=subprocess.STDOUT
         )
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def listening(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
     def stop(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=20)
+        super().stop()
         self.log.close()
 
 

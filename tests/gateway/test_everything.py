@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from support.gateway import ROLES, start_gateway
+from support.loopback import ServerProcess
 from support.tools import npm_bin
 from support.waiting import wait_until
 
@@ -39,33 +39,16 @@ MODES = ("legacy", "2026-07-28")
 LONG = "trigger-long-running-operation"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class HttpEverything:
+class HttpEverything(ServerProcess):
     def __init__(self, binary: Path) -> None:
-        self.binary, self.port = binary, _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
+        super().__init__()
+        self.binary = binary
 
     def start(self) -> None:
         env = {**os.environ, "PORT": str(self.port), "PATH": f"{self.binary.parent}:{os.environ.get('PATH', '')}"}
         self.process = subprocess.Popen([str(self.binary), "streamableHttp"], env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
 
-    def listening(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=20)
 
 
 @pytest.fixture

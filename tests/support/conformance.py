@@ -28,6 +28,7 @@ import pytest
 import uvicorn
 
 from polter.embedded_server import EmbeddedServer
+from support.loopback import ServerProcess
 from support.tools import CACHE, _locked, npm_package
 from support.waiting import wait_until
 
@@ -74,24 +75,13 @@ def _reference_server() -> Path:
     return folder
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class ReferenceServer:
+class ReferenceServer(ServerProcess):
     """The suite's reference server on a free loopback port (``url``), its output in ``log``."""
 
     def __init__(self, log: Path) -> None:
+        super().__init__()
         self.folder = _reference_server()
-        self.port = _free_port()
         self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
 
     def start(self) -> None:
         tsx = self.folder / "node_modules" / "tsx" / "dist" / "cli.mjs"
@@ -104,17 +94,6 @@ class ReferenceServer:
                 stderr=subprocess.STDOUT,
             )
 
-    def listening(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=20)
 
 
 async def run_suite(url: str, out_dir: Path, scenario: str | None = None) -> dict[str, list[dict[str, Any]]]:

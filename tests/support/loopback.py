@@ -1,9 +1,11 @@
-"""A listening socket served in a thread until the test is done: each connection gets ``reply`` and is closed."""
+"""Loopback servers for tests: a listening socket served in a thread until the test is done, a free port, a server
+in a child process."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 
@@ -32,3 +34,35 @@ def answering(server: socket.socket, reply: bytes = b"") -> Iterator[socket.sock
         stop.set()
         thread.join()
         server.close()
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now (the kernel's pick)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServerProcess:
+    """A server in a child process on a free loopback port: ``url`` of its MCP endpoint, ``listening()`` to wait
+    on, ``stop()`` to kill it (set ``process`` when it starts)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def listening(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=20)
