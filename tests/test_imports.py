@@ -19,8 +19,6 @@ LAZY_BY_RULE = ("polter.cli",)
 """Packages whose own docstring states why their imports sit inside functions (the command line: every
 command's module is imported for ``--help``, so a module-level import is paid by every command)."""
 LAZY_LEFT = {
-    "polter.gateway": "the gateway's circles (core, floor, builtin_calls) go with the split of Gateway along "
-    "its concerns, which waits for issue 24 (the gateway's own MCP features) to merge",
     "polter.worktrees._models": "the worktree record's methods call the modules that build and read records "
     "(undoing it changes the package's API: status(worktree) instead of worktree.status())",
 }

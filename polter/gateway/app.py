@@ -19,6 +19,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from polter.gateway.config import GatewayConfig
@@ -30,7 +31,7 @@ from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
 from polter.gateway.security import GatewayAuth, loopback_security
 from polter.gateway.state_reports import state_route
-from polter.roles.library import RoleLibrary
+from polter.roles.library import RoleLibrary, default_layers
 
 __all__ = ["create_gateway", "default_roles_dirs"]
 
@@ -39,8 +40,6 @@ logger = logging.getLogger(__name__)
 
 def default_roles_dirs() -> list[Path]:
     """Bundled roles, then the user's, then the project's (later ones override earlier by name)."""
-    from polter.roles.library import default_layers
-
     return [layer.path for layer in default_layers()]
 
 
@@ -53,8 +52,6 @@ class _McpRouter:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         endpoint = self.endpoints.get(scope["path_params"]["server"])
         if endpoint is None:
-            from starlette.responses import JSONResponse
-
             known = ", ".join(sorted(self.endpoints))
             await JSONResponse({"error": f"no such server; this gateway serves: {known}"}, 404)(scope, receive, send)
             return

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from polter.gateway.outcomes import Authorization
 from polter.gitdirs import git_dirs
 from polter.paths import config_dir, project_roles_dir, state_dir
 from polter.protocol import BuiltinsPolicy, HookRequest, ProtectedTarget
@@ -25,7 +26,7 @@ from polter.roles.builtins import BuiltinCall, Protected, Resolver
 from polter.roles.engine import CompiledRole, Verdict
 
 if TYPE_CHECKING:
-    from polter.gateway.core import Authorization, Gateway
+    from polter.gateway.core import Gateway
     from polter.gateway.panes import RegisteredPane
 
 __all__ = [
@@ -169,8 +170,6 @@ async def decide_builtin_call(
     gateway: Gateway, pane: RegisteredPane, adapter: str, request: HookRequest
 ) -> Authorization:
     """The role's decision on one of the CLI's own tools, an ask resolved, a grant applied, the audit row written."""
-    from polter.gateway.core import Authorization
-
     started = time.perf_counter()
     call = builtin_call(request)
     project = request.project or request.cwd
@@ -190,7 +189,7 @@ async def decide_builtin_call(
             verdict = Verdict(
                 "allow", "polter:ask-grant", f"The human allowed this for the pane when asked ({verdict.rule})."
             )
-        auth = await gateway.authorize(
+        auth = await gateway.execution.authorize(
             pane,
             verdict,
             kind="tool",

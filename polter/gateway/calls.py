@@ -39,7 +39,18 @@ class CallAbandoned(Exception):
 class CallInFlight:
     """One request of a pane's session to one upstream, while the upstream serves it."""
 
-    __slots__ = ("_request", "abandoned", "log_level", "modern", "number", "pane", "server", "session", "session_id")
+    __slots__ = (
+        "_request",
+        "abandoned",
+        "log_level",
+        "modern",
+        "number",
+        "pane",
+        "questions",
+        "server",
+        "session",
+        "session_id",
+    )
 
     def __init__(
         self,
@@ -60,6 +71,9 @@ class CallInFlight:
         """Increasing: the latest of a pane's calls is the one with the highest number."""
         self.abandoned: str | None = None
         """Why the call was abandoned, once it is."""
+        self.questions: asyncio.Queue[Any] | None = None
+        """A 2026-era tool call's: where the upstream's questions go, to be put to its client
+        (:mod:`polter.gateway.round_trips`); None where they cannot be."""
         self._request: asyncio.Future[Any] | None = None
 
     def bind(self, request: asyncio.Future[Any]) -> None:

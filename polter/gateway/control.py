@@ -38,8 +38,9 @@ from starlette.routing import Route
 
 from polter.gateway.asks import UnknownAsk
 from polter.gateway.audit import read_rows
-from polter.gateway.core import Gateway, PaneNotFound, PhaseError
+from polter.gateway.core import Gateway
 from polter.gateway.endpoints import PANE_SCOPE_KEY
+from polter.gateway.floor import capabilities
 from polter.gateway.forms import FormError
 from polter.gateway.models import (
     AskReply,
@@ -53,6 +54,7 @@ from polter.gateway.models import (
     SkillInventory,
     TeamReply,
 )
+from polter.gateway.outcomes import PaneNotFound, PhaseError
 from polter.gateway.panes import PaneConflict
 from polter.gateway.server_requests import UnknownElicitation
 from polter.gateway.team_desk import UnknownTeamRequest
@@ -90,7 +92,9 @@ def _handler(
         try:
             return await function(gateway, request)
         except ValidationError as exc:
-            return _error(422, "invalid request body", details=json.loads(exc.json(include_url=False)))
+            # (without the input: it is the caller's own, and a float out of JSON's range could not be answered)
+            details = json.loads(exc.json(include_url=False, include_input=False))
+            return _error(422, "invalid request body", details=details)
         except PaneNotFound as exc:
             return _error(404, f"no pane {exc.args[0]!r}")
         except UnknownAsk as exc:
@@ -114,43 +118,43 @@ async def _status(gateway: Gateway, request: Request) -> Response:
 
 
 async def _list_panes(gateway: Gateway, request: Request) -> Response:
-    return _json([gateway.pane_info(pane) for pane in gateway.panes])
+    return _json([gateway.pane_control.info(pane) for pane in gateway.panes])
 
 
 async def _register(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.register(await _body(request, PaneRegistration)), 201)
+    return _json(gateway.pane_control.register(await _body(request, PaneRegistration)), 201)
 
 
 async def _get_pane(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.pane_info(gateway.pane(request.path_params["pane"])))
+    return _json(gateway.pane_control.info(gateway.pane_control.pane(request.path_params["pane"])))
 
 
 async def _remove_pane(gateway: Gateway, request: Request) -> Response:
-    return _json(gateway.remove(request.path_params["pane"]))
+    return _json(gateway.pane_control.remove(request.path_params["pane"]))
 
 
 async def _set_role(gateway: Gateway, request: Request) -> Response:
     change = await _body(request, RoleChange)
-    return _json(gateway.set_role(request.path_params["pane"], change.role))
+    return _json(gateway.pane_control.set_role(request.path_params["pane"], change.role))
 
 
 async def _input(gateway: Gateway, request: Request) -> Response:
     line = await _body(request, InputLine)
-    return _json(gateway.record_input(request.path_params["pane"], line.text))
+    return _json(gateway.pane_control.record_input(request.path_params["pane"], line.text))
 
 
 async def _phase(gateway: Gateway, request: Request) -> Response:
     change = await _body(request, PhaseChange)
-    return _json(await gateway.set_phase(request.path_params["pane"], change.phase, change.reason))
+    return _json(await gateway.pane_control.set_phase(request.path_params["pane"], change.phase, change.reason))
 
 
 async def _skills(gateway: Gateway, request: Request) -> Response:
     inventory = await _body(request, SkillInventory)
-    return _json(gateway.set_skills(request.path_params["pane"], inventory.skills))
+    return _json(gateway.pane_control.set_skills(request.path_params["pane"], inventory.skills))
 
 
 async def _capabilities(gateway: Gateway, request: Request) -> Response:
-    return _json(await gateway.capabilities(gateway.pane(request.path_params["pane"])))
+    return _json(await capabilities(gateway, gateway.pane_control.pane(request.path_params["pane"])))
 
 
 async def _asks(gateway: Gateway, request: Request) -> Response:
@@ -226,7 +230,10 @@ async def _events(gateway: Gateway, request: Request) -> Response:
 
 
 def _sse(event: GatewayEvent) -> bytes:
-    return f"event: {event.type}\ndata: {json.dumps(event.data, ensure_ascii=False)}\n\n".encode()
+    """One event. Its JSON is ASCII: a pane's text (a resource's URI, a tool's arguments) may hold characters that
+    line readers take for line breaks (U+2028, U+0085, CR), which would end the data line and let the pane write
+    an event line of its own (``event: ask``) into every controller's stream."""
+    return f"event: {event.type}\ndata: {json.dumps(event.data)}\n\n".encode()
 
 
 def control_routes(
@@ -270,7 +277,7 @@ def control_routes(
 def hook_route(gateway: Gateway) -> Route:
     async def hook(gateway: Gateway, request: Request) -> Response:
         pane = request.scope[PANE_SCOPE_KEY]
-        answer = await gateway.hook(pane, request.path_params["adapter"], await _body(request, HookRequest))
+        answer = await gateway.execution.hook(pane, request.path_params["adapter"], await _body(request, HookRequest))
         return _json(answer)
 
     return Route("/hook/{adapter}", _handler(hook, gateway), methods=["POST"])

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -35,6 +35,7 @@ from polter.gateway.channels import GetStreams
 from polter.gateway.core import Gateway
 from polter.gateway.features import POLICY_DENIED, refuse, trimmed_capabilities, utility_handlers
 from polter.gateway.floor import call_floor_tool, floor_tools
+from polter.gateway.models import McpClient
 from polter.gateway.panes import RegisteredPane
 from polter.gateway.routing import LEVELS
 from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
@@ -71,8 +72,11 @@ class PaneMiddleware:
         pane: RegisteredPane | None = request.scope.get(PANE_SCOPE_KEY) if request is not None else None
         if pane is None or pane not in self.gateway.panes:
             raise MCPError(types.INVALID_REQUEST, "this pane is not registered with the gateway (any more)")
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if not modern:
             self.gateway.channels.remember_session(pane.id, self.endpoint, ctx.session)
+        if ctx.params is not None and (ctx.method == "initialize" or (modern and ctx.method in _DECLARING)):
+            pane.saw_client(_client_of(self.endpoint, ctx.params))
         token = current_pane.set(pane)
         try:
             if ctx.method == "tools/list" and ctx.request_id is not None and self._listings is not None:
@@ -88,7 +92,7 @@ class PaneMiddleware:
         cached = self._listings.get(pane)
         if cached is not None and cached[0] == self._key(pane, ctx):
             started = time.perf_counter()
-            self.gateway.audit_listing(pane, self.endpoint, len(cached[1]["tools"]), started)
+            self.gateway.execution.audit_listing(pane, self.endpoint, len(cached[1]["tools"]), started)
             return cached[1]
         result = await call_next(ctx)
         if isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -99,6 +103,38 @@ class PaneMiddleware:
         upstream = self.gateway.pool.get(self.endpoint)
         generation = upstream.generation if upstream is not None and upstream.state == "running" else None
         return (self.gateway.policy.role(pane), pane.role, pane.phase, generation, ctx.protocol_version)
+
+
+_DECLARING = frozenset({"server/discover", "tools/call"})
+"""2026-era requests whose envelope (``_meta``) says what the client is (a 2025-era client: its ``initialize``)."""
+_META = "io.modelcontextprotocol/"
+
+
+def _client_of(endpoint: str, params: Any) -> McpClient:
+    """A client as it declared itself (what a pane's CLI can do: elicitation...), from an ``initialize`` or a
+    2026-era request's ``_meta``. The pane's own words, kept short; the SDK checks the request itself."""
+
+    def text(value: Any) -> str:
+        return value[:80] if isinstance(value, str) else ""
+
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
+    info = params.get("clientInfo", meta.get(f"{_META}clientInfo"))
+    info = info if isinstance(info, dict) else {}
+    declared = params.get("capabilities", meta.get(f"{_META}clientCapabilities"))
+    names: list[str] = []
+    for key, value in sorted(declared.items() if isinstance(declared, dict) else ()):
+        names.append(text(key))
+        if key == "elicitation" and isinstance(value, dict):
+            names.extend(f"elicitation.{text(mode)}" for mode in sorted(value))
+    protocol = params.get("protocolVersion", meta.get(f"{_META}protocolVersion"))
+    return McpClient(
+        endpoint=endpoint,
+        name=text(info.get("name")),
+        version=text(info.get("version")),
+        protocol=text(protocol),
+        capabilities=names[:16],
+    )
 
 
 def _pane() -> RegisteredPane:
@@ -151,15 +187,25 @@ def _upstream_server(gateway: Gateway, name: str) -> Server[Any]:
     assert upstream is not None
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=await gateway.list_tools(_pane(), name))
+        return types.ListToolsResult(tools=await gateway.execution.list_tools(_pane(), name))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        async with _calling(gateway, ctx, name) as call:
-            return await gateway.call_tool(
-                call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
-            )
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            async with _calling(gateway, ctx, name) as call:
+                return await gateway.execution.call_tool(
+                    call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
+                )
+
+        async def start(asking: Callable[[CallInFlight], None]) -> types.CallToolResult:
+            async with _calling(gateway, ctx, name) as call:
+                asking(call)
+                return await gateway.execution.call_tool(
+                    call.pane, name, params.name, params.arguments, progress=_progress_relay(ctx), call=call
+                )
+
+        return await gateway.round_trips.call_tool(_pane(), params, start, upstream.config.timeout)
 
     async def list_prompts(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListPromptsResult:
         await upstream.wait_running()
@@ -224,9 +270,16 @@ def _progress_relay(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
     token = (ctx.meta or {}).get("progress_token")
     if token is None or isinstance(token, bool) or not isinstance(token, str | int):
         return None
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return ctx.session.report_progress
     session = ctx.session
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:  # on the request's own stream, while it is open
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            try:
+                await session.report_progress(progress, total, message)
+            except Exception:  # the request ended (its call waits for the client's answer to a question)
+                logger.debug("progress for an ended request dropped", exc_info=True)
+
+        return report
 
     async def relay(progress: float, total: float | None, message: str | None) -> None:
         try:
@@ -239,13 +292,11 @@ def _progress_relay(ctx: ServerRequestContext[Any, Any]) -> ProgressFnT | None:
 
 async def _authorize(gateway: Gateway, kind: Any, server: str, name: str, arguments: dict[str, Any] | None) -> None:
     """Prompts and resources follow the server-level decision; a refusal is a JSON-RPC error."""
-    import time
-
     pane = _pane()
     started = time.perf_counter()
     verdict = gateway.policy.decide_server(pane, server)
-    auth = await gateway.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
-    await gateway.audit_decision(pane, kind, server, name, auth, started, arguments)
+    auth = await gateway.execution.authorize(pane, verdict, kind=kind, server=server, name=name, arguments=arguments)
+    await gateway.auditor.record(pane, kind, server, name, auth, started, arguments)
     if not auth.allowed:
         raise refuse(kind, name, server, auth)
 

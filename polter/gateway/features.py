@@ -19,8 +19,9 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from polter.gateway.core import Authorization, Gateway
+from polter.gateway.core import Gateway
 from polter.gateway.models import POLICY_DENIED
+from polter.gateway.outcomes import Authorization
 from polter.gateway.panes import RegisteredPane
 from polter.gateway.upstreams import Upstream
 
@@ -78,7 +79,7 @@ def utility_handlers(
         verdict = gateway.policy.decide_server(caller, name)
         allowed = verdict.decision != "deny"
         auth = Authorization(allowed, "allow" if allowed else "deny", verdict.rule, verdict.reason)
-        gateway.audit_soon(caller, "completion", name, subject, auth, started)
+        gateway.auditor.soon(caller, "completion", name, subject, auth, started)
         if not allowed:
             raise refuse("completion of", subject, name, auth)
         result: types.CompleteResult = await forward(ctx, types.CompleteRequest(params=params), types.CompleteResult)
@@ -108,7 +109,7 @@ async def _authorize_read(gateway: Gateway, pane: RegisteredPane, server: str, u
     """Reading a server's resource (or subscribing to it) is decided at the server level, as ``resources/read``."""
     started = time.perf_counter()
     verdict = gateway.policy.decide_server(pane, server)
-    auth = await gateway.authorize(pane, verdict, kind="resource", server=server, name=uri, arguments=None)
-    await gateway.audit_decision(pane, "resource", server, uri, auth, started, None)
+    auth = await gateway.execution.authorize(pane, verdict, kind="resource", server=server, name=uri, arguments=None)
+    await gateway.auditor.record(pane, "resource", server, uri, auth, started, None)
     if not auth.allowed:
         raise refuse(kind, uri, server, auth)

@@ -120,7 +120,7 @@ async def answer_payload(gateway: Gateway, request: Request) -> Response:
     hook_request = hook_request.model_copy(
         update={"project": query.get("project") or hook_request.project, "runtime_dir": query.get("runtime")}
     )
-    return _respond(reply(await gateway.hook(pane, name, hook_request)), form)
+    return _respond(reply(await gateway.execution.hook(pane, name, hook_request)), form)
 
 
 def payload_route(gateway: Gateway) -> Route:

@@ -114,6 +114,18 @@ class AskReply(_Model):
     answer: AskAnswer
 
 
+class McpClient(_Model):
+    """An MCP client a pane's CLI opened a session with, as its ``initialize`` said (2025-era sessions)."""
+
+    endpoint: str
+    name: str
+    version: str
+    protocol: str = Field(description="The protocol version it spoke (2026-07-28 carries no server requests).")
+    capabilities: list[str] = Field(
+        description="What it declared, by name (roots, sampling, elicitation; elicitation.form, elicitation.url)."
+    )
+
+
 class PaneInfo(_Model):
     """What the controller knows about a pane (never its token)."""
 
@@ -128,6 +140,9 @@ class PaneInfo(_Model):
     skills: list[str]
     grants: list[str] = Field(description="``server/tool`` names allowed for this pane by an earlier ask.")
     last_input_at: datetime | None
+    clients: list[McpClient] = Field(
+        default_factory=list, description="The MCP clients the pane's CLI has opened sessions with, first seen first."
+    )
 
 
 class PaneCreated(_Model):

@@ -21,12 +21,14 @@ from datetime import UTC, datetime
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from polter.gateway.models import PaneInfo, PaneRegistration, Phase
+from polter.gateway.models import McpClient, PaneInfo, PaneRegistration, Phase
 
 __all__ = ["INPUT_LINES_KEPT", "PaneConflict", "PaneRegistry", "RegisteredPane", "hash_token", "new_token"]
 
 INPUT_LINES_KEPT = 20
 """How many of the human's latest lines a pane remembers for keyword gates."""
+CLIENTS_KEPT = 16
+"""How many distinct MCP clients a pane remembers having seen (what each declared)."""
 
 
 def new_token() -> str:
@@ -67,6 +69,8 @@ class RegisteredPane:
     inputs: deque[tuple[float, str]] = field(default_factory=lambda: deque(maxlen=INPUT_LINES_KEPT))
     preapproved: dict[tuple[str, str, str], float] = field(default_factory=dict)
     """``(server, tool, args digest)`` → deadline: calls a hook ask already approved once."""
+    clients: list[McpClient] = field(default_factory=list)
+    """The distinct MCP clients the pane's CLI opened sessions with (what each declared), first seen first."""
 
     def __post_init__(self) -> None:
         # The MCP session manager binds each session to the principal that opened it; a pane's
@@ -85,6 +89,10 @@ class RegisteredPane:
         self.last_input_at = datetime.now(UTC)
         self._input_arrived.set()
         self._input_arrived = asyncio.Event()
+
+    def saw_client(self, client: McpClient) -> None:
+        if client not in self.clients and len(self.clients) < CLIENTS_KEPT:
+            self.clients.append(client)
 
     async def next_input(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the human's next line; say whether one came."""
@@ -111,6 +119,7 @@ class RegisteredPane:
             skills=list(self.skills),
             grants=sorted(f"{server}/{name}" for server, name in self.grants),
             last_input_at=self.last_input_at,
+            clients=list(self.clients),
         )
 
 

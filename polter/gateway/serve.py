@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from polter import __version__
 from polter.embedded_server import EmbeddedServer
 from polter.errors import ConfigError
+from polter.gateway.app import create_gateway
 from polter.gateway.config import GatewayConfig
 from polter.gateway.hook_payloads import FindTranslator
 from polter.gateway.models import GatewayState
@@ -150,8 +151,6 @@ async def serve_forever(
     with a pipe it never writes to; the pipe closes when the app ends, however it ends (even killed),
     so its gateway never outlives it.
     """
-    from polter.gateway.app import create_gateway
-
     app = create_gateway(config, adapters=adapters)
     async with running(app, host=config.host, port=config.port, pane_socket=config.pane_socket) as served:
         loop = asyncio.get_running_loop()

@@ -8,8 +8,9 @@ belongs to nobody Polter could ask, and the upstream gets an error at once. Then
 an ``ask`` asks the human first, and the request goes:
 
 - to the pane's CLI, when the session that made the call declared the capability (``sampling``,
-  ``elicitation`` with the request's mode) and holds a stream to carry it (a 2025-era session's GET stream;
-  a 2026-07-28 call has none);
+  ``elicitation`` with the request's mode) and holds a stream to carry it (a 2025-era session's GET stream);
+  a 2026-07-28 tool call has none, so its client's elicitation goes in a round trip
+  (:mod:`polter.gateway.round_trips`);
 - otherwise, an elicitation to Polter's own window, as a form over the pane (:class:`Elicitations`); a
   sampling request gets an error that says no client of the pane can sample (Polter has no model of its own).
 
@@ -32,9 +33,11 @@ from polter.gateway.calls import CallInFlight
 from polter.gateway.events import EventHub
 from polter.gateway.forms import FormError, check_answer, parse_form
 from polter.gateway.models import POLICY_DENIED, ElicitationInfo, ElicitationReply
+from polter.gateway.outcomes import Authorization
+from polter.gateway.round_trips import Question
 
 if TYPE_CHECKING:
-    from polter.gateway.core import Authorization, Gateway
+    from polter.gateway.core import Gateway
 
 __all__ = ["Elicitations", "ServerRequests", "UnknownElicitation"]
 
@@ -171,9 +174,14 @@ class ServerRequests:
             except FormError as exc:  # refused with the reason, shown to nobody
                 error = types.ErrorData(code=types.INVALID_PARAMS, message=f"Polter refused the elicitation: {exc}")
                 return await self._audited(call, "elicitation", started, error, str(exc), decision="deny")
-        if self._cli_can(call, "elicitation", "url" if url is not None else "form"):
+        mode = "url" if url is not None else "form"
+        if self._cli_can(call, "elicitation", mode):
             outcome = await self._to_cli(call, types.ElicitRequest(params=params), types.ElicitResult)
             return await self._audited(call, "elicitation", started, outcome, "passed to the pane's CLI")
+        if call.questions is not None and _declares_elicitation(call.session.client_capabilities, mode):
+            outcome = await self._in_a_round_trip(call, types.ElicitRequest(params=params))
+            how = "passed to the pane's CLI (a 2026-07-28 round trip)"
+            return await self._audited(call, "elicitation", started, outcome, how)
         upstream = self.gateway.pool.get(server)
         reply, by = await self.gateway.elicitations.ask(
             pane=call.pane.id,
@@ -215,7 +223,7 @@ class ServerRequests:
             )
             return None, await self._audited(call, kind, started, error, why, decision="error")
         verdict = self.gateway.policy.decide_upstream(call.pane, server, kind)
-        auth: Authorization = await self.gateway.authorize(
+        auth: Authorization = await self.gateway.execution.authorize(
             call.pane, verdict, kind=kind, server=server, name=kind, arguments=summary, grant_key=(server, f"@{kind}")
         )
         if not auth.allowed:
@@ -230,21 +238,28 @@ class ServerRequests:
             return None, await self._audited(call, kind, started, error, call.abandoned, decision="error")
         return call, None
 
+    async def _in_a_round_trip(self, call: CallInFlight, request: types.ElicitRequest) -> Any:
+        """Put the question to a 2026-era calling client (its call ends with it; its retry brings the answer)."""
+        assert call.questions is not None
+        question = Question(request)
+        call.questions.put_nowait(question)
+        upstream = self.gateway.pool.get(call.server)
+        timeout = upstream.config.timeout if upstream is not None else 60.0
+        try:
+            return await asyncio.wait_for(asyncio.shield(question.answer), timeout)
+        except TimeoutError:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST, message=f"the pane's CLI did not answer in {timeout:g} s"
+            )
+
     def _cli_can(self, call: CallInFlight, kind: Kind, mode: str = "form") -> bool:
         """Whether the calling session declared ``kind`` (in this mode) and has a stream to carry it now."""
         if call.modern or call.session is None or call.session_id is None or not self._has_stream(call.session_id):
             return False
         capabilities = call.session.client_capabilities
-        if capabilities is None:
-            return False
         if kind == "sampling":
-            return capabilities.sampling is not None
-        elicitation = capabilities.elicitation
-        if elicitation is None:
-            return False
-        if mode == "url":
-            return elicitation.url is not None
-        return elicitation.form is not None or elicitation.url is None  # {} means form (the spec's default)
+            return capabilities is not None and capabilities.sampling is not None
+        return _declares_elicitation(capabilities, mode)
 
     async def _to_cli(self, call: CallInFlight, request: Any, result_type: Any) -> Any:
         """Send the request to the calling session; its error, or none in time, is the upstream's answer."""
@@ -274,8 +289,6 @@ class ServerRequests:
         decision: str | None = None,
         rule: str | None = None,
     ) -> Any:
-        from polter.gateway.core import Authorization
-
         if isinstance(outcome, types.ErrorData):
             said, allowed = f"{how}; the upstream is told: {outcome.message}", False
         elif isinstance(outcome, types.ElicitResult):
@@ -283,8 +296,17 @@ class ServerRequests:
         else:
             said, allowed = f"{how}: answered", True
         auth = Authorization(allowed, decision or ("allow" if allowed else "error"), rule, said)
-        await self.gateway.audit_decision(call.pane, kind, call.server, kind, auth, started, None)
+        await self.gateway.auditor.record(call.pane, kind, call.server, kind, auth, started, None)
         return outcome
+
+
+def _declares_elicitation(capabilities: types.ClientCapabilities | None, mode: str) -> bool:
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return False
+    if mode == "url":
+        return elicitation.url is not None
+    return elicitation.form is not None or elicitation.url is None  # {} means form (the spec's default)
 
 
 def _error(message: str) -> types.ErrorData:

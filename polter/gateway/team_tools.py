@@ -11,15 +11,18 @@ opener's does not; otherwise the human is asked, with the difference listed (no 
 from __future__ import annotations
 
 import json
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import mcp_types as types
 
-from polter.gateway.core import Authorization, Gateway, refusal
 from polter.gateway.models import TeamMember, TeamReply
+from polter.gateway.outcomes import Authorization, refusal
 from polter.gateway.panes import RegisteredPane
 from polter.roles.engine import FLOOR_SERVER, CompiledRole, Verdict
 from polter.roles.team import Member, TeamVerb, decide_open, decide_team, proxy_differences
+
+if TYPE_CHECKING:
+    from polter.gateway.core import Gateway
 
 __all__ = ["MAX_MESSAGE_BYTES", "TEAM_TOOLS", "call_team_tool", "team_tools"]
 
@@ -258,7 +261,7 @@ async def _open(call: _Call) -> tuple[types.CallToolResult, Authorization]:
     if differences:
         asked = Verdict("ask", "team.open", f"The engine cannot show that the role {new_role} grants nothing the role "
                         f"{call.role.name} does not: " + "; ".join(differences) + ".")  # fmt: skip
-        auth = await call.gateway.authorize(
+        auth = await call.gateway.execution.authorize(
             call.pane, asked, kind="tool", server=FLOOR_SERVER, name="open",
             arguments={"adapter": adapter, "role": new_role, "task": _first_line(task), "differences": differences},
         )  # fmt: skip

@@ -331,7 +331,8 @@ class Upstream:
     async def _serve_once(self, previous: str | None) -> None:
         """One connection's life. Clients are told the tools changed only if they did (or if someone was
         served an incomplete listing meanwhile)."""
-        from mcp.client.session import ClientSession  # the SDK's client side loads with the first upstream
+        # lazy: the SDK's client side loads with the first upstream, not with the gateway's modules
+        from mcp.client.session import ClientSession
 
         config = self.config
         async with AsyncExitStack() as stack:
@@ -377,6 +378,7 @@ class Upstream:
 
     def _transport(self, config: ServerConfig, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
         if isinstance(config, StdioServer):
+            # lazy: with the first stdio upstream (the SDK's client side)
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             self._log_dir.mkdir(parents=True, exist_ok=True)
@@ -389,6 +391,7 @@ class Upstream:
                 cwd=os.path.expanduser(config.cwd) if config.cwd else None,
             )
             return stdio_client(params, errlog=errlog)
+        # lazy: only a gateway with an HTTP upstream loads the SDK's HTTP client and httpx2
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 

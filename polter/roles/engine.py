@@ -46,6 +46,7 @@ from polter.roles.patterns import (
     ArgumentRule,
     NameMatcher,
     ToolMatcher,
+    ToolPattern,
     keyword_regex,
     normalise_text,
     parse_tool_pattern,
@@ -229,6 +230,30 @@ class _Entry:
         self.tool_rule: _Rule | None = None  # the tool level's rule on the name alone (an exception or the default)
 
 
+class _ArgumentCandidates:
+    """Which argument rules could match a tool, by the shape of their tool part (an exact name, a glob on a
+    literal server, anything else), so that building a tool's entry tries a few of a hundred rules, not all."""
+
+    __slots__ = ("_anywhere", "_by_server", "_exact")
+
+    def __init__(self, patterns: Iterable[ToolPattern]) -> None:
+        self._exact: dict[tuple[str, str], list[int]] = {}
+        self._by_server: dict[str, list[int]] = {}
+        self._anywhere: list[int] = []
+        for index, pattern in enumerate(patterns):
+            if pattern.tool is None or "*" in pattern.server:
+                self._anywhere.append(index)
+            elif "*" in pattern.tool:
+                self._by_server.setdefault(pattern.server, []).append(index)
+            else:
+                self._exact.setdefault((pattern.server, pattern.tool), []).append(index)
+
+    def of(self, server: str, tool: str) -> list[int]:
+        """The rules' indices (in the rules' order: strictest first) whose tool part may match."""
+        found = [*self._exact.get((server, tool), ()), *self._by_server.get(server, ()), *self._anywhere]
+        return sorted(found) if len(found) > 1 else found
+
+
 class CompiledRole:
     """A role compiled for fast decisions. Immutable; a new version of the role is a new object."""
 
@@ -277,6 +302,7 @@ class CompiledRole:
             ),
             key=lambda entry: -_STRICTNESS[entry[2].decision],
         )
+        self._argument_candidates = _ArgumentCandidates(rule[1].pattern for rule in self._argument_rules)
         self._argument_verdicts: dict[tuple[str, str], Verdict] = {}
         self._gates = gates
         self._gate_matchers = [
@@ -502,10 +528,11 @@ class CompiledRole:
             return entry
         entry.server_rule, entry.tool_rule = server_rule, tool_rule
         hints = (request.server, request.tool, request.read_only, request.destructive)
+        rules = self._argument_rules
         entry.argument_rules = tuple(
-            (conditions, by_arguments)
-            for matcher, conditions, by_arguments in self._argument_rules
-            if matcher.best(*hints) is not None
+            (rules[index][1], rules[index][2])
+            for index in self._argument_candidates.of(request.server, request.tool)
+            if rules[index][0].best(*hints) is not None
         )
         entry.gates = tuple(gate for matcher, gate in self._gate_matchers if matcher.best(*hints) is not None)
         entry.research_hidden = self._research_matcher is not None and self._research_matcher.best(*hints) is None

@@ -502,6 +502,7 @@ class SessionHost:
             zoomed=self.windows.zoomed,
             ready=self.ready,
             asks=list(workspace.asks.pending.values()),
+            elicitations=list(workspace.elicitations.values()),
             roles=workspace.roles,
             servers=list(workspace.server_names),
             adapters=adapters,

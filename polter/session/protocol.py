@@ -197,6 +197,9 @@ class SessionState(_Message):
     zoomed: str | None = None
     ready: bool = Field(description="the panes it starts with are open (else more arrive as PaneAdded)")
     asks: list[AskInfo] = Field(default_factory=list)
+    elicitations: list[ElicitationInfo] = Field(
+        default_factory=list, description="servers' forms waiting for the human (shown as ElicitationEvent)"
+    )
     roles: RolesStatus = RolesStatus(names=[], problems=[])
     servers: list[str] = Field(default_factory=list)
     adapters: list[AdapterChoice] = Field(default_factory=list)

@@ -170,6 +170,8 @@ class Workspace:
         """The panes' only way out of their sandboxes' networks (decides by each role's web rules). Tests only:
         ``egress_test_hosts`` maps host names to a loopback server (:attr:`Launch.egress_test_hosts`)."""
         self.asks = Asks(client=lambda: self.client, tasks=self._tasks, on_asked=self._asked, on_over=self._ask_over)
+        self.elicitations: dict[str, ElicitationInfo] = {}
+        """Servers' forms waiting for the human in Polter's window, by id: a window that attaches later shows them."""
         self.launcher = AgentLauncher(
             client=lambda: self.client,
             gateway_url=lambda: self._url,
@@ -263,7 +265,9 @@ class Workspace:
         self._url = gateway.url
         if moved:
             self.egress.set_gateway(gateway.url)
-        self.asks.gateway_gone()  # the old gateway's asks died with it
+        self.asks.gateway_gone()  # the old gateway's asks died with it, and its forms
+        for info in list(self.elicitations.values()):
+            self._elicitation_over(info.model_copy(update={"action": "cancel", "answered_by": "the gateway restarted"}))
         for agent in list(self.panes.values()):
             await self._register(gateway.client, agent)
             if moved:
@@ -296,12 +300,15 @@ class Workspace:
             self._broadcast(NetworkChanged(True, "the egress proxy is back"))
 
     async def _catch_up(self, client: GatewayClient) -> None:
-        """Audit rows and asks that happened while nobody followed the events."""
+        """Audit rows, asks and forms that happened while nobody followed the events."""
         after = (self.audit_rows[-1].id or 0) if self.audit_rows else 0
         rows = await client.audit(after=after, limit=None if after else 500)
         self.audit_rows.extend(rows)
         for ask in await client.asks():
             self.asks.arrived(ask)
+        for info in await client.elicitations():
+            if info.id not in self.elicitations:
+                self._elicitation_asked(info)
 
     # -- panes -----------------------------------------------------------------------------------
 
@@ -423,14 +430,22 @@ class Workspace:
             if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
                 raise
 
+    def _elicitation_asked(self, info: ElicitationInfo) -> None:
+        self.elicitations[info.id] = info
+        self._broadcast(wire.ElicitationEvent(elicitation=info))
+
+    def _elicitation_over(self, info: ElicitationInfo) -> None:
+        if self.elicitations.pop(info.id, None) is not None:
+            self._broadcast(wire.ElicitationClosedEvent(elicitation=info))
+
     # -- events ----------------------------------------------------------------------------------
 
     def _on_event(self, event: GatewayEvent) -> None:
         match event.type:
             case "elicitation":
-                self._broadcast(wire.ElicitationEvent(elicitation=ElicitationInfo.model_validate(event.data)))
+                self._elicitation_asked(ElicitationInfo.model_validate(event.data))
             case "elicitation_resolved":
-                self._broadcast(wire.ElicitationClosedEvent(elicitation=ElicitationInfo.model_validate(event.data)))
+                self._elicitation_over(ElicitationInfo.model_validate(event.data))
             case "ask":
                 self.asks.arrived(AskInfo.model_validate(event.data))
             case "ask_resolved":

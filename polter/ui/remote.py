@@ -255,6 +255,8 @@ class RemoteSession:
         self.notify_terminal = state.notify_terminal
         for ask in state.asks:
             self._ask_arrived(ask)
+        for elicitation in state.elicitations:  # shown as if it arrived now
+            self._post(self.Event(wire.ElicitationEvent(elicitation=elicitation)))
         self.tasks.run(self._catch_up_audit(), "reading the audit log")
 
     @property

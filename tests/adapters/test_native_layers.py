@@ -21,6 +21,7 @@ from support.gateway import Harness, start_gateway
 
 from polter.adapters import PaneToPrepare, PreparedPane
 from polter.adapters.plugins import AdapterRegistry
+from polter.gateway.floor import capabilities
 from polter.paths import bundled_dir
 from polter.protocol import BuiltinsPolicy
 
@@ -121,7 +122,7 @@ def test_without_the_roles_builtins_there_is_no_such_layer(
 async def test_the_policy_survives_the_trip_through_the_control_api(gateway: Harness, role: str) -> None:
     """The app gets the policy over HTTP: it arrives as the gateway computed it (nothing dropped on the way)."""
     created = await gateway.pane(role)
-    direct = await gateway.gateway.capabilities(gateway.gateway.panes.get(created.pane.id))
+    direct = await capabilities(gateway.gateway, gateway.gateway.panes.get(created.pane.id))
     assert (await gateway.admin.capabilities(created.pane.id)).builtins == direct.builtins
 
 

@@ -116,3 +116,34 @@ async def test_an_escalation_the_role_makes_ask_waits_for_the_human(harness: Har
         await harness.admin.answer(control.asks()[1].id, "allow_once")
         assert "action phase" in (await escalation).content[0].text
         assert (await harness.admin.pane(pane.pane.id)).phase == "action"
+
+
+async def test_an_approval_covers_the_calls_exact_arguments_only(harness: Harness) -> None:
+    """An ask decided by an argument rule, allowed for the pane, is bound to a digest of the arguments it
+    showed the human: other arguments ask again, the same ones (in any key order) do not."""
+    pane = await harness.pane("argument-asker")
+    async with controller(harness) as control, harness.client("fixture", pane.token) as client:
+        call = asyncio.create_task(client.call_tool("write_note", {"text": "plan A"}))
+        await wait_until(lambda: control.asks(), message="the first ask")
+        ask = control.asks()[0]
+        assert ask.arguments == {"text": "plan A"} and "write_note(text=plan*)" in (ask.rule or "")
+        await harness.admin.answer(ask.id, "allow_pane")
+        assert (await call).content[0].text == "noted: plan A"
+        assert (await client.call_tool("write_note", {"text": "plan A"})).content[0].text == "noted: plan A"
+        assert len(control.asks()) == 1, "the same arguments do not ask again"
+        assert (await client.call_tool("write_note", {"text": "a shopping list"})).content[0].text == (
+            "noted: a shopping list"
+        ), "arguments the rule does not match are decided by the role as always"
+        other = asyncio.create_task(client.call_tool("write_note", {"text": "plan B"}))
+        await wait_until(lambda: len(control.asks()) == 2, message="other arguments ask again")
+        assert control.asks()[1].arguments == {"text": "plan B"}
+        await harness.admin.answer(control.asks()[1].id, "deny")
+        refused = await other
+        assert refused.is_error and "the human denied it" in refused.content[0].text
+        assert (await client.call_tool("write_note", {"text": "plan A"})).content[0].text == "noted: plan A"
+        assert len(control.asks()) == 2, "a denial of other arguments leaves the approval of these"
+        assert (await harness.admin.pane(pane.pane.id)).grants == [], "no grant of the whole tool"
+    rows = read_rows(harness.gateway.audit.path, pane=pane.pane.id)
+    calls = [(row.decision, row.rule) for row in rows if row.layer == "call"]
+    assert [decision for decision, _ in calls] == ["allow_pane", "allow", "allow", "deny", "allow"]
+    assert calls[1][1] == calls[4][1] != calls[2][1], "the repeated calls were allowed by the grant"

@@ -10,7 +10,7 @@ from support.gateway import Harness
 from support.waiting import wait_until
 
 from polter.gateway.audit import read_rows
-from polter.gateway.core import GATE_GRACE_SECONDS
+from polter.gateway.execution import GATE_GRACE_SECONDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -63,9 +63,45 @@ async def test_an_elicitation_goes_to_the_pane_cli_that_declared_it(harness: Har
         said = json.loads(await _elicit(client))
     assert said == {"action": "accept", "content": {"age": 7, "name": "Bea"}}
     assert [params.message for params in asked] == ["Who are you?"]
+    [client] = (await harness.admin.pane(pane.pane.id)).clients  # what the pane's CLI declared, for the human
+    assert client.endpoint == "features" and client.name == "mcp"
+    assert "elicitation" in client.capabilities and "sampling" not in client.capabilities
     await wait_until(lambda: _rows(harness, pane.pane.id, "elicitation"), message="the elicitation's audit row")
     [row] = _rows(harness, pane.pane.id, "elicitation")
     assert row.decision == "allow" and "passed to the pane's CLI: accept" in row.reason
+
+
+async def test_a_2026_client_that_declared_elicitation_answers_in_a_round_trip(harness: Harness) -> None:
+    """A 2026-07-28 call carries no server requests: the gateway ends it with the upstream's question
+    (``InputRequiredResult``), and the client's retry with its answer resumes the upstream's call, which
+    gets that answer. The window is not asked; a requestState is the pane's own and used once."""
+    pane, other = await harness.pane("open"), await harness.pane("open")
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Eve", "age": 3})
+
+    async with controller(harness) as window:
+        async with harness.client("features", pane.token, mode="2026-07-28", elicitation_callback=answer) as client:
+            said = json.loads(await _elicit(client))
+        assert said == {"action": "accept", "content": {"age": 3, "name": "Eve"}}
+        assert asked == ["Who are you?"] and window.elicitations() == []
+    await wait_until(lambda: _rows(harness, pane.pane.id, "elicitation"), message="the elicitation's audit row")
+    [row] = _rows(harness, pane.pane.id, "elicitation")
+    assert row.decision == "allow" and "a 2026-07-28 round trip): accept" in row.reason
+    assert len(harness.gateway.round_trips) == 0
+    # Someone else's requestState (or a made-up one) resumes nothing.
+    async with harness.raw(other.token) as http:
+        forged = await http.post("/mcp/features", headers={
+            "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call", "Mcp-Name": "elicit"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "elicit", "arguments": {}, "requestState": "made-up", "inputResponses": {},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
+                          "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}})
+    assert "no call of this pane waits for input" in forged.text, forged.text
 
 
 async def test_without_a_capable_cli_an_elicitation_is_a_form_in_polters_window(harness: Harness) -> None:
@@ -161,3 +197,29 @@ async def test_removing_the_pane_ends_its_form_at_once(tmp_path: Path) -> None:
         async with harness.client("features", other.token) as client:
             state = json.loads((await client.call_tool("running", {})).content[0].text)
         assert state["sleeping"] == 0
+
+
+async def test_a_2026_client_that_never_answers_its_round_trip_abandons_the_call(tmp_path: Path) -> None:
+    """The gateway keeps the upstream's call for the client's answer only as long as the upstream's timeout:
+    then the call is cancelled upstream, the question answered with an error, and nothing stays parked."""
+    async with start_gateway(tmp_path, servers={"features": features_server(timeout=1)}, roles=TEST_ROLES) as harness:
+        pane = await harness.pane("open")
+        async with harness.raw(pane.token) as http:
+            asked = await http.post("/mcp/features", headers={
+                "Accept": "application/json, text/event-stream", "Mcp-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call", "Mcp-Name": "elicit"}, json={
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                    "name": "elicit", "arguments": {"message": "Still there?", "schema": FORM},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientInfo": {"name": "gone", "version": "1"},
+                              "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}})
+        result = asked.json()["result"]
+        assert result["resultType"] == "input_required" and result["requestState"], result
+        [question] = result["inputRequests"].values()
+        assert question["params"]["message"] == "Still there?"
+        assert len(harness.gateway.round_trips) == 1
+        await wait_until(lambda: len(harness.gateway.round_trips) == 0 and not harness.gateway.calls.of_server(
+            "features"), timeout=15, message="the parked call abandoned")
+        await wait_until(lambda: _rows(harness, pane.pane.id, "call"), message="the call's audit row")
+        [row] = _rows(harness, pane.pane.id, "call")
+        assert "cancelled" in row.reason, row

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,39 @@ async def test_a_2026_listen_streams_resource_subscriptions_are_the_upstreams_wh
         deadline = asyncio.get_running_loop().time() + 15
         while "features://items/7" in (await _state(other))["subscribed"]:
             assert asyncio.get_running_loop().time() < deadline, "the upstream was never unsubscribed"
+
+
+async def test_a_restarted_upstream_is_sent_the_sessions_level_and_subscriptions_again(tmp_path: Path) -> None:
+    """The upstream forgets everything when it dies: its new process gets the lowest level the sessions want and
+    every URI they subscribe to, and updates reach the subscriber as before."""
+    async with start_gateway(tmp_path, servers={"features": features_server()}, roles=TEST_ROLES) as harness:
+        quiet, loud = await harness.pane("open"), await harness.pane("open")
+        heard: list[Any] = []
+        async with (
+            harness.client("features", quiet.token, on_message=heard.append) as one,
+            harness.client("features", loud.token) as two,
+        ):
+            await one.set_logging_level("warning")
+            await two.set_logging_level("info")
+            await one.subscribe_resource("features://watched")
+            await two.subscribe_resource("features://items/3")
+            before = await _state(one)
+            assert (before["level"], before["subscribed"]) == ("info", ["features://items/3", "features://watched"])
+            upstream = harness.gateway.pool.get("features")
+            assert upstream is not None
+            os.kill(before["pid"], signal.SIGKILL)
+            await wait_until(lambda: upstream.restarts == 1 and upstream.state == "running", timeout=30,
+                             message="the upstream restarted")
+            deadline = asyncio.get_running_loop().time() + 15
+            while True:
+                after = await _state(one)
+                if after["subscribed"] == before["subscribed"] and after["level"] == "info":
+                    break
+                assert asyncio.get_running_loop().time() < deadline, f"the new upstream was not told again: {after}"
+            assert after["pid"] != before["pid"]
+            await two.call_tool("touch", {"uri": "features://watched"})
+            await wait_until(
+                lambda: [str(m.params.uri) for m in heard if isinstance(m, types.ResourceUpdatedNotification)]
+                == ["features://watched"],
+                message="the subscriber's update from the new upstream",
+            )

@@ -319,6 +319,55 @@ async def test_an_ask_that_arrives_while_nobody_is_attached_waits_for_the_next_w
         await wait_until(lambda: any(event.ask.id == ask.id for event in window.of(wire.AskClosedEvent)))
 
 
+async def test_a_servers_form_that_waits_while_nobody_is_attached_is_shown_to_the_next_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An upstream's elicitation the pane's CLI could not show waits for the human in Polter's window; a window
+    that attaches later gets it with the session (and shows it: its view of the session posts it as it came),
+    and its answer is what the upstream hears."""
+    from support.gateway import features_server, write_roles
+    from support.workspace_app import shell_plans
+
+    from polter.adapters.plugins import discover
+    from polter.gateway.client import pane_client
+    from polter.gateway.models import ElicitationReply
+    from polter.paths import config_dir
+    from polter.session.launch import Launch
+    from polter.ui.remote import RemoteSession
+
+    monkeypatch.setenv("PS1", "$ ")
+    write_roles(config_dir() / "roles")
+    form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    launch = Launch(shell_plans("open"), discover(entry_points=False), servers={"features": features_server()})
+    async with hosted(launch=launch) as host:
+        await wait_until(lambda: host.ready, timeout=60)
+        agent = host.panes[0].agent
+        assert agent is not None and not host.windows
+
+        async def elicit() -> Any:
+            async with pane_client("features", url=host.workspace.url, token=agent.token) as client:
+                return await client.call_tool("elicit", {"message": "Your name?", "schema": form})
+
+        call = asyncio.create_task(elicit())
+        await wait_until(lambda: host.workspace.elicitations, timeout=30, message="the form to reach the host")
+        window = await attach(host)
+        [waiting] = window.client.state.elicitations  # type: ignore[union-attr]
+        assert (waiting.pane, waiting.server, waiting.message) == ("p1", "features", "Your name?")
+        remote = await RemoteSession.connect(host.files)
+        try:
+            shown = [m.event for m in remote._early if isinstance(m, RemoteSession.Event)]
+            assert [e.elicitation.id for e in shown if isinstance(e, wire.ElicitationEvent)] == [waiting.id]
+        finally:
+            await remote.client.aclose()
+        reply = ElicitationReply(action="accept", content={"name": "Dee"})
+        await window.client.call(methods.AnswerElicitationParams(id=waiting.id, reply=reply))  # type: ignore[union-attr]
+        result = await asyncio.wait_for(call, 30)
+        assert json.loads(result.content[0].text) == {"action": "accept", "content": {"name": "Dee"}}
+        await wait_until(lambda: window.of(wire.ElicitationClosedEvent), message="the form closed in the window")
+        assert host.workspace.elicitations == {}
+        assert (await attach(host)).client.state.elicitations == []  # type: ignore[union-attr]
+
+
 # -- the host's yes/no questions: every window is asked, the first answer decides ----------------------
 
 

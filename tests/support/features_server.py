@@ -4,7 +4,7 @@ requests of its own (sampling, elicitation). The plain fixture server (``fixture
 list the policy tests count on.
 
 Tools: ``slow(seconds)``, ``tick(seconds, every)`` (progress as it goes), ``running()`` (the slow calls running,
-those cancelled, the log level it was set to, its subscriptions, as JSON), ``log(lines)`` (lines at each level
+those cancelled, the log level it was set to, its subscriptions, its process id, as JSON), ``log(lines)`` (lines at each level
 from debug to error), ``touch(uri)`` (announces the resource changed, to whoever subscribed), ``sample(prompt)``
 and ``elicit(message, schema)`` (ask the client; answer what it said, or the error). Resources:
 ``features://watched`` and the template ``features://items/{id}``; prompt ``pick(colour)``, whose argument
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any
 
 import anyio
@@ -28,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 LEVELS = ("debug", "info", "notice", "warning", "error")
 COLOURS = ("red", "green", "blue")
 
-state: dict[str, Any] = {"sleeping": 0, "cancelled": [], "level": None, "subscribed": []}
+state: dict[str, Any] = {"sleeping": 0, "cancelled": [], "level": None, "subscribed": [], "pid": os.getpid()}
 
 
 def _tool(name: str, description: str, **properties: str) -> types.Tool:

@@ -62,6 +62,16 @@ ROLES = {
         [skills]
         default = "allow"
     """,
+    "argument-asker": """
+        description = "Notes about a plan ask the human, by their text"
+        [servers]
+        default = "allow"
+        [tools]
+        default = "allow"
+        ask = ["fixture/write_note(text=plan*)"]
+        [skills]
+        default = "allow"
+    """,
     "gated": """
         description = "Deleting needs the human to have said so"
         [servers]

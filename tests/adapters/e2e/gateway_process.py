@@ -25,9 +25,10 @@ POLTER = [sys.executable, "-m", "polter"]
 EVERYTHING = ("@modelcontextprotocol/server-everything", "2026.8.31", "mcp-server-everything")
 
 
-def servers_file(path: Path) -> Path:
+def servers_file(path: Path, extra: str = "") -> Path:
+    """The servers file: ``time``, ``everything`` and the tables of ``extra``."""
     everything = npm_bin(*EVERYTHING)
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(extra + "\n" + textwrap.dedent(f"""\
         [servers.time]
         command = {json.dumps(sys.executable)}
         args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
@@ -43,7 +44,7 @@ def servers_file(path: Path) -> Path:
 class PolterGateway:
     """``with PolterGateway(tmp_path, roles) as gateway: pane_id, token = gateway.register("role")``."""
 
-    def __init__(self, tmp_path: Path, roles: dict[str, str], *, pane_socket: bool = False) -> None:
+    def __init__(self, tmp_path: Path, roles: dict[str, str], *, pane_socket: bool = False, servers: str = "") -> None:
         self.state_dir = tmp_path / "gateway-state"
         self.pane_socket: Path | None = None
         """With ``pane_socket``: the gateway's panes socket (what a pane's sandbox mounts; never /control), in a
@@ -54,7 +55,7 @@ class PolterGateway:
         self.roles_dir.mkdir()
         for name, text in roles.items():
             (self.roles_dir / f"{name}.toml").write_text(textwrap.dedent(text).lstrip())
-        self.servers = servers_file(tmp_path / "servers.toml")
+        self.servers = servers_file(tmp_path / "servers.toml", servers)
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
 
