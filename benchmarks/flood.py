@@ -121,6 +121,13 @@ class OuterTerminal:
         self.tmux("kill-server", check=False)
 
 
+PROMPT = re.compile(r"[$#] *\W? *$", re.MULTILINE)  # "$ ", or the sandbox's "bash-5.2# " (and a pane's border)
+
+
+def _prompted(shown: str) -> bool:
+    return PROMPT.search(shown) is not None
+
+
 def one_round(outer: OuterTerminal, name: str, path: Path) -> float:
     """``cat PATH`` in session ``name``: seconds from its Enter until the last line is on the screen."""
     outer.tmux("send-keys", "-t", name, "clear", "Enter")
@@ -148,9 +155,8 @@ def measure(
             try:
                 outer.start("bash", f"{BASH} --norc --noprofile")
                 outer.start("polter", f"{sys.executable} -m polter --config {config} --session {session}")
-                prompt = re.compile(r"[$#] *\W? *$", re.MULTILINE)  # "$ " or the sandbox's "bash-5.2# "
-                outer.wait("polter", lambda shown: prompt.search(shown) is not None, "the pane's prompt", 120)
-                outer.wait("bash", lambda shown: prompt.search(shown) is not None, "bash's prompt", 60)
+                outer.wait("polter", _prompted, "the pane's prompt", 120)
+                outer.wait("bash", _prompted, "bash's prompt", 60)
                 for file, path in paths.items():
                     times: dict[str, list[float]] = {"polter": [], "tmux": []}
                     for _ in range(rounds):
