@@ -45,6 +45,12 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
     piece_styles: list[Style] = [blank] if x else []  # ...and each piece's style
     leftover: tuple[str, str] | None = None
     for text, control in pairs:
+        if not pieces and control == "\r\n" and style is blank and len(text) <= columns:
+            # The commonest row of all: a line of one style, alone on its row (as `_finish` stores it).
+            if text.isascii() or not_narrow(text) is None:
+                texts.append(text.rstrip(" ") if style == DEFAULT_STYLE else text + " " * (columns - len(text)))
+                row_styles.append(style)
+                continue
         if text:
             if not (text.isascii() or not_narrow(text) is None):
                 leftover = (text, control)
