@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["flood"]
 
 
+_RUNS_UP_TO = 8
+"""Rows of at most this many pieces (text between style changes) are stored as runs at once."""
+
+
 def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, str] | None:
     """Consume ``(text, control)`` pairs from ``pairs`` while they are a flood; return the pair the
     general loop must handle (its text is ``""`` when already written), or None at the end."""
@@ -39,8 +43,8 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
     blank_for, blank = style, blank_style(style)  # the erase style the current row was blanked with
     # Finished rows, in the form `History` stores them (see `History.append`).
     texts: list[str] = []
-    row_styles: list[Style | tuple[Style, ...]] = []
-    first_loose = -1
+    row_styles: list[Style | tuple[Style | int, ...]] = []
+    first_loose = -1  # the first row stored with a style per cell (History.compact has it to do)
     pieces: list[str] = [" " * x] if x else []  # the current row's text so far...
     piece_styles: list[Style] = [blank] if x else []  # ...and each piece's style
     leftover: tuple[str, str] | None = None
@@ -90,7 +94,7 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
             leftover = ("", control)
             break
     current_texts: list[str] = []
-    current_styles: list[Style | tuple[Style, ...]] = []
+    current_styles: list[Style | tuple[Style | int, ...]] = []
     _finish(pieces, piece_styles, blank, x, columns, current_texts, current_styles)
     _write_back(screen, texts, row_styles, first_loose, (current_texts[0], current_styles[0]))
     screen._x, screen._style = x, style
@@ -104,32 +108,73 @@ def _finish(
     x: int,
     columns: int,
     texts: list[str],
-    row_styles: list[Style | tuple[Style, ...]],
+    row_styles: list[Style | tuple[Style | int, ...]],
 ) -> bool:
     """Store the row built so far (its cells from ``x`` on blank in the erase style ``blank``) as
-    `History.append` would; True if it needs a style per cell."""
+    `History.append` would; a row of a few styles already as `History.compact` would (runs), one of
+    many with a style per cell, as building runs costs more than compacting later (then True)."""
     first = piece_styles[0] if piece_styles else blank
     if piece_styles.count(first) == len(piece_styles) and (x == columns or blank == first):
         text = "".join(pieces)
         texts.append(text.rstrip(" ") if first == DEFAULT_STYLE else text + " " * (columns - x))
         row_styles.append(first)
         return False
-    cells: list[Style] = []
-    for piece, piece_style in zip(pieces, piece_styles, strict=True):
-        cells += [piece_style] * len(piece)
+    if len(pieces) > _RUNS_UP_TO:
+        cells: list[Style] = []
+        for piece, piece_style in zip(pieces, piece_styles, strict=True):
+            cells += [piece_style] * len(piece)
+        if x < columns:
+            cells += [blank] * (columns - x)
+        texts.append("".join(pieces) + " " * (columns - x))
+        row_styles.append(tuple(cells))
+        return True
+    lengths = [len(piece) for piece in pieces]
     if x < columns:
-        cells += [blank] * (columns - x)
-    texts.append("".join(pieces) + " " * (columns - x))
-    row_styles.append(tuple(cells))
-    return True
+        pieces, piece_styles = [*pieces, " " * (columns - x)], [*piece_styles, blank]
+        lengths.append(columns - x)
+    text = "".join(pieces)
+    # Trailing blanks of the default style are not kept; a blank of another style is content.
+    end = len(text.rstrip(" "))
+    position = columns
+    for style, length in zip(reversed(piece_styles), reversed(lengths), strict=True):
+        if style != DEFAULT_STYLE:
+            end = max(end, position)
+            break
+        position -= length
+    runs: list[Style | int] = []
+    previous: Style | None = None
+    position = 0
+    for style, length in zip(piece_styles, lengths, strict=True):
+        if position + length > end:
+            if position >= end:
+                break
+            length = end - position
+        if style is previous or style == previous:
+            runs[-1] += length  # type: ignore[operator]
+        else:
+            runs.append(style)
+            runs.append(length)
+            previous = style
+        position += length
+    texts.append(text[:end])
+    if len(runs) <= 2:
+        row_styles.append(runs[0] if runs else DEFAULT_STYLE)  # type: ignore[arg-type]
+    elif len(runs) < end:
+        row_styles.append(tuple(runs))
+    else:  # runs no shorter than a style per cell
+        cells = []
+        for index in range(0, len(runs), 2):
+            cells += [runs[index]] * runs[index + 1]  # type: ignore[list-item, operator]
+        row_styles.append(tuple(cells))
+    return False
 
 
 def _write_back(
     screen: ScreenModel,
     texts: list[str],
-    row_styles: list[Style | tuple[Style, ...]],
+    row_styles: list[Style | tuple[Style | int, ...]],
     first_loose: int,
-    current: tuple[str, Style | tuple[Style, ...]],
+    current: tuple[str, Style | tuple[Style | int, ...]],
 ) -> None:
     """Scroll the screen by one row per finished row, as the general path would have: the rows that
     leave the top go to the history, the newest stay on the screen, the current one at the bottom."""

@@ -1,9 +1,10 @@
 """The flood fast path (`polter.terminal._flood`) against the general feed loop, stream for stream.
 
-Every stream is fed twice, once with the fast path and once without, in the same chunking; the screens,
-the scrollback (as rows and as stored), the cursor, the rows to redraw and what the history has left to
-compact must be equal. The streams: generated floods (text, SGR, CR LF, LF, wraps, wide characters and
-the controls that end a flood, cut anywhere), the benchmark's files and the recorded CLI streams.
+Every stream is fed twice, once with the fast path and once without, in the same chunking: the screens,
+the scrollback rows, the cursor and the rows to redraw must be equal, and so must the history's stored
+rows once both are compacted (the fast path stores rows of a few styles compacted already). The streams:
+generated floods (text, SGR, CR LF, LF, wraps, wide characters and the controls that end a flood, cut
+anywhere), long coloured floods, seq's output and the recorded CLI streams.
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ floods = st.tuples(st.lists(st.sampled_from(OTHERS), max_size=3), st.lists(fragm
 
 def snapshot(screen: TerminalScreen) -> tuple[object, ...]:
     history = screen._history
+    rows = [screen.line(y) for y in range(-screen.history_size, screen.lines)]
+    left = screen.compact_history(budget=10**9)  # the fast path stores its rows compacted already
     return (
         screen.display(),
-        [screen.line(y) for y in range(-screen.history_size, screen.lines)],
+        rows,
+        left,
         list(history._texts),
         list(history._styles),
         history.pushed,
