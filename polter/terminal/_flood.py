@@ -16,7 +16,7 @@ else it writes its rows back and hands the rest to the general loop.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from polter.terminal._history import fit_row
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style, sgr_transition, style_transitions
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from polter.terminal._model import ScreenModel
 
 __all__ = ["flood"]
-
-
-_RUNS_UP_TO = 8
-"""Rows of at most this many pieces (text between style changes) are stored as runs at once."""
 
 
 def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, str] | None:
@@ -44,7 +40,6 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
     # Finished rows, in the form `History` stores them (see `History.append`).
     texts: list[str] = []
     row_styles: list[Style | tuple[Style | int, ...]] = []
-    first_loose = -1  # the first row stored with a style per cell (History.compact has it to do)
     pieces: list[str] = [" " * x] if x else []  # the current row's text so far...
     piece_styles: list[Style] = [blank] if x else []  # ...and each piece's style
     leftover: tuple[str, str] | None = None
@@ -66,8 +61,7 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
             else:
                 while text:
                     if x >= columns:  # a pending wrap: the row is done and the next one scrolls in
-                        if _finish(pieces, piece_styles, blank, x, columns, texts, row_styles) and first_loose < 0:
-                            first_loose = len(texts) - 1
+                        _finish(pieces, piece_styles, blank, x, columns, texts, row_styles)
                         if style is not blank_for:
                             blank_for, blank = style, blank_style(style)
                         pieces, piece_styles, x = [], [], 0
@@ -83,8 +77,7 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
                 new = transitions.get((id(style), control))
                 style = new if new is not None else sgr_transition(style, control)
         elif control == "\r\n" or control == "\n":
-            if _finish(pieces, piece_styles, blank, x, columns, texts, row_styles) and first_loose < 0:
-                first_loose = len(texts) - 1
+            _finish(pieces, piece_styles, blank, x, columns, texts, row_styles)
             if style is not blank_for:
                 blank_for, blank = style, blank_style(style)
             if control == "\r\n" or newline_mode:
@@ -96,7 +89,7 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
     current_texts: list[str] = []
     current_styles: list[Style | tuple[Style | int, ...]] = []
     _finish(pieces, piece_styles, blank, x, columns, current_texts, current_styles)
-    _write_back(screen, texts, row_styles, first_loose, (current_texts[0], current_styles[0]))
+    _write_back(screen, texts, row_styles, (current_texts[0], current_styles[0]))
     screen._x, screen._style = x, style
     return leftover
 
@@ -109,71 +102,57 @@ def _finish(
     columns: int,
     texts: list[str],
     row_styles: list[Style | tuple[Style | int, ...]],
-) -> bool:
+) -> None:
     """Store the row built so far (its cells from ``x`` on blank in the erase style ``blank``) as
-    `History.append` would; a row of a few styles already as `History.compact` would (runs), one of
-    many with a style per cell, as building runs costs more than compacting later (then True)."""
+    `History.append` would store it and, for a row of several styles, `History.compact` after it (runs,
+    without trailing default blanks): building the runs from the pieces costs less than a style per cell."""
     first = piece_styles[0] if piece_styles else blank
     if piece_styles.count(first) == len(piece_styles) and (x == columns or blank == first):
         text = "".join(pieces)
         texts.append(text.rstrip(" ") if first == DEFAULT_STYLE else text + " " * (columns - x))
         row_styles.append(first)
-        return False
-    if len(pieces) > _RUNS_UP_TO:
-        cells: list[Style] = []
-        for piece, piece_style in zip(pieces, piece_styles, strict=True):
-            cells += [piece_style] * len(piece)
-        if x < columns:
-            cells += [blank] * (columns - x)
-        texts.append("".join(pieces) + " " * (columns - x))
-        row_styles.append(tuple(cells))
-        return True
-    lengths = [len(piece) for piece in pieces]
-    if x < columns:
-        pieces, piece_styles = [*pieces, " " * (columns - x)], [*piece_styles, blank]
-        lengths.append(columns - x)
-    text = "".join(pieces)
-    # Trailing blanks of the default style are not kept; a blank of another style is content.
-    end = len(text.rstrip(" "))
-    position = columns
-    for style, length in zip(reversed(piece_styles), reversed(lengths), strict=True):
-        if style != DEFAULT_STYLE:
-            end = max(end, position)
-            break
-        position -= length
-    runs: list[Style | int] = []
+        return
+    runs: list[Style | int] = []  # (style, count, style, count, ...), equal neighbours merged
     previous: Style | None = None
-    position = 0
-    for style, length in zip(piece_styles, lengths, strict=True):
-        if position + length > end:
-            if position >= end:
-                break
-            length = end - position
+    for piece, style in zip(pieces, piece_styles, strict=True):
         if style is previous or style == previous:
-            runs[-1] += length  # type: ignore[operator]
+            runs[-1] += len(piece)  # type: ignore[operator]
         else:
             runs.append(style)
-            runs.append(length)
+            runs.append(len(piece))
             previous = style
-        position += length
+    text = "".join(pieces)
+    if x < columns:
+        text += " " * (columns - x)
+        if blank is previous or blank == previous:
+            runs[-1] += columns - x  # type: ignore[operator]
+        else:
+            runs += (blank, columns - x)
+    # Trailing blanks of the default style are not kept; a blank of another style is content.
+    end = columns
+    if runs[-2] == DEFAULT_STYLE:
+        last_run_start = columns - runs[-1]  # type: ignore[operator]
+        end = max(len(text.rstrip(" ")), last_run_start)
+        if end > last_run_start:
+            runs[-1] = end - last_run_start
+        else:
+            del runs[-2:]
     texts.append(text[:end])
     if len(runs) <= 2:
         row_styles.append(runs[0] if runs else DEFAULT_STYLE)  # type: ignore[arg-type]
     elif len(runs) < end:
         row_styles.append(tuple(runs))
     else:  # runs no shorter than a style per cell
-        cells = []
+        cells: list[Style] = []
         for index in range(0, len(runs), 2):
-            cells += [runs[index]] * runs[index + 1]  # type: ignore[list-item, operator]
+            cells += [cast(Style, runs[index])] * cast(int, runs[index + 1])
         row_styles.append(tuple(cells))
-    return False
 
 
 def _write_back(
     screen: ScreenModel,
     texts: list[str],
     row_styles: list[Style | tuple[Style | int, ...]],
-    first_loose: int,
     current: tuple[str, Style | tuple[Style | int, ...]],
 ) -> None:
     """Scroll the screen by one row per finished row, as the general path would have: the rows that
@@ -186,7 +165,7 @@ def _write_back(
     for old_chars, old_styles in zip(chars[: min(scrolled, kept)], styles[: min(scrolled, kept)], strict=True):
         history.append(old_chars, old_styles)
     to_history = max(0, scrolled - kept)
-    history.extend(texts[:to_history], row_styles[:to_history], first_loose if first_loose < to_history else -1)
+    history.extend(texts[:to_history], row_styles[:to_history])
     new_chars = chars[scrolled:kept]
     new_styles = styles[scrolled:kept]
     for text, row_style in (*zip(texts[to_history:], row_styles[to_history:], strict=True), current):
