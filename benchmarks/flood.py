@@ -37,7 +37,7 @@ from _sessions import BASH, kill_session, private_dirs, work_dir, write_config  
 
 SIZES = ((160, 45), (80, 24))
 MEGABYTES = 5
-ROUNDS = 2
+ROUNDS = 3
 TARGET_RATIO = 2.0
 POLL = 0.05
 TIMEOUT = 180.0
