@@ -2,10 +2,9 @@
 
 Output path: the PTY's reader callback feeds the screen engine as bytes arrive (bounded reads, so one
 flooding program cannot hold the event loop) — while the program floods (its last frame redrew every
-row), in batches of up to :data:`FLOOD_BATCH` bytes fed at the latest when the next frame goes out or
-anything reads ``screen`` (a PTY read brings at most 4 KB, and each feed has a fixed cost) — then
-schedules a *frame*: a call of ``on_frame`` with
-the rows that changed since the last one. Frames run at most :data:`FRAME_RATE` times a second
+row), in batches of :data:`FLOOD_BATCH` bytes, and what is left when the next frame goes out or
+anything reads ``screen`` — then schedules a *frame*: a call of ``on_frame`` with the rows that changed
+since the last one. Frames run at most :data:`FRAME_RATE` times a second
 (:data:`BUSY_FRAME_RATE` while the program keeps scrolling the whole screen), are held while the
 program draws a synchronized update (mode 2026, for at most :data:`SYNC_TIMEOUT`), and the echo of
 what the user typed goes out at once. Busy terminals sharing a :class:`TypingClock` stop reading and
@@ -42,8 +41,10 @@ YIELD_TO_TYPING: Final = 0.035
 """Seconds a busy pane stops reading and holds its frames after the user typed into another pane: long
 enough for the echo to arrive and be drawn. A pane never waits longer than two of its frame
 intervals, so fast typing slows a flood but cannot stop it."""
-FLOOD_BATCH: Final = 65_536
-"""Bytes of a flooding program's output kept back and fed to the screen engine in one go."""
+FLOOD_BATCH: Final = 32_768
+"""Bytes of a flooding program's output kept back and fed to the screen engine in one go: a feed has a
+fixed cost (4 KB feeds parse a flood at half the rate), and another pane's echo may wait behind one
+feed (about 2 ms for 32 KB)."""
 SYNC_TIMEOUT: Final = 0.25
 """Longest a synchronized update (``CSI ? 2026 h``) may hold frames, for programs that never end one."""
 
