@@ -65,7 +65,7 @@ def feed(
     return snapshot(screen)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=floods,
     cuts=st.lists(st.integers(min_value=0, max_value=3000), max_size=8),
