@@ -11,7 +11,7 @@ call a real decision on a Bash command (``ls -la | wc -l``: parsed, matched, aud
 - ``HTTP hook``: what Claude Code does (no process): one POST of the payload to ``/hook/claude-code/payload`` on a
   fresh connection, its p50 and p95 over many calls.
 
-Targets (issue 12): the command hook at most 2x ``python -c pass``; the HTTP hook under 5 ms p50.
+Targets (issue 26): the command hook at most 1.3x ``python -c pass``; the HTTP hook under 5 ms p50.
 Run: ``.venv/bin/python benchmarks/hook.py``. The last line is JSON.
 """
 

@@ -67,6 +67,16 @@ class History:
             self._styles.append(tuple(styles))
             self._loose = min(self._loose + 1, len(self._styles))
 
+    def extend(self, texts: list[str], styles: list[Style | tuple[Style | int, ...]]) -> None:
+        """Keep rows already in their compacted form (the flood fast path builds them so), oldest first."""
+        if not self._texts.maxlen or not texts:
+            return
+        self.pushed += len(texts)
+        self._texts.extend(texts)
+        self._styles.extend(styles)
+        if self._loose:  # newer than a loose row: the rows left to compact are counted from the newest
+            self._loose = min(self._loose + len(texts), len(self._styles))
+
     def compact(self, budget: int = 2000) -> int:
         """Store up to ``budget`` of the newest per-cell style tuples as runs where runs are shorter, without
         their trailing default blanks; how many rows are left to compact. Costs a few microseconds a row:

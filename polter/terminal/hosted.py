@@ -1,8 +1,10 @@
 """A program on a pseudo-terminal with its screen: one pane as the session host keeps it. No UI.
 
 Output path: the PTY's reader callback feeds the screen engine as bytes arrive (bounded reads, so one
-flooding program cannot hold the event loop), then schedules a *frame*: a call of ``on_frame`` with
-the rows that changed since the last one. Frames run at most :data:`FRAME_RATE` times a second
+flooding program cannot hold the event loop) — while the program floods (its last frame redrew every
+row), in batches of :data:`FLOOD_BATCH` bytes, and what is left when the next frame goes out or
+anything reads ``screen`` — then schedules a *frame*: a call of ``on_frame`` with the rows that changed
+since the last one. Frames run at most :data:`FRAME_RATE` times a second
 (:data:`BUSY_FRAME_RATE` while the program keeps scrolling the whole screen), are held while the
 program draws a synchronized update (mode 2026, for at most :data:`SYNC_TIMEOUT`), and the echo of
 what the user typed goes out at once. Busy terminals sharing a :class:`TypingClock` stop reading and
@@ -39,6 +41,10 @@ YIELD_TO_TYPING: Final = 0.035
 """Seconds a busy pane stops reading and holds its frames after the user typed into another pane: long
 enough for the echo to arrive and be drawn. A pane never waits longer than two of its frame
 intervals, so fast typing slows a flood but cannot stop it."""
+FLOOD_BATCH: Final = 32_768
+"""Bytes of a flooding program's output kept back and fed to the screen engine in one go: a feed has a
+fixed cost (4 KB feeds parse a flood at half the rate), and another pane's echo may wait behind one
+feed (about 2 ms for 32 KB)."""
 SYNC_TIMEOUT: Final = 0.25
 """Longest a synchronized update (``CSI ? 2026 h``) may hold frames, for programs that never end one."""
 
@@ -87,7 +93,9 @@ class HostedTerminal:
         self.typing = typing or TypingClock()
         self.on_frame = on_frame
         self.on_change = on_change
-        self.screen: TerminalScreen | None = None
+        self._screen: TerminalScreen | None = None
+        self._unfed = bytearray()
+        """A flooding program's latest output, not yet fed to the screen (see :data:`FLOOD_BATCH`)."""
         self.process: PtyProcess | None = None
         self.returncode: int | None = None
         """How the last run ended; ``None`` while running or before the start."""
@@ -115,6 +123,24 @@ class HostedTerminal:
         self.typing.join(self)
 
     # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def screen(self) -> TerminalScreen | None:
+        """The screen engine, with all the output read so far fed to it."""
+        if self._unfed:
+            self._feed_unfed()
+        return self._screen
+
+    @screen.setter
+    def screen(self, screen: TerminalScreen | None) -> None:
+        self._unfed.clear()
+        self._screen = screen
+
+    def _feed_unfed(self) -> None:
+        assert self._screen is not None
+        data = bytes(self._unfed)
+        self._unfed.clear()
+        self._screen.feed(data)
 
     @property
     def running(self) -> bool:
@@ -262,9 +288,16 @@ class HostedTerminal:
     # -- output and frames ---------------------------------------------------------------------
 
     def _on_output(self, data: bytes) -> None:
-        assert self.screen is not None
+        assert self._screen is not None
         self.last_output = time.monotonic()
-        self.screen.feed(data)
+        if self._busy and not self._typed:
+            self._unfed += data
+            if len(self._unfed) >= FLOOD_BATCH:
+                self._feed_unfed()
+        else:
+            if self._unfed:
+                self._feed_unfed()
+            self._screen.feed(data)
         self._schedule_frame()
 
     def _on_exit(self, returncode: int) -> None:

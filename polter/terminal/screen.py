@@ -11,10 +11,12 @@ Not thread-safe: feed, resize and the readers must run on one thread (or under o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import chain
 
 from polter.terminal._controls import ControlSequences
 from polter.terminal._cursor import Cursor
+from polter.terminal._flood import flood
 from polter.terminal._parser import Tokenizer
 from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition, style_transitions
 from polter.terminal._width import NOT_NARROW
@@ -49,15 +51,31 @@ class TerminalScreen(ControlSequences):
         self._tokenizer = Tokenizer(self._max_sequence)
 
     # -- input -------------------------------------------------------------------------------
+    #: Whether runs of plain lines take the flood fast path (`polter.terminal._flood`); the tests turn it
+    #: off to compare both paths on the same streams.
+    flood_path = True
+
     def feed(self, data: bytes) -> None:
         """Consume raw PTY output, in any chunking."""
         parts = self._tokenizer.split(data)
         if not parts:
             return
+        iterator = iter(parts)
+        pairs = zip(iterator, iterator, strict=False)
+        leftover: tuple[str, str] | None = None
+        while self._feed_pairs(pairs if leftover is None else chain((leftover,), pairs)):
+            leftover = flood(self, pairs)
+            if leftover is None:
+                return
+
+    def _feed_pairs(self, pairs: Iterator[tuple[str, str]]) -> bool:
+        """The general feed loop over ``(text, control)`` pairs. Returns True when it stopped right after
+        a line feed scrolled the whole main screen (the flood fast path may take over), False at the end."""
         fast = self._fast
         transitions = style_transitions()
         not_narrow = NOT_NARROW.search
         columns = self.columns
+        last_line = self.lines - 1
         mark = self._dirty.add
         marked = -1  # the row last added to the dirty set (the set only grows during a feed)
         # The cursor, style and current row live in locals while only text and SGR sequences
@@ -65,8 +83,7 @@ class TerminalScreen(ControlSequences):
         x, y, style = self._x, self._y, self._style
         chars, styles = self._chars[y], self._styles[y]
         plain, autowrap = self._plain_text, self._autowrap
-        iterator = iter(parts)
-        for text, control in zip(iterator, iterator, strict=False):
+        for text, control in pairs:
             if text:
                 end = x + len(text)
                 # Inlined `ScreenModel._put` for the commonest case: narrow text that fits on the
@@ -107,10 +124,30 @@ class TerminalScreen(ControlSequences):
                     handler()
                 else:
                     self._control(control)
+                if (
+                    y == last_line
+                    and (control == "\r\n" or control == "\n")
+                    and self._y == last_line
+                    and self.flood_path
+                    and self._flood_ready()
+                ):
+                    return True
                 x, y, style = self._x, self._y, self._style
                 chars, styles = self._chars[y], self._styles[y]
                 plain, autowrap = self._plain_text, self._autowrap
         self._x, self._style = x, style
+        return False
+
+    def _flood_ready(self) -> bool:
+        """Whether the line feed just handled scrolled the whole main screen, with nothing set that the
+        flood fast path does not do (insert mode, DEC graphics, no auto-wrap)."""
+        return (
+            self._page is self._main
+            and self._top == 0
+            and self._bottom == self.lines - 1
+            and self._plain_text
+            and self._autowrap
+        )
 
     # -- output ------------------------------------------------------------------------------
     @property
