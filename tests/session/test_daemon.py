@@ -4,19 +4,16 @@ attach``, ``ls`` and ``kill``, and a host killed with SIGKILL."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from support.panes import BASH
+from support.polter_terminal import polter, window
 from support.processes import among, imported_modules, process_running
 from support.waiting import wait_until
 
@@ -24,13 +21,9 @@ from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import session_files
-from polter.terminal.hosted import HostedTerminal
-from polter.terminal.launch import LaunchSpec
 from polter.terminal.mirror import MirrorScreen
 
 pytestmark = pytest.mark.e2e
-
-COLUMNS, LINES = 120, 40
 
 
 @pytest.fixture
@@ -44,52 +37,6 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     )
     path.write_text(panes)
     return path
-
-
-class Terminal:
-    """A terminal window running ``polter ARGS`` (what the user sees: its screen as text)."""
-
-    def __init__(self, *args: str) -> None:
-        self.terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", *args)))
-        self.terminal.start(COLUMNS, LINES)
-
-    def text(self) -> str:
-        screen = self.terminal.screen
-        return "\n".join(line.rstrip() for line in screen.display()) if screen is not None else ""
-
-    def type(self, text: str) -> None:
-        self.terminal.send(text.encode())
-
-    async def shows(self, text: str, timeout: float = 30) -> None:
-        await wait_until(
-            lambda: text in self.text(), timeout=timeout, message=lambda: f"{text!r} in the window:\n{self.text()}"
-        )
-
-    @property
-    def pid(self) -> int:
-        process = self.terminal.process
-        assert process is not None
-        return process.pid
-
-    async def exited(self, timeout: float = 30) -> int:
-        process = self.terminal.process
-        assert process is not None
-        return await asyncio.wait_for(process.wait(), timeout)
-
-
-@asynccontextmanager
-async def window(*args: str) -> AsyncIterator[Terminal]:
-    terminal = Terminal(*args)
-    try:
-        yield terminal
-    finally:
-        await terminal.terminal.close()
-
-
-def polter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-    )
 
 
 def sessions() -> list[dict[str, object]]:
@@ -318,6 +265,8 @@ async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, mo
         assert "setup command" not in second.text()  # a worktree it comes back to is not set up again
         assert polter("kill", "back").returncode == 0
         assert await second.exited() == 0
+
+
 NOTIFIED = """\
 import json, sys
 with open(sys.argv[1], "a") as log:

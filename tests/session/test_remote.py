@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from support.panes import BASH, bash_spec, screen_text
+from support.polter_terminal import COLUMNS, LINES, polter, window
 from support.session import attached, hosted
 from support.sshd import SshHost, login_env, other_polter, ssh_client
 from support.waiting import wait_until
@@ -28,13 +29,10 @@ from polter import __version__
 from polter.session import protocol as wire
 from polter.session.ssh import CONNECT_TIMEOUT, SshTarget, relay_request
 from polter.session.ssh import connect as connect_over_ssh
-from polter.terminal.hosted import HostedTerminal
-from polter.terminal.launch import LaunchSpec
 from polter.ui.app import PolterApp
 
 pytestmark = pytest.mark.e2e
 
-COLUMNS, LINES = 120, 40
 PANES = "notify_quiet = 0.5\n" + "".join(
     f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n' for _ in range(2)
 )
@@ -83,46 +81,6 @@ def _end_sessions(env: dict[str, str]) -> None:
 def through_ssh(hosts: Hosts, monkeypatch: pytest.MonkeyPatch) -> None:
     """This machine's ``ssh`` is the fixture's (its config, keys and known hosts only)."""
     monkeypatch.setenv("PATH", f"{hosts.bin}:{os.environ['PATH']}")
-
-
-def polter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "polter", *args], capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL
-    )
-
-
-class Terminal:
-    """A terminal window running ``polter ARGS`` here (what the user sees: its screen as text)."""
-
-    def __init__(self, *args: str) -> None:
-        self.terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", *args), env=dict(os.environ)))
-        self.terminal.start(COLUMNS, LINES)
-
-    def text(self) -> str:
-        screen = self.terminal.screen
-        return "\n".join(line.rstrip() for line in screen.display()) if screen is not None else ""
-
-    def type(self, text: str) -> None:
-        self.terminal.send(text.encode())
-
-    async def shows(self, text: str, timeout: float = 60) -> None:
-        await wait_until(
-            lambda: text in self.text(), timeout=timeout, message=lambda: f"{text!r} in the window:\n{self.text()}"
-        )
-
-    async def exited(self, timeout: float = 30) -> int:
-        process = self.terminal.process
-        assert process is not None
-        return await asyncio.wait_for(process.wait(), timeout)
-
-
-@asynccontextmanager
-async def window(*args: str) -> AsyncIterator[Terminal]:
-    terminal = Terminal(*args)
-    try:
-        yield terminal
-    finally:
-        await terminal.terminal.close()
 
 
 def prompts(text: str) -> int:
