@@ -5,8 +5,9 @@ against the real gateway (``polter gateway`` as a subprocess, a pane under the b
 call a real decision on a Bash command (``ls -la | wc -l``: parsed, matched, audited):
 
 - ``python -c pass``: the interpreter's floor, the reference for a command hook;
-- ``hook client``: ``python -I -S hook_client.py claude-code PROJECT``, what adapters write into the configs of
-  CLIs with command hooks (Codex, Gemini CLI, Qwen Code): its whole round trip, process start included;
+- ``hook client``: ``python -I -S hook_client.pyc claude-code PROJECT`` (the compiled forwarder), what adapters
+  write into the configs of CLIs with command hooks (Codex, Gemini CLI, Qwen Code): its whole round trip,
+  process start included; ``hook client .py`` the same from its source (compiled at every run);
 - ``polter hook``: the same through the whole ``polter`` command line (for people typing it);
 - ``HTTP hook``: what Claude Code does (no process): one POST of the payload to ``/hook/claude-code/payload`` on a
   fresh connection, its p50 and p95 over many calls.
@@ -29,10 +30,13 @@ import time
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from polter.adapters._veto import hook_client_program
+
 ROUNDS = 15
 HTTP_ROUNDS = 300
 ROOT = Path(__file__).resolve().parent.parent
 HOOK_CLIENT = ROOT / "polter" / "hook_client.py"
+HOOK_PROGRAM = hook_client_program()
 
 
 def median_ms(argv: list[str], env: dict[str, str], stdin: str = "") -> float:
@@ -104,7 +108,12 @@ def main() -> None:
         python = sys.executable
         figures = {
             "python -c pass": median_ms([python, "-c", "pass"], env),
-            "hook client": median_ms([python, "-I", "-S", str(HOOK_CLIENT), "claude-code", str(project)], env, payload),
+            "hook client": median_ms(
+                [python, "-I", "-S", str(HOOK_PROGRAM), "claude-code", str(project)], env, payload
+            ),
+            "hook client .py": median_ms(
+                [python, "-I", "-S", str(HOOK_CLIENT), "claude-code", str(project)], env, payload
+            ),
             "polter hook": median_ms([*polter, "hook", "claude-code", str(project)], env, payload),
         }
         path = f"/hook/claude-code/payload?project={quote(str(project))}"

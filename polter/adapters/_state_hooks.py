@@ -16,7 +16,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from polter.adapters._contract import PaneToPrepare
-from polter.adapters._veto import HOOK_CLIENT
+from polter.adapters._veto import hook_client_program
 from polter.protocol import AgentState, StateReport
 
 __all__ = [
@@ -37,7 +37,7 @@ EXCERPT_LIMIT: Final = 200
 def state_hook_argv(pane: PaneToPrepare, adapter: str) -> tuple[str, ...]:
     """The command a CLI without HTTP hooks runs to report its state: the stdlib forwarder in its ``--state`` mode
     (``python -I -S``, so it starts in milliseconds), which never vetoes."""
-    return (sys.executable, "-I", "-S", str(HOOK_CLIENT), "--state", adapter)
+    return (sys.executable, "-I", "-S", str(hook_client_program()), "--state", adapter)
 
 
 def state_hook_url(pane: PaneToPrepare, adapter: str) -> str:

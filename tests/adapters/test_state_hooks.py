@@ -85,7 +85,7 @@ def test_codex_reports_through_the_forwarder_in_its_report_mode(
     for event in ("UserPromptSubmit", "PermissionRequest", "Stop"):
         [entry] = config["hooks"][event]
         [hook] = entry["hooks"]
-        assert hook["type"] == "command" and hook["command"].endswith("hook_client.py --state codex"), hook
+        assert hook["type"] == "command" and hook["command"].endswith(".pyc --state codex"), hook
     common = {"session_id": "s", "turn_id": "t", "cwd": "/p", "model": "gpt", "permission_mode": "default",
               "transcript_path": None}  # fmt: skip
     assert report(codex, **common, hook_event_name="PermissionRequest", tool_name="Bash",
@@ -103,12 +103,12 @@ def test_gemini_cli_and_qwen_code_name_their_state_hooks(
     for event in ("BeforeAgent", "Notification", "AfterAgent"):
         [entry] = settings["hooks"][event]
         [hook] = entry["hooks"]
-        assert hook["name"] == "polter-state" and hook["command"].endswith("hook_client.py --state gemini-cli")
+        assert hook["name"] == "polter-state" and hook["command"].endswith(".pyc --state gemini-cli")
     qwen_pane = make_pane(runtime_dir=make_pane().runtime_dir.with_name("qwen-runtime"))
     settings = json.loads(files_of(qwen, qwen_pane)["qwen-code/settings.json"])
     for event in ("UserPromptSubmit", "Notification", "Stop"):
         [entry] = settings["hooks"][event]
-        assert entry["hooks"][0]["command"].endswith("hook_client.py --state qwen-code")
+        assert entry["hooks"][0]["command"].endswith(".pyc --state qwen-code")
 
     base = {"session_id": "s", "transcript_path": "/t", "cwd": "/p", "timestamp": "2026-12-01T00:00:00Z"}
     assert report(gemini, **base, hook_event_name="BeforeAgent", prompt="go") == (WORKING, "BeforeAgent", "", False)
