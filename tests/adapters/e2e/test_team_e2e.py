@@ -6,7 +6,9 @@ helpers only is refused a lead's pane with the reason, through the same CLI.
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,12 +23,14 @@ from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER
 from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup
+from polter.session.host import SessionHost
 from polter.session.launch import Launch
 from polter.session.panes import HostPane
 
 from .agent_pane import OFFLINE
 from .conftest import real_cli
 from .test_state_hooks_e2e import screen_of, type_line
+from .unhooked import adjusted
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +73,15 @@ def text_of(pane: HostPane) -> str:
     return "\n".join(row.rstrip() for row in [screen.text(y) for y in range(-screen.history_size, 0)] + screen.display())
 
 
+async def listed_polters_tools(host: SessionHost) -> None:
+    """Wait until Claude Code has asked the gateway for its tools (in a TUI it connects after its prompt shows, and
+    a prompt typed before that reaches the model without Polter's tools)."""
+    deadline = time.monotonic() + 60
+    while not any(info.title == "claude" and info.clients for info in await host.workspace.client.panes()):
+        assert time.monotonic() < deadline, "Claude Code did not reach the gateway in 60 s"
+        await asyncio.sleep(0.1)
+
+
 @pytest.fixture
 def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name, value in OFFLINE.items():
@@ -94,9 +107,10 @@ async def test_claude_code_opens_a_pane_hands_work_waits_and_reads_it(
         Rule(when="read it", call=tool("read"), arguments={"pane": 2, "lines": 20}),
     ]  # fmt: skip
     shell = discover(entry_points=False).get("shell")
+    claude_code = adjusted(cli.adapter, env={"ENABLE_TOOL_SEARCH": "false"})  # MCP tools in the model's list
     with FakeModelServer(rules) as model:
         plans = [
-            PanePlan(PaneSetup(adapter="claude-code", role=role, cwd=project, title="claude"), cli.adapter, "the test"),
+            PanePlan(PaneSetup(adapter="claude-code", role=role, cwd=project, title="claude"), claude_code, "the test"),
             PanePlan(PaneSetup(adapter="shell", role="e2e-helper", cwd=project, title="worker",
                                command=["bash", "--norc", "--noprofile"]), shell, "the test"),
         ]  # fmt: skip
@@ -108,6 +122,7 @@ async def test_claude_code_opens_a_pane_hands_work_waits_and_reads_it(
                 pane.resize(120, 40)
             await wait_until(lambda: "? for shortcuts" in screen_of(claude), timeout=120, message=lambda: screen_of(claude))
             await wait_until(lambda: "$" in screen_of(worker), timeout=30)
+            await listed_polters_tools(host)
 
             if role == "e2e-researcher":  # it may open helpers, not a lead: refused, with the reason, no pane opened
                 await type_line(claude, "open a lead")
