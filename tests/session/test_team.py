@@ -240,7 +240,9 @@ async def test_a_message_does_not_start_a_new_research_phase_the_humans_line_doe
 
 async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
     async with await team_session(monkeypatch, "lead", "helper") as host:
-        await floor(host, 1, "send", pane=2, message="; sleep 1; echo finished-$((2*3))")
+        # a turn of work the screen shows as work: drawing every 0.2 s (a silent second would read as idle: done)
+        work = "; for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 0.2; done; echo finished-$((2*3))"
+        await floor(host, 1, "send", pane=2, message=work)
         waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
         assert not waited.is_error, said(waited)
         assert waited.structured_content["state"] == "done" and "finished-6" in waited.structured_content["text"]
