@@ -4,7 +4,9 @@ This package imports no transport, screen or PTY code: it is pure and testable a
 
 - :mod:`polter.roles.models`: what a role file says (pydantic, unknown keys refused);
 - :mod:`polter.roles.patterns`: pattern syntax and compiled matchers;
-- :mod:`polter.roles.engine`: ``compile_role``, and a compiled role's ``decide`` → :class:`Verdict`;
+- :mod:`polter.roles.requests`: what the engine is asked, and its :class:`Verdict`;
+- :mod:`polter.roles.engine`: ``compile_role``, and a compiled role's ``decide`` → :class:`Verdict` (its rules
+  kind by kind in :mod:`polter.roles.rule_kinds`, its sentences in :mod:`polter.roles.reasons`);
 - :mod:`polter.roles.loader`: one role file → :class:`Role`, problems with file, line and field;
 - :mod:`polter.roles.library`: :class:`RoleLibrary`, the layered folders, ``reload`` and ``watch``.
 
