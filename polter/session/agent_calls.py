@@ -68,7 +68,7 @@ class AgentCalls:
         self._workspace.answer(params.ask, params.answer)
 
     async def _answer_elicitation(self, window: Window, params: methods.AnswerElicitationParams) -> None:
-        await self._workspace.answer_elicitation(params.id, params.reply)
+        await self._workspace.forms.answer(params.id, params.reply)
 
     async def _answer_question(self, window: Window, params: methods.AnswerQuestionParams) -> bool:
         """Decide a question of the host's (:mod:`polter.session.questions`); False when it was over already."""

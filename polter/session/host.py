@@ -502,7 +502,7 @@ class SessionHost:
             zoomed=self.windows.zoomed,
             ready=self.ready,
             asks=list(workspace.asks.pending.values()),
-            elicitations=list(workspace.elicitations.values()),
+            elicitations=list(workspace.forms.waiting.values()),
             roles=workspace.roles,
             servers=list(workspace.server_names),
             adapters=adapters,
@@ -619,7 +619,7 @@ class SessionHost:
         """Lines the human typed into an agent pane: the gateway's evidence for gates and phases."""
         if pane.agent is not None and not pane.agent.closed:
             for line in lines:
-                self.workspace.submit_line(pane.agent, line)
+                self.workspace.lines.submit(pane.agent, line)
 
 
 def release_memory() -> None:

@@ -38,7 +38,6 @@ from polter.gateway.models import (
     AuditRow,
     Capabilities,
     ElicitationInfo,
-    ElicitationReply,
     GatewayEvent,
     PaneInfo,
     PaneStateReport,
@@ -58,6 +57,8 @@ from polter.session.agent_launch import AgentLauncher
 from polter.session.agents import Agent, PanePlan, denied_skills
 from polter.session.asks import Asks
 from polter.session.confined import PaneSockets
+from polter.session.forms import Forms
+from polter.session.human_lines import HumanLines
 from polter.session.servers_file import ServersFile
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.tasks import BackgroundTasks
@@ -69,8 +70,6 @@ logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows kept in memory for the audit screen (the gateway's SQLite log keeps everything)."""
-HELD_LINES: Final = 100
-"""Typed lines kept for a restarting gateway (the newest; a gate looks at recent input only)."""
 
 
 @dataclass(frozen=True)
@@ -128,9 +127,11 @@ class Workspace:
 
     Its parts: the gateway's :class:`~polter.session.supervisor.GatewaySupervisor` and the egress proxy's
     supervisor, the :class:`~polter.session.servers_file.ServersFile` the gateway serves, the pending
-    :class:`~polter.session.asks.Asks`, and the :class:`~polter.session.agent_launch.AgentLauncher` that
-    prepares each agent's launch. What the workspace keeps itself: the agents by pane id, the gateway's roles,
-    servers and audit rows as its events report them, and the lines typed while the gateway restarts."""
+    :class:`~polter.session.asks.Asks` and servers' :class:`~polter.session.forms.Forms`, the human's typed
+    :class:`~polter.session.human_lines.HumanLines` on their way to the gateway, and the
+    :class:`~polter.session.agent_launch.AgentLauncher` that prepares each agent's launch. What the workspace
+    keeps itself: the agents by pane id, and the gateway's roles, servers and audit rows as its events report
+    them."""
 
     def __init__(
         self,
@@ -169,9 +170,18 @@ class Workspace:
         self.egress = EgressSupervisor(on_down=self._egress_down, on_up=self._egress_up, test_hosts=egress_test_hosts)
         """The panes' only way out of their sandboxes' networks (decides by each role's web rules). Tests only:
         ``egress_test_hosts`` maps host names to a loopback server (:attr:`Launch.egress_test_hosts`)."""
-        self.asks = Asks(client=lambda: self.client, tasks=self._tasks, on_asked=self._asked, on_over=self._ask_over)
-        self.elicitations: dict[str, ElicitationInfo] = {}
-        """Servers' forms waiting for the human in Polter's window, by id: a window that attaches later shows them."""
+        self.asks = Asks(
+            client=lambda: self.client,
+            tasks=self._tasks,
+            on_asked=lambda ask: self._broadcast(wire.AskEvent(ask=ask)),
+            on_over=lambda ask: self._broadcast(wire.AskClosedEvent(ask=ask)),
+        )
+        self.forms = Forms(
+            client=lambda: self.client,
+            on_asked=lambda info: self._broadcast(wire.ElicitationEvent(elicitation=info)),
+            on_over=lambda info: self._broadcast(wire.ElicitationClosedEvent(elicitation=info)),
+        )
+        self.lines = HumanLines(client=lambda: self.client, tasks=self._tasks)
         self.launcher = AgentLauncher(
             client=lambda: self.client,
             gateway_url=lambda: self._url,
@@ -188,9 +198,6 @@ class Workspace:
         self._listeners: list[Listener] = []
         self._numbers = 0
         self._url: str | None = None
-        self._down = True
-        self._held_lines: deque[tuple[Agent, str]] = deque(maxlen=HELD_LINES)
-        """Lines typed while the gateway was down: they go to it once the panes are registered again."""
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -206,12 +213,6 @@ class Workspace:
     def _broadcast(self, event: WorkspaceEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
-
-    def _asked(self, ask: AskInfo) -> None:
-        self._broadcast(wire.AskEvent(ask=ask))
-
-    def _ask_over(self, ask: AskInfo) -> None:
-        self._broadcast(wire.AskClosedEvent(ask=ask))
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -266,8 +267,7 @@ class Workspace:
         if moved:
             self.egress.set_gateway(gateway.url)
         self.asks.gateway_gone()  # the old gateway's asks died with it, and its forms
-        for info in list(self.elicitations.values()):
-            self._elicitation_over(info.model_copy(update={"action": "cancel", "answered_by": "the gateway restarted"}))
+        self.forms.gateway_gone()
         for agent in list(self.panes.values()):
             await self._register(gateway.client, agent)
             if moved:
@@ -277,11 +277,7 @@ class Workspace:
         self.server_names = [server.name for server in status.servers]
         self.roles = status.roles
         await self._catch_up(gateway.client)
-        self._down = False
-        while self._held_lines:
-            agent, text = self._held_lines.popleft()
-            if not agent.closed:
-                await self._send_line(gateway.client, agent, text)
+        await self.lines.gateway_up(gateway.client)
         self._broadcast(
             wire.GatewayChanged(
                 up=True, text=gateway.url, restarted=restarted, roles=self.roles, servers=self.server_names
@@ -289,7 +285,7 @@ class Workspace:
         )
 
     def _gateway_down(self, reason: str) -> None:
-        self._down = True
+        self.lines.down = True
         self._broadcast(wire.GatewayChanged(up=False, text=reason))
 
     def _egress_down(self, reason: str) -> None:
@@ -307,8 +303,7 @@ class Workspace:
         for ask in await client.asks():
             self.asks.arrived(ask)
         for info in await client.elicitations():
-            if info.id not in self.elicitations:
-                self._elicitation_asked(info)
+            self.forms.arrived(info)
 
     # -- panes -----------------------------------------------------------------------------------
 
@@ -388,21 +383,6 @@ class Workspace:
         agent.update(await self.client.set_phase(agent.id, phase, reason))
         self._broadcast(AgentChanged(agent))
 
-    def submit_line(self, agent: Agent, text: str) -> None:
-        """A line the human typed into the pane: the gateway's evidence for gates and phases. While the
-        gateway restarts, the line waits for it (the human's words count all the same)."""
-        if self._down:
-            self._held_lines.append((agent, text))
-            return
-        self._tasks.run(self._send_line(self.client, agent, text), f"passing a typed line of {agent.id} to the gateway")
-
-    @staticmethod
-    async def _send_line(client: GatewayClient, agent: Agent, text: str) -> None:
-        try:
-            await client.input(agent.id, text)
-        except GatewayError as exc:
-            logger.warning("a line typed in %s did not reach the gateway: %s", agent.id, exc)
-
     async def capabilities(self, agent: Agent) -> Capabilities:
         return await self.client.capabilities(agent.id)
 
@@ -422,30 +402,14 @@ class Workspace:
             if exc.status != 404:
                 raise
 
-    async def answer_elicitation(self, elicitation_id: str, reply: ElicitationReply) -> None:
-        """Answer a server's form (the first answer counts; a later one finds it over)."""
-        try:
-            await self.client.answer_elicitation(elicitation_id, reply)
-        except ControlError as exc:
-            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
-                raise
-
-    def _elicitation_asked(self, info: ElicitationInfo) -> None:
-        self.elicitations[info.id] = info
-        self._broadcast(wire.ElicitationEvent(elicitation=info))
-
-    def _elicitation_over(self, info: ElicitationInfo) -> None:
-        if self.elicitations.pop(info.id, None) is not None:
-            self._broadcast(wire.ElicitationClosedEvent(elicitation=info))
-
     # -- events ----------------------------------------------------------------------------------
 
     def _on_event(self, event: GatewayEvent) -> None:
         match event.type:
             case "elicitation":
-                self._elicitation_asked(ElicitationInfo.model_validate(event.data))
+                self.forms.arrived(ElicitationInfo.model_validate(event.data))
             case "elicitation_resolved":
-                self._elicitation_over(ElicitationInfo.model_validate(event.data))
+                self.forms.over(ElicitationInfo.model_validate(event.data))
             case "ask":
                 self.asks.arrived(AskInfo.model_validate(event.data))
             case "ask_resolved":

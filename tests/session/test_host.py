@@ -349,7 +349,7 @@ async def test_a_servers_form_that_waits_while_nobody_is_attached_is_shown_to_th
                 return await client.call_tool("elicit", {"message": "Your name?", "schema": form})
 
         call = asyncio.create_task(elicit())
-        await wait_until(lambda: host.workspace.elicitations, timeout=30, message="the form to reach the host")
+        await wait_until(lambda: host.workspace.forms.waiting, timeout=30, message="the form to reach the host")
         window = await attach(host)
         [waiting] = window.client.state.elicitations  # type: ignore[union-attr]
         assert (waiting.pane, waiting.server, waiting.message) == ("p1", "features", "Your name?")
@@ -364,7 +364,7 @@ async def test_a_servers_form_that_waits_while_nobody_is_attached_is_shown_to_th
         result = await asyncio.wait_for(call, 30)
         assert json.loads(result.content[0].text) == {"action": "accept", "content": {"name": "Dee"}}
         await wait_until(lambda: window.of(wire.ElicitationClosedEvent), message="the form closed in the window")
-        assert host.workspace.elicitations == {}
+        assert host.workspace.forms.waiting == {}
         assert (await attach(host)).client.state.elicitations == []  # type: ignore[union-attr]
 
 

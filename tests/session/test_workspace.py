@@ -266,7 +266,7 @@ async def test_phases_and_typed_lines(shared: Shared, tmp_path: Path) -> None:
     assert agent.phase == "research"
     await space.set_phase(agent, "action")
     assert agent.phase == "action"
-    space.submit_line(agent, "look at the logs")
+    space.lines.submit(agent, "look at the logs")
     await wait_until(lambda: agent.phase == "research", message="a typed line to start a new research phase")
 
 
