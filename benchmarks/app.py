@@ -59,8 +59,7 @@ def workspace_app() -> object:
     from polter.adapters.plugins import discover
     from polter.servers import StdioServer
     from polter.session.config import PaneSetup
-    from polter.session.launch import Launch
-    from polter.session.agents import PanePlan
+    from polter.session.launch import Launch, PanePlan
 
     shell = discover(entry_points=False).get("shell")
     plans = [PanePlan(PaneSetup(adapter="shell", role="clock", command=[BASH, "--norc", "--noprofile"]), shell, "")

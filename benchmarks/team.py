@@ -47,11 +47,10 @@ async def main(rounds: int) -> None:
     from polter.gateway.client import pane_client
     from polter.protocol import FLOOR_SERVER, AgentState
     from polter.session import protocol as wire
-    from polter.session.agents import PanePlan
     from polter.session.client import SessionClient
     from polter.session.config import PaneSetup
     from polter.session.host import SessionHost
-    from polter.session.launch import Launch
+    from polter.session.launch import Launch, PanePlan
     from polter.session.registry import session_files
 
     with private_dirs() as scratch:

@@ -289,9 +289,8 @@ async def review(app: App[None], pilot: Pilot[None]) -> None:
 def team_app() -> HostedApp:
     """A coder and a reviewer (bundled roles) in shell panes, for the team tools (docs/team.md)."""
     from polter.adapters.plugins import discover
-    from polter.session.agents import PanePlan
     from polter.session.config import PaneSetup
-    from polter.session.launch import Launch
+    from polter.session.launch import Launch, PanePlan
 
     os.environ["PS1"] = PROMPT
     registry = discover(entry_points=False)

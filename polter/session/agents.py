@@ -1,4 +1,4 @@
-"""One pane as the workspace knows it: what to open (:class:`PanePlan`) and what it became (:class:`Agent`)."""
+"""One pane as the workspace knows it: what its plan (:class:`~polter.session.launch.PanePlan`) became."""
 
 from __future__ import annotations
 
@@ -10,20 +10,9 @@ from polter.adapters.plugins import RuntimeDir
 from polter.gateway.models import PaneInfo, Phase
 from polter.protocol import BuiltinsPolicy
 from polter.session.config import PaneSetup
+from polter.session.launch import PanePlan
 
-__all__ = ["Agent", "PanePlan", "denied_skills"]
-
-
-@dataclass(frozen=True)
-class PanePlan:
-    """A pane to open: its setup with every part decided, the adapter, and why that adapter."""
-
-    setup: PaneSetup
-    adapter: Adapter
-    reason: str
-    """Why this adapter, in a sentence (the header's tooltip)."""
-    why: str = ""
-    """The same in a word or two for the header ("detected", "no agent CLI found"); empty when the user chose."""
+__all__ = ["Agent", "denied_skills"]
 
 
 @dataclass(eq=False)

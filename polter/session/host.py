@@ -38,11 +38,10 @@ from polter.protocol import AgentState
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.agent_calls import AgentCalls
-from polter.session.agents import PanePlan
 from polter.session.attention import Attention
 from polter.session.call_table import CallTable
 from polter.session.config import PaneSetup, SavedSession, save_session
-from polter.session.launch import Launch, is_installed, plan_panes
+from polter.session.launch import Launch, PanePlan, is_installed, plan_panes
 from polter.session.pane import HostPane
 from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes

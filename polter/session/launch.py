@@ -28,7 +28,6 @@ from polter.adapters.plugins import AdapterRegistry, discover
 from polter.errors import AdapterError, ConfigError
 from polter.protocol import DEFAULT_ROLE
 from polter.servers import ServerConfig, StdioServer, default_servers_path, load_servers
-from polter.session.agents import PanePlan
 from polter.session.config import (
     DEFAULT_ROLES,
     AppConfig,
@@ -44,6 +43,7 @@ from polter.session.protocol import MAX_PANES, LayoutMode
 __all__ = [
     "Launch",
     "LaunchOptions",
+    "PanePlan",
     "Preset",
     "choose_default",
     "choose_shell",
@@ -54,6 +54,18 @@ __all__ = [
 ]
 
 TERRARIA = "terraria"
+
+
+@dataclass(frozen=True)
+class PanePlan:
+    """A pane to open: its setup with every part decided, the adapter, and why that adapter."""
+
+    setup: PaneSetup
+    adapter: Adapter
+    reason: str
+    """Why this adapter, in a sentence (the header's tooltip)."""
+    why: str = ""
+    """The same in a word or two for the header ("detected", "no agent CLI found"); empty when the user chose."""
 
 
 @dataclass

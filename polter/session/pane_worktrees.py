@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from polter.errors import ConfigError, SessionError, WorktreeError
 from polter.session import methods
 from polter.session import protocol as wire
-from polter.session.agents import PanePlan
+from polter.session.launch import PanePlan
 from polter.session.pane import HostPane
 from polter.session.pane_worktree import PaneWorktree, SetupAnswer, open_pane_worktree, opened_report, setup_question
 from polter.session.panes import Panes

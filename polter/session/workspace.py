@@ -54,11 +54,12 @@ from polter.sandbox.egress_supervisor import EgressSupervisor
 from polter.servers import ServerConfig
 from polter.session import protocol as wire
 from polter.session.agent_launch import AgentLauncher
-from polter.session.agents import Agent, PanePlan, denied_skills
+from polter.session.agents import Agent, denied_skills
 from polter.session.asks import Asks
 from polter.session.confined import PaneSockets
 from polter.session.forms import Forms
 from polter.session.human_lines import HumanLines
+from polter.session.launch import PanePlan
 from polter.session.servers_file import ServersFile
 from polter.session.supervisor import GatewayProcess, GatewaySupervisor
 from polter.tasks import BackgroundTasks

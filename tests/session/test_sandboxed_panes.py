@@ -28,8 +28,8 @@ from support.workspace_app import QUIET_BASH, agent_of, host_of, panes, workspac
 
 from polter.adapters.plugins import discover
 from polter.paths import state_dir
-from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup
+from polter.session.launch import PanePlan
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="platform: the sandbox needs Linux")
 

@@ -485,8 +485,8 @@ async def test_open_in_a_worktree_of_its_own_from_the_openers_repository(
     from support.git_repos import git
     from support.workspace_app import QUIET_BASH
 
-    from polter.session.agents import PanePlan
     from polter.session.config import PaneSetup
+    from polter.session.launch import PanePlan
 
     repo = tmp_path / "project"
     repo.mkdir()

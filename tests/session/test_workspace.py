@@ -28,9 +28,10 @@ from polter.adapters.plugins import find_adapter
 from polter.errors import AuthError, GatewayError
 from polter.gateway.client import pane_client
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.session.agents import Agent, PanePlan
-from polter.session.config import PaneSetup
 from polter.session import protocol as wire
+from polter.session.agents import Agent
+from polter.session.config import PaneSetup
+from polter.session.launch import PanePlan
 from polter.session.workspace import AgentChanged, Workspace
 from polter.ui.notices import servers_report
 

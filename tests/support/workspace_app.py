@@ -12,12 +12,12 @@ from textual.pilot import Pilot
 
 from polter.adapters import Adapter, AgentState
 from polter.adapters.plugins import discover
-from polter.servers import ServerConfig
 from polter.paths import config_dir
-from polter.session.agents import Agent, PanePlan
+from polter.servers import ServerConfig
+from polter.session.agents import Agent
 from polter.session.config import PaneSetup
 from polter.session.host import SessionHost
-from polter.session.launch import Launch
+from polter.session.launch import Launch, PanePlan
 from polter.session.panes import HostPane
 from polter.session.workspace import Workspace
 from polter.ui.app import PolterApp

@@ -26,10 +26,9 @@ from textual.widgets import Label
 
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
-from polter.session.agents import PanePlan
 from polter.session.config import load_session
 from polter.session.host import SessionHost
-from polter.session.launch import Launch
+from polter.session.launch import Launch, PanePlan
 from polter.ui.confirm import ConfirmScreen
 from polter.ui.text_prompt import TextEchoScreen
 from polter.ui.worktree_screen import WorktreeReviewScreen

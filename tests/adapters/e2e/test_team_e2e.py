@@ -21,10 +21,9 @@ from polter.adapters import TestMode
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER
-from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup
 from polter.session.host import SessionHost
-from polter.session.launch import Launch
+from polter.session.launch import Launch, PanePlan
 from polter.session.panes import HostPane
 
 from .agent_pane import OFFLINE
