@@ -1,8 +1,9 @@
 """The session host: the process that owns a session's panes, so they outlive every window.
 
 It runs each pane's program on a PTY with its screen engine (:class:`~polter.session.pane.HostPane`), the
-workspace (the gateway and the agent panes' registrations, asks, roles), and a Unix socket (0600, in a 0700
-folder, the peer's uid checked) through which windows attach (:mod:`polter.session.protocol`). A window gets
+workspace (the gateway and the agent panes' registrations, asks, roles), and a Unix socket
+(:class:`~polter.session.session_socket.SessionSocket`) through which windows attach
+(:mod:`polter.session.protocol`). A window gets
 the session's state and every pane's screen at once, then frames of what changes, and sends the human's
 input back. Windows come and go; the programs keep running, the gateway keeps deciding, and asks wait for
 someone to attach (their timeout still applies).
@@ -14,7 +15,7 @@ human), :class:`~polter.session.pane_worktrees.PaneWorktrees` (panes in worktree
 :class:`~polter.session.agent_calls.AgentCalls` over the :class:`~polter.session.workspace.Workspace` (the
 agents, their roles and the gateway), :class:`~polter.session.questions.Questions` (the host's own yes/no
 questions) and the :class:`~polter.session.call_table.CallTable` they register with. The host itself starts
-and ends the session, opens, closes and restarts panes (which takes several parts), and serves the socket.
+and ends the session, and opens, closes and restarts panes (which takes several parts).
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from pydantic import ValidationError
-
 from polter import __version__
 from polter.errors import PolterError, SessionError, WorktreeError
 from polter.protocol import AgentState
@@ -46,9 +45,10 @@ from polter.session.pane import HostPane
 from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
-from polter.session.registry import SessionFiles, SessionLock, SessionRecord, sessions_folder
+from polter.session.registry import SessionFiles
+from polter.session.session_socket import SessionSocket
 from polter.session.team import Team
-from polter.session.windows import Window, Windows, same_user
+from polter.session.windows import Window, Windows
 from polter.session.workspace import (
     AgentChanged,
     NetworkChanged,
@@ -84,7 +84,6 @@ class SessionHost:
         scrollback: int = 10_000,
         state_dir: Path | None = None,
     ) -> None:
-        self.files = files
         self.launch = launch or Launch(plans=[])
         self.specs = list(specs or [])
         self.ready = False
@@ -102,10 +101,10 @@ class SessionHost:
             egress_test_hosts=self.launch.egress_test_hosts,
         )
         self.windows = Windows(lambda: self.panes, layout=self.launch.layout, tasks=self.tasks, on_layout=self._save)
-        self.panes = Panes(self.name, self.windows, scrollback=scrollback)
+        self.panes = Panes(files.name, self.windows, scrollback=scrollback)
         self.questions = Questions(self.windows.broadcast, lambda: self.windows.any_attached)
         self.attention = Attention(
-            self.name,
+            files.name,
             self.launch.notify,
             panes=self.panes,
             windows=self.windows,
@@ -141,16 +140,31 @@ class SessionHost:
         self.calls.register(methods.InfoParams, self._info)
         self.calls.register(methods.KillParams, self._kill)
         self.calls.register(methods.SendParams, self._send)
-        self._lock = SessionLock(files)
-        self._server: asyncio.Server | None = None
-        self._socket_inode = 0
+        self.socket = SessionSocket(
+            files,
+            started_at=self.started_at,
+            windows=self.windows,
+            panes=self.panes,
+            questions=self.questions,
+            calls=self.calls,
+            tasks=self.tasks,
+            info=self.info,
+            state=self.state,
+            ending=lambda: self._ending,
+            typed=self._submit,
+        )
         self._workspace_started = False
         self._ending = False
         self._saved: SavedSession | None = None
 
     @property
+    def files(self) -> SessionFiles:
+        """The session's socket, lock and record on disk (made again where a logout removed them)."""
+        return self.socket.files
+
+    @property
     def name(self) -> str:
-        return self.files.name
+        return self.socket.name
 
     @property
     def has_agents(self) -> bool:
@@ -164,62 +178,9 @@ class SessionHost:
 
     async def start(self) -> None:
         """Take the session's name and open its socket (raises :class:`SessionError` if the name is taken)."""
-        self._lock.acquire()
-        await self._open_socket()
+        await self.socket.open()
         self.workspace.subscribe(self._workspace_event)
         self.tasks.run(self._read_states(), "reading the agents' states")
-
-    async def _open_socket(self) -> None:
-        """Open the session's socket (0600) and write its record."""
-        socket_path = self.files.socket
-        socket_path.unlink(missing_ok=True)  # a socket left by a killed host (the lock said it is gone)
-        old_umask = os.umask(0o177)
-        try:
-            self._server = await asyncio.start_unix_server(self._serve, path=str(socket_path), limit=wire.LINE_LIMIT)
-        finally:
-            os.umask(old_umask)
-        os.chmod(socket_path, 0o600)
-        self._socket_inode = socket_path.stat().st_ino
-        self.files.write_record(
-            SessionRecord(
-                name=self.name,
-                pid=os.getpid(),
-                version=__version__,
-                started=self.started_at,
-                cwd=os.getcwd(),
-                executable=sys.executable,
-            )
-        )
-
-    async def keep_reachable(self) -> None:
-        """Make the session's socket, lock and record again if they were removed under it (a logout's logind
-        removes the runtime dir; tmux makes its socket again on SIGUSR1): in the runtime dir as it is now, so the
-        next ``polter ls`` finds the session. Windows attached meanwhile stay attached."""
-        if self._server is None or self._ending:
-            return
-        try:
-            if self.files.socket.stat().st_ino == self._socket_inode and self._lock.held:
-                return
-        except OSError:
-            pass
-        try:
-            files = SessionFiles(self.name, sessions_folder())
-        except PolterError as exc:
-            logger.warning("the session's files were removed and cannot be made again: %s", exc)
-            return
-        lock = SessionLock(files)
-        if not (files == self.files and self._lock.held):
-            try:
-                lock.acquire()
-            except SessionError as exc:  # another host took the name meanwhile
-                logger.warning("the session's files were removed and another session took its name: %s", exc)
-                return
-            self._lock.release()
-            self._lock = lock
-        logger.warning("the session's files were removed (%s): made again in %s", self.files.socket, files.folder)
-        self._server.close()
-        self.files = files
-        await self._open_socket()
 
     async def run(self) -> None:
         """Open the panes the session starts with, then serve until it ends."""
@@ -271,10 +232,7 @@ class SessionHost:
             await self.workspace.aclose()
         self.windows.broadcast(wire.Ended(reason=reason, failed=failed))
         await self.windows.close_all()
-        if self._server is not None:
-            self._server.close()
-        self.files.remove()
-        self._lock.release()
+        self.socket.close()
         self.ended.set()
 
     # -- opening, closing and restarting panes -------------------------------------------------------
@@ -385,7 +343,7 @@ class SessionHost:
         ticks = 0
         while True:
             await asyncio.sleep(STATE_INTERVAL)
-            await self.keep_reachable()
+            await self.socket.keep_reachable()
             ticks += 1
             if ticks % SAVE_EVERY == 0:
                 self._save()  # a program's directory changes without telling anyone
@@ -515,80 +473,6 @@ class SessionHost:
     async def _kill(self, window: Window, params: methods.KillParams) -> None:
         self.tasks.run(self.end(params.reason or "ended with `polter kill`"), "ending the session")
 
-    # -- the socket ------------------------------------------------------------------------------------
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        window = Window(reader, writer)
-        try:
-            if not same_user(writer):
-                window.send(wire.Refused(reason="this session belongs to another user"))
-                return
-            self.windows.connect(window)
-            if not await self._handshake(window):
-                return
-            while line := await reader.readline():
-                try:
-                    message = wire.decode_client(line)
-                except ValidationError as exc:
-                    logger.warning("a window sent a message that is not Polter's protocol: %s", exc)
-                    continue
-                self._received(window, message)
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            self.windows.disconnect(window)
-            writer.close()
-
-    async def _handshake(self, window: Window) -> bool:
-        try:
-            line = await asyncio.wait_for(window.reader.readline(), 10)
-            hello = wire.decode_client(line)
-        except (TimeoutError, ValidationError, ValueError):
-            window.send(wire.Refused(reason="not a Polter window (it did not say hello)"))
-            return False
-        if not isinstance(hello, wire.Hello):
-            window.send(wire.Refused(reason="a window must say hello first"))
-            return False
-        if hello.protocol != wire.PROTOCOL_VERSION or hello.version != __version__:
-            window.send(
-                wire.Refused(
-                    reason=f"session {self.name} runs Polter {__version__} (protocol {wire.PROTOCOL_VERSION}) and "
-                    f"this is Polter {hello.version} (protocol {hello.protocol}): attach with the Polter that "
-                    f"started it ({sys.executable} -m polter attach {self.name}), or end the session with "
-                    f"`polter kill {self.name}`"
-                )
-            )
-            return False
-        if self._ending:
-            window.send(wire.Refused(reason=f"session {self.name} is ending"))
-            return False
-        if not hello.attach:
-            window.send(wire.Welcome(info=self.info()))
-            return True
-        self.windows.attach(window, lambda: wire.Welcome(info=self.info(), state=self.state()))
-        for question in self.questions.window_attached():
-            window.send(question)
-        return True
-
-    def _received(self, window: Window, message: wire.ClientMessage) -> None:
-        match message:
-            case wire.Call():
-                self.tasks.run(self._answer(window, message), f"the call {message.method}")
-            case wire.ResizeInput(pane=pane_id, columns=columns, lines=lines):
-                self.windows.resized(window, pane_id, (columns, lines))
-            case wire.KeyInput(pane=pane_id, key=key, character=character):
-                if (pane := self._input_pane(window, pane_id)) is not None:
-                    self._submit(pane, pane.key(key, character))
-            case wire.PasteInput(pane=pane_id, text=text):
-                if (pane := self._input_pane(window, pane_id)) is not None:
-                    self._submit(pane, pane.paste(text))
-            case wire.BytesInput(pane=pane_id, data=data):
-                if (pane := self._input_pane(window, pane_id)) is not None:
-                    pane.terminal.send(data.encode("latin-1"))
-            case wire.FocusInput(pane=pane_id, focused=focused):
-                if (pane := self.panes.find(pane_id)) is not None:
-                    pane.terminal.focus(focused)
-
     async def _send(self, window: Window, params: methods.SendParams) -> list[str]:
         """The human types ``text`` and Enter into each pane (an id, or a number from 1): their words, as if typed
         there."""
@@ -606,13 +490,6 @@ class SessionHost:
                 raise SessionError(f"no pane {name} in session {self.name} (it has {len(self.panes)})")
             return self.panes[int(name) - 1]
         return self.panes.get(name)
-
-    async def _answer(self, window: Window, call: wire.Call) -> None:
-        window.send(await self.calls.answer(window, call))
-
-    def _input_pane(self, window: Window, pane_id: str) -> HostPane | None:
-        self.windows.make_latest(window)
-        return self.panes.find(pane_id)
 
     def _submit(self, pane: HostPane, lines: list[str]) -> None:
         """Lines the human typed into an agent pane: the gateway's evidence for gates and phases."""

@@ -11,8 +11,8 @@ Each session ``NAME`` has, in the runtime dir's ``sessions/`` folder (0700):
 
 A logout can remove the runtime dir under a running session (logind deletes ``$XDG_RUNTIME_DIR`` when the
 user's last login ends, unless lingering is on). The host notices within half a second and makes its files
-again (:meth:`SessionHost.keep_reachable`), in the runtime dir as it is then: ``/tmp/polter-UID`` while the
-login's is gone. So the sessions are looked for in both (:func:`sessions_folders`), unless
+again (:meth:`~polter.session.session_socket.SessionSocket.keep_reachable`), in the runtime dir as it is then:
+``/tmp/polter-UID`` while the login's is gone. So the sessions are looked for in both (:func:`sessions_folders`), unless
 ``$POLTER_RUNTIME_DIR`` names the one place.
 """
 
