@@ -36,7 +36,7 @@ from polter.terminal.screen import TerminalScreen
 __all__ = ["FRAME_RATE", "HostedTerminal", "TypingClock"]
 
 FRAME_RATE: Final = 60
-BUSY_FRAME_RATE: Final = 15
+BUSY_FRAME_RATE: Final = 10
 """Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
 YIELD_TO_TYPING: Final = 0.035
 """Seconds a busy pane stops reading and holds its frames after the user typed into another pane: long
