@@ -376,7 +376,7 @@ async def test_a_busy_panes_last_screen_goes_out_within_one_frame_of_its_output_
         busy = [frame for frame in frames if frame[2]]
         assert len(busy) >= 2, frames  # it flooded (frames at the busy rate)
         due, output_at, _ = frames[-1]  # the frame with the prompt after the flood
-        # Due one frame at most after the last output, not at the busy rate's 1/15 s (a timer can be late: slack).
+        # Due one frame at most after the last output, not at the busy rate's 1/10 s (a timer can be late: slack).
         assert due - output_at <= max(hosted_module.QUIET, 1 / hosted_module.FRAME_RATE) + 0.02, frames[-3:]
 
 
