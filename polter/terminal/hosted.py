@@ -46,7 +46,7 @@ FLOOD_BATCH: Final = 32_768
 """Bytes of a flooding program's output kept back and fed to the screen engine in one go: a feed has a
 fixed cost (4 KB feeds parse a flood at half the rate), and another pane's echo may wait behind one
 feed (about 2 ms for 32 KB)."""
-QUIET: Final = 0.008
+QUIET: Final = 0.005
 """Seconds without output after which a busy pane's frame goes out at once rather than at the busy rate:
 the last screen of a flood reaches the window within one frame (1/:data:`FRAME_RATE`) of the output
 stopping."""
