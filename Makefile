@@ -14,7 +14,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-run: $(STAMP)
+# The compiled core (build_native.py): the screen engine's hot modules through mypyc, built again when a
+# module of polter/terminal changes. Without a C compiler the build fails and Polter runs them as Python.
+NATIVE := polter/terminal/_compiled/sources.json
+$(NATIVE): $(STAMP) build_native.py $(wildcard polter/terminal/*.py)
+	@$(BIN)/python build_native.py || echo "the compiled core was not built: the screen engine runs as Python"
+
+run: $(STAMP) $(NATIVE)
 	$(BIN)/polter $(ARGS)
 
 # less, vi and tmux, which tests and benchmarks drive for real (installed from Debian's packages if missing).
@@ -22,11 +28,11 @@ system-tools:
 	@sh tests/support/system-tools.sh
 
 # The whole suite, end-to-end tests included (they install what they need into .cache/).
-test: $(STAMP) system-tools
+test: $(STAMP) $(NATIVE) system-tools
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
 
 # The fast inner loop: everything but the tests marked e2e.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(NATIVE)
 	$(BIN)/pytest -n 2 -m "not e2e" $(PYTEST_ARGS)
 
 # Regenerate the README's screenshots (SVG) from the real app, headless.
@@ -36,8 +42,8 @@ screenshots: $(STAMP)
 # Every benchmark in benchmarks/, one after another; each prints its figures and a JSON line last
 # (BENCHMARKS="benchmarks/terminal.py" runs a chosen few).
 BENCHMARKS ?= $(sort $(filter-out benchmarks/_%,$(wildcard benchmarks/*.py)))
-bench: $(STAMP) system-tools
+bench: $(STAMP) $(NATIVE) system-tools
 	@set -e; for script in $(BENCHMARKS); do echo "== $$script"; $(BIN)/python $$script; done
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) .cache polter/terminal/_compiled

@@ -13,13 +13,20 @@ Files (about 5 MB each, the same every run): ``colours``, 12 colour changes a li
 output. Sizes 160x45 and 80x24. Rounds alternate between the two sessions, so a change in machine
 load hits both alike; the load average is printed with the figures.
 
+Then the last screen (``--lag-rounds``): the same files ``cat`` in a session host's pane (`HostedTerminal`,
+in this process, a shell that stays: no exit forces a frame), the time from the pane's last output to the
+frame that carries the file's last line. Target: within one frame (1/60 s) of the output stopping (the
+window then draws it at its next composition, 1/120 s; ``benchmarks/terminal_latency.py --outer`` times
+that path through tmux).
+
 Target: Polter within 2x tmux on every file at both sizes. Run: ``.venv/bin/python benchmarks/flood.py``
-(``--sizes 80x24``, ``--files log``, ``--rounds N`` narrow it). The last line is JSON.
+(``--sizes 80x24``, ``--files log``, ``--rounds N``, ``--lag-rounds N`` narrow it; ``--rounds 0``: the lag only). The last line is JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -35,12 +42,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sessions import BASH, kill_session, private_dirs, work_dir, write_config  # noqa: E402
 
+from polter.terminal.hosted import HostedTerminal  # noqa: E402
+from polter.terminal.launch import LaunchSpec  # noqa: E402
+
 SIZES = ((160, 45), (80, 24))
 MEGABYTES = 5
 ROUNDS = 3
 TARGET_RATIO = 2.0
 POLL = 0.05
 TIMEOUT = 180.0
+LAG_ROUNDS = 3
+FRAME = 1 / 60
+"""The last screen's target: its frame within one frame of the output stopping."""
 COLOURS = ("\x1b[1;31m", "\x1b[33m", "\x1b[38;5;208m", "\x1b[38;2;0;200;120m", "\x1b[48;5;236m", "\x1b[36m")
 LEVELS = ("\x1b[32mINFO\x1b[0m ", "\x1b[33mWARN\x1b[0m ", "\x1b[1;31mERROR\x1b[0m", "\x1b[2mDEBUG\x1b[0m")
 WORDS = "the quick brown fox jumps over the lazy dog error warn colour build test pass fail".split()
@@ -140,8 +153,52 @@ def one_round(outer: OuterTerminal, name: str, path: Path) -> float:
     return outer.wait(name, lambda shown: LAST_LINE in shown, "the last line") - started
 
 
+async def last_frame_lag(path: Path, size: tuple[int, int]) -> float:
+    """Seconds from a pane's last output (a ``cat`` of ``path``) to the frame that shows the file's last line."""
+    shown = asyncio.Event()
+    lag = 0.0
+
+    def on_frame(dirty: set[int] | None) -> None:
+        nonlocal lag
+        screen = terminal.screen
+        if not shown.is_set() and screen is not None and any(LAST_LINE in row for row in screen.display()):
+            lag = time.monotonic() - terminal.last_output  # last_output is time.monotonic() of the latest read
+            shown.set()
+
+    spec = LaunchSpec(argv=("sh", "-c", f"cat {path}; sleep 1"))
+    terminal = HostedTerminal(spec, on_frame=on_frame)
+    terminal.start(*size)
+    try:
+        await asyncio.wait_for(shown.wait(), TIMEOUT)
+    finally:
+        await terminal.close()
+        terminal.dispose()
+    return lag
+
+
+def last_frame_lags(paths: dict[str, Path], sizes: tuple[tuple[int, int], ...], rounds: int) -> list[dict[str, Any]]:
+    figures = []
+    for size in sizes:
+        for file, path in paths.items():
+            lags = [asyncio.run(last_frame_lag(path, size)) for _ in range(rounds)]
+            figures.append({
+                "file": file, "size": f"{size[0]}x{size[1]}", "lag_ms": [round(lag * 1000, 1) for lag in lags],
+                "within_one_frame": max(lags) <= FRAME, "load_average": round(os.getloadavg()[0], 2),
+            })  # fmt: skip
+            print(
+                f"  last screen, {file:8} {size[0]}x{size[1]}: its frame {figures[-1]['lag_ms']} ms after the "
+                f"output stopped ({'within' if figures[-1]['within_one_frame'] else 'NOT within'} one frame, "
+                f"{FRAME * 1000:.1f} ms)  (load {figures[-1]['load_average']})",
+                flush=True,
+            )
+    return figures
+
+
 def measure(
-    sizes: tuple[tuple[int, int], ...] = SIZES, files: tuple[str, ...] = tuple(FILES), rounds: int = ROUNDS
+    sizes: tuple[tuple[int, int], ...] = SIZES,
+    files: tuple[str, ...] = tuple(FILES),
+    rounds: int = ROUNDS,
+    lag_rounds: int = LAG_ROUNDS,
 ) -> dict[str, Any]:
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed (make system-tools installs it)")
@@ -149,7 +206,7 @@ def measure(
     with private_dirs() as folder:
         paths = {name: FILES[name](work_dir(folder)) for name in files}
         config = write_config(folder, 1)
-        for size in sizes:
+        for size in sizes if rounds else ():  # --rounds 0: the last screen's lag only
             outer = OuterTerminal(size)
             session = f"flood-{os.getpid()}-{size[0]}x{size[1]}"
             try:
@@ -167,13 +224,16 @@ def measure(
             finally:
                 kill_session(session)
                 outer.kill()
-    worst = max(result["ratio_best"] for result in results)
-    first = results[0]
+        lags = last_frame_lags(paths, sizes, lag_rounds) if lag_rounds else []
+    worst = max((result["ratio_best"] for result in results), default=0.0)
+    first = results[0] if results else {"polter_best_s": None}
     return {
         "results": results,
         "worst_ratio_best": worst,
         "target_ratio": TARGET_RATIO,
         "meets_target": worst <= TARGET_RATIO,
+        "last_screen": lags,
+        "last_screen_within_one_frame": all(lag["within_one_frame"] for lag in lags),
         "polter_best_s": first["polter_best_s"],  # the first file at the first size (sandbox_load.py reads it)
         "load_average": round(os.getloadavg()[0], 2),
         "cpus": os.cpu_count(),
@@ -212,12 +272,13 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=[f"{c}x{r}" for c, r in SIZES], metavar="COLUMNSxLINES")
     parser.add_argument("--files", nargs="+", default=list(FILES), choices=list(FILES))
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--lag-rounds", type=int, default=LAG_ROUNDS, help="rounds of the last screen's lag (0: none)")
     args = parser.parse_args()
     sizes = tuple((int(c), int(r)) for c, r in (size.split("x") for size in args.sizes))
     print(
         f"a {MEGABYTES} MB cat until its last line is on the outer terminal's screen (tmux), {args.rounds} rounds each:"
     )
-    figures = measure(sizes, tuple(args.files), args.rounds)
+    figures = measure(sizes, tuple(args.files), args.rounds, args.lag_rounds)
     verdict = "meets" if figures["meets_target"] else "MISSES"
     print(
         f"  worst Polter / tmux: {figures['worst_ratio_best']}x (best of rounds); {verdict} the target of "

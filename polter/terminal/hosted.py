@@ -5,7 +5,8 @@ flooding program cannot hold the event loop) — while the program floods (its l
 row), in batches of :data:`FLOOD_BATCH` bytes, and what is left when the next frame goes out or
 anything reads ``screen`` — then schedules a *frame*: a call of ``on_frame`` with the rows that changed
 since the last one. Frames run at most :data:`FRAME_RATE` times a second
-(:data:`BUSY_FRAME_RATE` while the program keeps scrolling the whole screen), are held while the
+(:data:`BUSY_FRAME_RATE` while the program keeps scrolling the whole screen, until its output stops for
+:data:`QUIET`), are held while the
 program draws a synchronized update (mode 2026, for at most :data:`SYNC_TIMEOUT`), and the echo of
 what the user typed goes out at once. Busy terminals sharing a :class:`TypingClock` stop reading and
 hold their frames for :data:`YIELD_TO_TYPING` after the user typed into another, so the echo is parsed
@@ -35,7 +36,7 @@ from polter.terminal.screen import TerminalScreen
 __all__ = ["FRAME_RATE", "HostedTerminal", "TypingClock"]
 
 FRAME_RATE: Final = 60
-BUSY_FRAME_RATE: Final = 15
+BUSY_FRAME_RATE: Final = 10
 """Frames a second for a pane whose last frame had to redraw every row (scrolling output)."""
 YIELD_TO_TYPING: Final = 0.035
 """Seconds a busy pane stops reading and holds its frames after the user typed into another pane: long
@@ -45,6 +46,10 @@ FLOOD_BATCH: Final = 32_768
 """Bytes of a flooding program's output kept back and fed to the screen engine in one go: a feed has a
 fixed cost (4 KB feeds parse a flood at half the rate), and another pane's echo may wait behind one
 feed (about 2 ms for 32 KB)."""
+QUIET: Final = 0.005
+"""Seconds without output after which a busy pane's frame goes out at once rather than at the busy rate:
+the last screen of a flood reaches the window within one frame (1/:data:`FRAME_RATE`) of the output
+stopping."""
 SYNC_TIMEOUT: Final = 0.25
 """Longest a synchronized update (``CSI ? 2026 h``) may hold frames, for programs that never end one."""
 
@@ -117,6 +122,9 @@ class HostedTerminal:
         self._sync_since: float | None = None
         self._hold_until = 0.0
         self._resume_handle: asyncio.TimerHandle | None = None
+        self._quiet_handle: asyncio.TimerHandle | None = None
+        self._output_at = 0.0
+        """Event-loop time of the latest output (for :data:`QUIET`)."""
         self._early_input = bytearray()
         """What the human typed before the program started (it gets it first thing)."""
         """Event-loop time until which frames wait: the user typed into another pane (TypingClock)."""
@@ -234,10 +242,10 @@ class HostedTerminal:
     def dispose(self) -> None:
         """Stop pacing frames for good (the pane is gone; the program must have been closed)."""
         self.typing.leave(self)
-        for handle in (self._frame_handle, self._resume_handle):
+        for handle in (self._frame_handle, self._resume_handle, self._quiet_handle):
             if handle is not None:
                 handle.cancel()
-        self._frame_handle = self._resume_handle = None
+        self._frame_handle = self._resume_handle = self._quiet_handle = None
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -299,6 +307,22 @@ class HostedTerminal:
                 self._feed_unfed()
             self._screen.feed(data)
         self._schedule_frame()
+        if self._busy:
+            loop = asyncio.get_running_loop()
+            self._output_at = loop.time()
+            if self._quiet_handle is None:
+                self._quiet_handle = loop.call_at(self._output_at + QUIET, self._quiet)
+
+    def _quiet(self) -> None:
+        """A busy pane's output may have stopped: if none came for :data:`QUIET`, its pending frame goes out
+        now (at most at :data:`FRAME_RATE`), so the last screen of a flood does not wait for the busy rate."""
+        self._quiet_handle = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if now < self._output_at + QUIET:
+            self._quiet_handle = loop.call_at(self._output_at + QUIET, self._quiet)
+        elif self._frame_handle is not None:
+            self._schedule_frame(max(0.0, self._last_frame + 1 / FRAME_RATE - now, self._hold_until - now))
 
     def _on_exit(self, returncode: int) -> None:
         self.returncode = returncode

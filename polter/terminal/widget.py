@@ -15,8 +15,6 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Final
 
-from rich.color import Color
-from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
 from textual.geometry import Region
@@ -25,14 +23,15 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
-from polter.terminal._style import Style
-from polter.terminal.keys import MouseButton, MouseKind, encode_key, encode_mouse
-from polter.terminal.selection import highlight, line_number, selected_text, word_or_line
+from polter.terminal.keys import MouseButton
+from polter.terminal.painter import RowPainter, with_cursor
+from polter.terminal.pointer import Pointer
+from polter.terminal.scrolling import HistoryScroll
+from polter.terminal.selection import highlight, line_number, selected_text
 from polter.terminal.source import ScreenReader, TerminalSource
 
 __all__ = ["TerminalView"]
 
-WHEEL_LINES: Final = 3
 ECHO_WINDOW: Final = 0.2
 """Seconds after the human typed into a pane during which its frames are the echo they wait for
 (:class:`TerminalView.Echo`)."""
@@ -50,6 +49,9 @@ class TerminalView(Widget, can_focus=True):
     home/g top, end/G bottom, q/escape/enter leave. The mouse wheel scrolls the scrollback unless the
     program asked for mouse events (hold shift to scroll anyway); on the alternate screen it sends
     arrow keys, as xterm does, so pagers and editors scroll.
+
+    Its parts: :attr:`painter` draws the rows, :attr:`scroll` keeps the scrollback position and scroll
+    mode, :attr:`pointer` handles the mouse.
     """
 
     DEFAULT_CSS = """
@@ -61,12 +63,7 @@ class TerminalView(Widget, can_focus=True):
     }
     """
 
-    SCROLL_MODE_KEYS: ClassVar[dict[str, str]] = {
-        "up": "line_up", "k": "line_up", "down": "line_down", "j": "line_down",
-        "pageup": "page_up", "pagedown": "page_down", "space": "page_down",
-        "home": "top", "g": "top", "end": "bottom", "G": "bottom", "shift+g": "bottom",
-        "q": "leave", "escape": "leave", "enter": "leave",
-    }  # fmt: skip
+    SCROLL_MODE_KEYS: ClassVar[dict[str, str]] = HistoryScroll.KEYS
 
     class _TerminalMessage(Message):
         def __init__(self, terminal: TerminalView) -> None:
@@ -98,14 +95,11 @@ class TerminalView(Widget, can_focus=True):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.source = source
-        self.history_offset = 0
-        self.scroll_mode = False
-        self._strips: dict[int, Strip] = {}
-        self._styles: dict[Style, RichStyle] = {}
-        self._base_style: RichStyle | None = None
+        self.painter = RowPainter()
+        self.scroll = HistoryScroll(self)
+        self.pointer = Pointer(self)
         self._base_rich_style: RichStyle | None = None
         self._cursor_row: int | None = None
-        self._history_size = 0
         self._typed_at = -ECHO_WINDOW
         """``time.monotonic()`` when the human last sent the program something through this view."""
 
@@ -120,6 +114,15 @@ class TerminalView(Widget, can_focus=True):
     def running(self) -> bool:
         return self.source.running
 
+    @property
+    def history_offset(self) -> int:
+        """Lines above the live screen the view shows (0: live)."""
+        return self.scroll.offset
+
+    @property
+    def scroll_mode(self) -> bool:
+        return self.scroll.mode
+
     # -- lifecycle -----------------------------------------------------------------------------
 
     def on_mount(self) -> None:
@@ -133,8 +136,8 @@ class TerminalView(Widget, can_focus=True):
         if columns < 1 or lines < 1:
             return  # hidden (zoomed away) or not laid out yet: keep the old size
         self.source.resize(columns, lines)
-        self._strips.clear()
-        self._clamp_scroll()
+        self.painter.forget()
+        self.scroll.clamp()
         self.refresh()
 
     def frame(self, dirty: set[int] | None) -> None:
@@ -142,21 +145,15 @@ class TerminalView(Widget, can_focus=True):
         screen = self.screen_model
         if screen is None:
             return
-        history = screen.history_size
-        if history != self._history_size:
-            if self.history_offset:  # keep the lines the user is reading in place
-                self.history_offset = max(0, min(self.history_offset + history - self._history_size, history))
-                self._post_scroll()
-            self._history_size = history
+        self.scroll.follow(screen.history_size)
         if time.monotonic() - self._typed_at < ECHO_WINDOW:
             self.screen.post_message(self.Echo(self))
         cursor_row = screen.cursor.y
-        if dirty is None or self.history_offset:
-            self._strips.clear()
+        if dirty is None or self.scroll.offset:
+            self.painter.forget()
             self.refresh()
         else:
-            for row in dirty:
-                self._strips.pop(row, None)
+            self.painter.forget(dirty)
             rows = dirty | {cursor_row}
             if self._cursor_row is not None:
                 rows.add(self._cursor_row)
@@ -184,32 +181,28 @@ class TerminalView(Widget, can_focus=True):
             base = self._base_rich_style = self.rich_style
         if screen is not None and screen.reverse_video:  # DECSCNM: default colours swap
             base = base + RichStyle(color=base.bgcolor, bgcolor=base.color)
-        if base != self._base_style:  # theme, CSS or DECSCNM changed: every cached style is stale
-            self._base_style = base
-            self._styles.clear()
-            self._strips.clear()
         width = self.size.width
-        row = y - self.history_offset
+        offset = self.scroll.offset
+        row = y - offset
         if screen is None or not -screen.history_size <= row < screen.lines:
             return Strip.blank(width, base)
-        strip = self._strips.get(row) if row >= 0 else None
+        strip = self.painter.strip(screen, row, width, base)
         number = line_number(screen, row)
-        if strip is None:
-            segments = [Segment(text, self._rich_style(style, base)) for text, style in screen.line(row)]
-            strip = Strip(segments, screen.columns).adjust_cell_length(width, base)
-            if row >= 0:
-                self._strips[row] = strip
         selection = self.text_selection
         span = selection.get_span(number) if selection is not None else None
         if span is not None:  # only a selected row needs its text and the selection's style
             marked = self.screen.get_component_rich_style("screen--selection")
             strip = highlight(strip, screen.text(row), span, marked)
         cursor = screen.cursor
-        if row == cursor.y and cursor.visible and self.has_focus and self.running and not self.history_offset:
-            strip = _with_cursor(strip, cursor.x, cursor.shape)
+        if row == cursor.y and cursor.visible and self.has_focus and self.running and not offset:
+            strip = with_cursor(strip, cursor.x, cursor.shape)
         # Where the mouse is in the text, for selecting: Textual reads it from the line under the
         # pointer, so only the pane under the mouse pays for it (about 3 µs a segment).
         return strip.apply_offsets(0, number) if self.mouse_hover else strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base_rich_style = None
 
     # -- selection ---------------------------------------------------------------------------
 
@@ -222,41 +215,19 @@ class TerminalView(Widget, can_focus=True):
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
 
-    def _rich_style(self, style: Style, base: RichStyle) -> RichStyle:
-        cached = self._styles.get(style)
-        if cached is None:
-            fg: str | Color | None = style.fg
-            bg: str | Color | None = style.bg
-            if style.reverse:  # swap here, default colours included (pyte leaves it to the renderer)
-                fg, bg = bg or base.bgcolor, fg or base.color
-            if style.conceal:
-                fg = bg or base.bgcolor
-            cached = base + RichStyle(
-                color=fg,
-                bgcolor=bg,
-                bold=style.bold,
-                dim=style.dim,
-                italic=style.italic,
-                underline=style.underline,
-                blink=style.blink,
-                strike=style.strike,
-            )
-            self._styles[style] = cached
-        return cached
-
     # -- input ---------------------------------------------------------------------------------
 
     def on_key(self, event: events.Key) -> None:
-        if self.scroll_mode:
+        if self.scroll.mode:
             event.stop()
             event.prevent_default()
-            self._scroll_mode_key(event.key)
+            self.scroll.mode_key(event.key)
             return
         if event.key in ("shift+pageup", "shift+pagedown"):
             event.stop()
             event.prevent_default()
             page = max(1, self.size.height - 1)
-            self.scroll_history(page if event.key == "shift+pageup" else -page)
+            self.scroll.by(page if event.key == "shift+pageup" else -page)
             return
         if not self.running:
             return
@@ -264,24 +235,22 @@ class TerminalView(Widget, can_focus=True):
             self._typed_at = time.monotonic()
             event.stop()
             event.prevent_default()
-            self.scroll_to_live()
+            self.scroll.to_live()
 
-    def send(self, data: bytes) -> None:
-        """Write ``data`` to the program as typed input; the view jumps back to the live screen."""
+    def send(self, data: bytes, *, scroll_to_live: bool = True) -> None:
+        """Write ``data`` to the program as typed input; the view jumps back to the live screen (a mouse
+        report to the program leaves it where it is)."""
         if self.source.send(data):
             self._typed_at = time.monotonic()
-            self.scroll_to_live()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._base_rich_style = None
+            if scroll_to_live:
+                self.scroll.to_live()
 
     def on_paste(self, event: events.Paste) -> None:
         event.stop()
         if self.running:
             self.source.paste(event.text)
             self._typed_at = time.monotonic()
-            self.scroll_to_live()
+            self.scroll.to_live()
 
     def on_focus(self) -> None:
         self._report_focus(True)
@@ -297,142 +266,32 @@ class TerminalView(Widget, can_focus=True):
         self._refresh_rows({screen.cursor.y})
 
     def on_click(self, event: events.Click) -> None:
-        """A double click selects the word under the pointer, a triple click the line, as in a
-        terminal (Textual's default would select the whole scrollback)."""
-        if event.chain < 2:
-            return
-        event.prevent_default()
-        screen = self.screen_model
-        if screen is None or (screen.mouse_tracking and self.running and not event.shift):
-            return  # the program has the mouse
-        offset = event.get_content_offset(self)
-        if offset is None:
-            return
-        row = offset.y - self.history_offset
-        if not -screen.history_size <= row < screen.lines:
-            return
-        selection = word_or_line(screen.text(row), line_number(screen, row), offset.x, event.chain)
-        if selection is not None:
-            self.screen.selections = {self: selection}
-            self.post_message(self.Selected(self))
+        self.pointer.click(event)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
-        if self._mouse_to_program(event, "press", MouseButton(event.button)):
+        if self.pointer.to_program(event, "press", MouseButton(event.button)):
             self.screen.clear_selection()  # the program has the mouse (shift+drag still selects)
             self.capture_mouse()
 
     def on_mouse_up(self, event: events.MouseUp) -> None:
-        self._mouse_to_program(event, "release", MouseButton(event.button))
+        self.pointer.to_program(event, "release", MouseButton(event.button))
         self.release_mouse()
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
-        self._mouse_to_program(event, "motion", MouseButton(event.button) if event.button else MouseButton.NONE)
+        self.pointer.to_program(event, "motion", MouseButton(event.button) if event.button else MouseButton.NONE)
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self._wheel(event, MouseButton.WHEEL_UP)
+        self.pointer.wheel(event, MouseButton.WHEEL_UP)
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self._wheel(event, MouseButton.WHEEL_DOWN)
+        self.pointer.wheel(event, MouseButton.WHEEL_DOWN)
 
-    def _wheel(self, event: events.MouseEvent, button: MouseButton) -> None:
-        event.stop()
-        screen = self.screen_model
-        if screen is None or self._mouse_to_program(event, "press", button):
-            return
-        up = button == MouseButton.WHEEL_UP
-        if screen.alternate_screen and self.running and not event.shift:
-            key = encode_key("up" if up else "down", application_cursor=screen.application_cursor_keys)
-            assert key is not None
-            self.send(key * WHEEL_LINES)
-        else:
-            self.scroll_history(WHEEL_LINES if up else -WHEEL_LINES)
-
-    def _mouse_to_program(self, event: events.MouseEvent, kind: MouseKind, button: MouseButton) -> bool:
-        """Report the event if the program enabled mouse tracking (shift bypasses it, as in xterm)."""
-        screen = self.screen_model
-        if screen is None or not self.running or not screen.mouse_tracking or event.shift:
-            return False
-        event.stop()
-        offset = event.get_content_offset_capture(self)
-        data = encode_mouse(
-            kind,
-            button,
-            offset.x,
-            offset.y,
-            tracking=screen.mouse_tracking,
-            sgr=screen.mouse_sgr,
-            alt=event.meta,
-            ctrl=event.ctrl,
-        )
-        if data is not None and self.source.send(data):
-            self._typed_at = time.monotonic()
-        return True
-
-    # -- scrollback ----------------------------------------------------------------------------
+    # -- scrollback (the app's keys) -------------------------------------------------------------
 
     def scroll_history(self, lines: int) -> None:
         """Move the view ``lines`` further back into the scrollback (negative: towards live)."""
-        history = self.screen_model.history_size if self.screen_model is not None else 0
-        offset = max(0, min(self.history_offset + lines, history))
-        if offset != self.history_offset:
-            self.history_offset = offset
-            self.refresh()
-            self._post_scroll()
-
-    def scroll_to_live(self) -> None:
-        self.scroll_mode = False
-        if self.history_offset:
-            self.scroll_history(-self.history_offset)
+        self.scroll.by(lines)
 
     def enter_scroll_mode(self) -> None:
         """Keys scroll the scrollback instead of going to the program, until q or escape."""
-        self.scroll_mode = True
-        self._post_scroll()
-
-    def leave_scroll_mode(self) -> None:
-        self.scroll_mode = False
-        self.scroll_history(-self.history_offset)
-        self._post_scroll()
-
-    def _scroll_mode_key(self, key: str) -> None:
-        page = max(1, self.size.height - 1)
-        history = self.screen_model.history_size if self.screen_model is not None else 0
-        match self.SCROLL_MODE_KEYS.get(key):
-            case "line_up":
-                self.scroll_history(1)
-            case "line_down":
-                self.scroll_history(-1)
-            case "page_up":
-                self.scroll_history(page)
-            case "page_down":
-                self.scroll_history(-page)
-            case "top":
-                self.scroll_history(history)
-            case "bottom":
-                self.scroll_history(-history)
-            case "leave":
-                self.leave_scroll_mode()
-
-    def _clamp_scroll(self) -> None:
-        history = self.screen_model.history_size if self.screen_model is not None else 0
-        self._history_size = history
-        if self.history_offset > history:
-            self.history_offset = history
-            self._post_scroll()
-
-    def _post_scroll(self) -> None:
-        history = self.screen_model.history_size if self.screen_model is not None else 0
-        self.post_message(self.ScrollChanged(self, self.history_offset, history, self.scroll_mode))
-
-
-def _with_cursor(strip: Strip, x: int, shape: str) -> Strip:
-    """``strip`` with the cell at ``x`` drawn as a cursor (a bar cannot be drawn in a cell: block)."""
-    if x >= strip.cell_length:
-        return strip
-    before, cell, after = strip.divide([x, x + 1, strip.cell_length])
-    segments = []
-    for segment in cell:
-        style = segment.style or RichStyle()
-        mark = RichStyle(underline=True) if shape == "underline" else RichStyle(reverse=not style.reverse)
-        segments.append(Segment(segment.text, style + mark))
-    return Strip.join([before, Strip(segments, cell.cell_length), after])
+        self.scroll.enter_mode()
