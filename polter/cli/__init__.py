@@ -19,9 +19,10 @@ import argparse
 import importlib
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from polter import __version__
+from polter.cli import relay
 from polter.errors import PolterError
 
 __all__ = ["build_parser", "main"]
@@ -47,10 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if len(words) == 2 and words[0] == "relay" and not words[1].startswith("-"):
+        return _run(lambda: relay.run_named_relay(words[1]))  # every window over ssh: no parser to build
     args = build_parser().parse_args(argv)
     args.argv = None if argv is None else list(argv)
+    return _run(lambda: args.handler(args))
+
+
+def _run(handler: Callable[[], int | None]) -> int:
     try:
-        return int(args.handler(args) or 0)
+        return int(handler() or 0)
     except PolterError as exc:
         print(f"polter: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -47,7 +47,8 @@ from polter.session.pane import HostPane
 from polter.session.pane_worktrees import PaneWorktrees, worktree_title
 from polter.session.panes import Panes
 from polter.session.questions import Questions
-from polter.session.registry import SessionFiles, SessionLock, SessionRecord, sessions_folder
+from polter.session.record import SessionRecord
+from polter.session.registry import SessionFiles, SessionLock, sessions_folder
 from polter.session.team import Team
 from polter.session.windows import Window, Windows, same_user
 from polter.session.workspace import (

@@ -187,13 +187,22 @@ def _user() -> str:
     return pwd.getpwuid(os.getuid()).pw_name
 
 
+OTHER_COMMIT = "0123456789" * 4
+"""The commit of :func:`other_polter`'s clone."""
+
+
 def other_polter(folder: Path, version: str) -> Path:
-    """A folder whose ``polter`` is this checkout's Polter with another version number (a host that has another
-    release installed): the package copied, its ``__version__`` changed."""
-    package = folder / "lib" / "polter"
+    """A folder whose ``polter`` is this checkout's Polter with another version number (a host whose clone of
+    Polter is at another commit): the package copied into a clone-like folder (``pyproject.toml``, and a
+    ``.git`` whose HEAD is :data:`OTHER_COMMIT`), its ``__version__`` changed."""
+    clone = folder / "clone"
+    package = clone / "polter"
     shutil.copytree(
         Path(__file__).resolve().parents[2] / "polter", package, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(Path(__file__).resolve().parents[2] / "pyproject.toml", clone / "pyproject.toml")
+    (clone / ".git").mkdir()
+    (clone / ".git" / "HEAD").write_text(OTHER_COMMIT + "\n")
     init = package / "__init__.py"
     text = init.read_text()
     init.write_text(text.replace('__version__ = "', f'__version__ = "{version}"  # was "', 1))
