@@ -15,20 +15,25 @@ live here too: this package is where a process starts, so it may import anything
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import pkgutil
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from polter import __version__
 from polter.cli import relay
 from polter.errors import PolterError
 
+if TYPE_CHECKING:
+    import argparse
+
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: `polter relay NAME` (every window over ssh) builds no parser
+    import importlib  # lazy: as above
+    import pkgutil  # lazy: as above
+
     from polter.cli import app
 
     parser = argparse.ArgumentParser(

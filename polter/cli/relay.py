@@ -13,17 +13,20 @@ which Polter it is first (a greeting line), then reads the window's hello, then,
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from polter.cli._admin import refuse_inside_pane
 from polter.errors import SessionError, SessionMissing
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
+    import argparse
+
     from pydantic import BaseModel
 
     from polter.session.registry import SessionFiles
@@ -48,6 +51,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run_relay(args: argparse.Namespace) -> int:
+    return _relay(args.name, listing=args.list, start=args.start, session=args.session)
+
+
+def run_named_relay(name: str) -> int:
+    """``polter relay NAME``, the way every window over ssh comes in: without building the command line's parser
+    (each command's module) or loading asyncio, which would add a tenth of a second to every attach over ssh."""
+    return _relay(name, listing=False, start=None, session=None)
+
+
+def _relay(name: str | None, *, listing: bool, start: str | None, session: str | None) -> int:
     refuse_inside_pane("`polter relay` (a window on the human's sessions)")
     from polter.session import relay  # standard library only: what `relay NAME` needs starts at once
 
@@ -60,9 +73,9 @@ def run_relay(args: argparse.Namespace) -> int:
     if problem is not None:
         return _refuse(problem)
     try:
-        if args.list or args.start is not None:
-            return _answer(asyncio.run(_list_or_start(args)))
-        files = _running(args.name) if args.name is not None else asyncio.run(_chosen())
+        if listing or start is not None:
+            return _answer(_in_asyncio(_list_or_start(start, session)))
+        files = _running(name) if name is not None else _in_asyncio(_chosen())
         try:
             reason = relay.pump(files.socket, hello, sys.stdin.buffer, OUT)
         except OSError as exc:
@@ -75,12 +88,6 @@ def run_relay(args: argparse.Namespace) -> int:
         print(f"polter relay: {reason}", file=sys.stderr)
         return 1
     return 0
-
-
-def run_named_relay(name: str) -> int:
-    """``polter relay NAME``, the way every window over ssh comes in: without building the command line's parser
-    (each command's module), which would add a tenth of a second to every attach over ssh."""
-    return run_relay(argparse.Namespace(name=name, list=False, start=None, session=None))
 
 
 OUT = 1
@@ -106,7 +113,15 @@ async def _chosen() -> SessionFiles:
     return session_files(choose(live, None).name)
 
 
-async def _list_or_start(args: argparse.Namespace) -> BaseModel:
+def _in_asyncio(work: Coroutine[Any, Any, T]) -> T:
+    import asyncio  # lazy: not for `polter relay NAME`
+
+    return asyncio.run(work)
+
+
+async def _list_or_start(start: str | None, session: str | None) -> BaseModel:
+    import asyncio  # lazy: as above
+
     from polter.cli.app import free_name
     from polter.cli.sessions import survey
     from polter.session import protocol as wire
@@ -114,13 +129,13 @@ async def _list_or_start(args: argparse.Namespace) -> BaseModel:
     from polter.session.registry import check_name
 
     live, notes = await survey()
-    if args.list:
+    if start is None:
         return wire.SessionList(sessions=live, notes=notes)
-    options = shlex.split(args.start)
+    options = shlex.split(start)
     taken = {info.name for info in live}
-    if args.session is not None and check_name(args.session) in taken:
-        raise SessionError(f"a session named {args.session} is already running")
-    name = args.session or free_name(taken)
+    if session is not None and check_name(session) in taken:
+        raise SessionError(f"a session named {session} is already running")
+    name = session or free_name(taken)
     await asyncio.to_thread(start_host, name, options)
     return wire.Started(name=name)
 
