@@ -504,6 +504,7 @@ class SessionHost:
             ready=self.ready,
             asks=list(workspace.asks.pending.values()),
             elicitations=list(workspace.elicitations.values()),
+            questions=self.questions.pending(),
             roles=workspace.roles,
             servers=list(workspace.server_names),
             adapters=adapters,
@@ -568,8 +569,7 @@ class SessionHost:
             window.send(wire.Welcome(info=self.info()))
             return True
         self.windows.attach(window, lambda: wire.Welcome(info=self.info(), state=self.state()))
-        for question in self.questions.window_attached():
-            window.send(question)
+        self.questions.window_attached()  # (the state carries the questions that wait)
         return True
 
     def _received(self, window: Window, message: wire.ClientMessage) -> None:

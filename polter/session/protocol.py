@@ -198,6 +198,9 @@ class SessionState(_Message):
     elicitations: list[ElicitationInfo] = Field(
         default_factory=list, description="servers' forms waiting for the human (shown as ElicitationEvent)"
     )
+    questions: list[Question] = Field(
+        default_factory=list, description="the host's questions waiting for an answer (shown as Question events)"
+    )
     roles: RolesStatus = RolesStatus(names=[], problems=[])
     servers: list[str] = Field(default_factory=list)
     adapters: list[AdapterChoice] = Field(default_factory=list)

@@ -43,7 +43,7 @@ __all__ = [
     "write_all",
 ]
 
-PROTOCOL_VERSION: Final = 3
+PROTOCOL_VERSION: Final = 4
 """Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
 LINE_LIMIT: Final = 64 * 1024 * 1024
 """The longest message either side reads (a block of scrollback rows is the largest)."""

@@ -22,7 +22,7 @@ import pytest
 from support.panes import BASH, bash_spec, screen_text
 from support.polter_terminal import COLUMNS, LINES, polter, window
 from support.session import attached, hosted
-from support.sshd import OTHER_COMMIT, SshHost, login_env, other_polter, ssh_client
+from support.sshd import OTHER_COMMIT, SshHost, control_master, login_env, other_polter, relay_links, ssh_client
 from support.waiting import wait_until
 
 from polter import __version__
@@ -270,17 +270,6 @@ def test_each_way_a_host_cannot_be_used_is_one_line_saying_what_to_do(host: str,
         )
 
 
-def _ssh_children() -> list[int]:
-    """This process's ssh children (the window's link)."""
-    found = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if any(part.endswith(b"ssh") for part in cmdline[:2]) and b"relay" in b" ".join(cmdline):
-                found.append(int(pid))
-    return found
-
-
 async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_lost(hosts: Hosts) -> None:
     started = await relay_request("alpha", ["--start", "", "--session", "flood"])
     assert isinstance(started, wire.Started)
@@ -296,11 +285,11 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         pane.terminal.focus()
         await pilot.press(*"seq 1 300000 | sed s/^/row-/; echo flood-$((40+2))-done", "enter")
         await wait_until(lambda: "row-" in shown(), timeout=60, message=shown)
-        [link] = _ssh_children()
-        os.kill(link, signal.SIGKILL)  # the SSH connection dies mid-flood
-        await wait_until(lambda: session.reconnecting, message="the window to say it reconnects")
+        assert len(relay_links()) == 1
+        os.kill(control_master("alpha"), signal.SIGKILL)  # the SSH connection dies mid-flood (the window's channel too)
+        await wait_until(lambda: session.reconnection.active, message="the window to say it reconnects")
         assert "reconnecting" in str(pane.header.query_one("#badge-host").content)
-        await wait_until(lambda: not session.reconnecting, timeout=60, message="the window to attach again")
+        await wait_until(lambda: not session.reconnection.active, timeout=60, message="the window to attach again")
         assert not session.ended and [p.id for p in session.panes] == ["p1", "p2"]
         await wait_until(lambda: "flood-42-done" in shown(), timeout=90, message=shown)
         await pilot.press(*"echo after-$((1+1))", "enter")

@@ -16,6 +16,7 @@ key, its own known_hosts) and an ``ssh`` wrapper that runs ``ssh -F that_config`
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -212,3 +213,31 @@ def other_polter(folder: Path, version: str) -> Path:
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={package.parent} exec {sys.executable} -m polter "$@"\n')
     wrapper.chmod(0o755)
     return binary
+
+
+def relay_links() -> list[int]:
+    """This process's ssh children that run ``polter relay`` (a window's links; over Polter's ControlMaster, the
+    channel that a kill ends, the relay on the host with it)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if any(part.endswith(b"ssh") for part in cmdline[:2]) and b"relay" in b" ".join(cmdline):
+                found.append(int(pid))
+    return found
+
+
+def control_master(host: str) -> int:
+    """The pid of Polter's ssh ControlMaster to ``host`` (the process that holds the TCP connection)."""
+    from polter.session.ssh import control_options
+
+    checked = subprocess.run(["ssh", *control_options(), "-O", "check", host], capture_output=True, text=True)
+    found = re.search(r"Master running \(pid=(\d+)\)", checked.stderr)
+    assert found is not None, f"no ControlMaster to {host}: {checked.stderr}"
+    return int(found[1])
+
+
+def end_control_master(host: str) -> None:
+    from polter.session.ssh import control_options
+
+    subprocess.run(["ssh", *control_options(), "-O", "exit", host], capture_output=True, check=False, timeout=30)
