@@ -9,9 +9,13 @@ the very session a window here reaches through its socket: every figure has its 
   until the pane renders it), a window over ssh against a window here, in alternating rounds. Target: p50 within
   2 ms of the local p50.
 - **attach**: four panes of 10,000-line scrollbacks (benchmarks/attach.py's), a new window until every pane shows
-  its last line, over ssh against here, alternating. Target: at most 2x the local time. Also the whole command
-  (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and ``ssh bench
-  true``: what a connection costs before Polter does anything.
+  its last line, over ssh against here, alternating. Target: at most 2x the local time. Over ssh twice: over
+  Polter's ControlMaster (a connection to the host made before, as for a reconnection or the window after
+  ``--host``), and cold (the master ended first: this window's ssh connects and becomes the master). Also the whole
+  command (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and the stages
+  before the session's first byte: ``ssh bench true`` cold and over the master, ssh until the relay's greeting cold
+  and over the master, ``polter relay NAME`` here until its greeting, and what the relay used to import
+  (``polter.session.protocol``).
 - **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
   its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
   ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
