@@ -10,7 +10,9 @@ installed there.
 
 A link opened with ``interactive=False`` (a window's, and its reconnections) runs ssh in a session of its own
 with ``BatchMode``: it never asks for a password on the window's terminal; the command line's first connection
-may ask (before the window takes the terminal), and an ssh ``ControlMaster`` lets later ones reuse that login.
+may ask (before the window takes the terminal). Every ssh to a host shares Polter's own ``ControlMaster``
+(:func:`control_options`): one TCP connection and login per host, which later links reuse at once.
+:meth:`RelayLink.spawn` starts ssh without waiting for it, so that the window's imports overlap the connection.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
-from polter.session.ssh import SshTarget
+from polter.session.ssh import RelayLink, SshTarget
 from polter.session.ssh import connect as connect_over_ssh
 from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
@@ -224,24 +224,27 @@ class RemoteSession:
         """This window detaches or ends the session: a closed connection is no loss."""
 
     @classmethod
-    async def connect(cls, target: SessionTarget, client: SessionClient | None = None) -> RemoteSession:
+    async def connect(
+        cls, target: SessionTarget, client: SessionClient | None = None, *, link: RelayLink | None = None
+    ) -> RemoteSession:
         """Attach to the session ``target`` names (``client``: a connection to it made already, which this view
-        takes over); its messages wait for the first subscriber of :attr:`messages`."""
+        takes over; ``link``: the ssh to it, started already); its messages wait for the first subscriber of
+        :attr:`messages`."""
         session = cls(target)
         if client is not None:
             client.on_event, client.on_lost = session.take_event, session._lost
             session.client = client
         else:
-            session.client = await session.open_client()
+            session.client = await session.open_client(link)
         if isinstance(target, SshTarget) and target.name is None:  # reconnections go to this one
             session.target = SshTarget(target.host, session.client.welcome.info.name)
         session._take(session.client.state)
         return session
 
-    async def open_client(self) -> SessionClient:
-        """A new connection to the session, attached."""
+    async def open_client(self, link: RelayLink | None = None) -> SessionClient:
+        """A new connection to the session, attached (``link``: its ssh, started already)."""
         if isinstance(self.target, SshTarget):
-            return await connect_over_ssh(self.target, on_event=self.take_event, on_lost=self._lost)
+            return await connect_over_ssh(self.target, on_event=self.take_event, on_lost=self._lost, link=link)
         return await SessionClient.connect(self.target, on_event=self.take_event, on_lost=self._lost)
 
     @property
