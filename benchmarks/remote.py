@@ -9,9 +9,13 @@ the very session a window here reaches through its socket: every figure has its 
   until the pane renders it), a window over ssh against a window here, in alternating rounds. Target: p50 within
   2 ms of the local p50.
 - **attach**: four panes of 10,000-line scrollbacks (benchmarks/attach.py's), a new window until every pane shows
-  its last line, over ssh against here, alternating. Target: at most 2x the local time. Also the whole command
-  (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and ``ssh bench
-  true``: what a connection costs before Polter does anything.
+  its last line, over ssh against here, alternating. Target: at most 2x the local time. Over ssh twice: over
+  Polter's ControlMaster (a connection to the host made before, as for a reconnection or the window after
+  ``--host``), and cold (the master ended first: this window's ssh connects and becomes the master). Also the whole
+  command (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and the stages
+  before the session's first byte: ``ssh bench true`` cold and over the master, ssh until the relay's greeting cold
+  and over the master, ``polter relay NAME`` here until its greeting, and what the relay used to import
+  (``polter.session.protocol``).
 - **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
   its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
   ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
@@ -38,12 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sessions import kill_session, private_dirs, start_session, until, window, work_dir, write_config  # noqa: E402
 from attach import attach_once, fill  # noqa: E402
-from flood import LAST_LINE, flood_file  # noqa: E402
+from flood import LAST_LINE, colours_file  # noqa: E402
 from support.sshd import VENV_BIN, SshHost, ssh_client  # noqa: E402
 from terminal_latency import KEYS, EchoProbe  # noqa: E402
 
 import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
-from polter.session.ssh import SshTarget  # noqa: E402
+from polter.session.ssh import RelayLink, SshTarget, control_options  # noqa: E402
 
 HOST = "bench"
 ECHO_SIZE = (160, 45)
@@ -134,6 +138,7 @@ def transferred(folder: Path) -> tuple[int, int]:
 
 
 async def polter_flood(name: str, path: Path, counts: Path) -> tuple[int, int, float]:
+    end_master()  # a connection of its own, counted alone
     counting(counts)
     started = time.perf_counter()
     async with window(name, ECHO_SIZE, SshTarget(HOST, name)) as (app, pilot):
@@ -144,6 +149,7 @@ async def polter_flood(name: str, path: Path, counts: Path) -> tuple[int, int, f
         await pilot.press(*f"clear; cat {path}", "enter")
         await until(lambda: any(LAST_LINE in row for row in terminal.screen_model.display()), timeout=300)
         elapsed = time.perf_counter() - started
+    end_master()  # its connection closes: the counts are written
     sent, received = transferred(counts)
     return sent, received, elapsed
 
@@ -250,11 +256,59 @@ async def command_attach_once(target: str) -> float:
     return elapsed
 
 
-def ssh_round_trip() -> float:
+def ssh_round_trip(*options: str) -> float:
     """The reference for what a connection costs before Polter does anything: ``ssh HOST true``."""
     started = time.perf_counter()
-    subprocess.run(["ssh", HOST, "true"], check=True, timeout=60)
+    subprocess.run(["ssh", *options, HOST, "true"], check=True, timeout=60)
     return time.perf_counter() - started
+
+
+def end_master() -> None:
+    """End Polter's ssh ControlMaster to the host: the next connection is a cold one (and makes the master)."""
+    subprocess.run(["ssh", *control_options(), "-O", "exit", HOST], capture_output=True, timeout=30, check=False)
+
+
+async def greeting_once() -> float:
+    """From starting ssh until the relay's greeting (what comes before the session's first byte)."""
+    started = time.perf_counter()
+    link = await RelayLink.open(HOST, ["big"])
+    elapsed = time.perf_counter() - started
+    await link.aclose()
+    return elapsed
+
+
+def process_once(*argv: str, until_line: bool = False) -> float:
+    """A process here from its start until its first line (``until_line``) or its end."""
+    started = time.perf_counter()
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as process:
+        assert process.stdout is not None and process.stdin is not None
+        if until_line:
+            process.stdout.readline()
+        else:
+            process.wait()
+        elapsed = time.perf_counter() - started
+        process.stdin.close()
+    return elapsed
+
+
+def stages() -> dict[str, list[float]]:
+    """What an attach over ssh waits for before the session's first byte, stage by stage."""
+    found: dict[str, list[float]] = {}
+    for _ in range(ROUNDS):
+        end_master()
+        cold = {"ssh_true_cold_s": ssh_round_trip(), "greeting_cold_s": asyncio.run(greeting_once())}
+        warm = {
+            "ssh_true_master_s": ssh_round_trip(*control_options()),
+            "greeting_master_s": asyncio.run(greeting_once()),
+        }
+        here = {
+            "relay_start_here_s": process_once(sys.executable, "-m", "polter", "relay", "big", until_line=True),
+            "protocol_import_here_s": process_once(sys.executable, "-c", "import polter.session.protocol"),
+            "python_here_s": process_once(sys.executable, "-c", "pass"),
+        }
+        for key, value in {**cold, **warm, **here}.items():
+            found.setdefault(key, []).append(round(value, 3))
+    return found
 
 
 async def _attach(figures: dict[str, Any]) -> None:
@@ -263,28 +317,40 @@ async def _attach(figures: dict[str, Any]) -> None:
     remote_attach: list[float] = []
     local_command: list[float] = []
     remote_command: list[float] = []
-    ssh_true: list[float] = []
-    for _ in range(ROUNDS):
+    cold_attach: list[float] = []
+    cold_command: list[float] = []
+    for _ in range(ROUNDS):  # alternating; "cold": no ssh connection to the host before (Polter's master ended)
         local_attach.append(await attach_once("big"))
+        end_master()
+        cold_attach.append(await attach_once("big", SshTarget(HOST, "big")))
         remote_attach.append(await attach_once("big", SshTarget(HOST, "big")))
         local_command.append(await command_attach_once("big"))
+        end_master()
+        cold_command.append(await command_attach_once(f"{HOST}:big"))
         remote_command.append(await command_attach_once(f"{HOST}:big"))
-        ssh_true.append(ssh_round_trip())
+
+    def ratio(values: list[float], reference: list[float]) -> float:
+        return round(statistics.median(values) / statistics.median(reference), 2)
+
     figures["attach"] = {
         "command_local_s": [round(value, 3) for value in local_command],
         "command_ssh_s": [round(value, 3) for value in remote_command],
-        "command_ratio_median": round(statistics.median(remote_command) / statistics.median(local_command), 2),
-        "ssh_true_s": [round(value, 3) for value in ssh_true],
+        "command_ratio_median": ratio(remote_command, local_command),
+        "command_ssh_cold_s": [round(value, 3) for value in cold_command],
+        "command_cold_ratio_median": ratio(cold_command, local_command),
         "local_s": [round(value, 3) for value in local_attach],
         "ssh_s": [round(value, 3) for value in remote_attach],
-        "ratio_median": round(statistics.median(remote_attach) / statistics.median(local_attach), 2),
+        "ratio_median": ratio(remote_attach, local_attach),
         "meets_target": statistics.median(remote_attach) <= TARGET_ATTACH_RATIO * statistics.median(local_attach),
+        "ssh_cold_s": [round(value, 3) for value in cold_attach],
+        "cold_ratio_median": ratio(cold_attach, local_attach),
+        "stages": await asyncio.to_thread(stages),
         "load": round(os.getloadavg()[0], 2),
     }
 
 
 async def _wire(folder: Path, figures: dict[str, Any]) -> None:
-    path = flood_file(work_dir(folder / "flood"))  # where the pane (in its sandbox) can read it
+    path = colours_file(work_dir(folder / "flood"))  # where the pane (in its sandbox) can read it
     polter: list[tuple[int, int, float]] = []
     tmux: list[tuple[int, int, float]] = []
     for round_ in range(ROUNDS):  # alternating: tmux's count varies with how far its client falls behind
@@ -319,9 +385,14 @@ def main() -> None:
         print(f"attach to 4 panes x 10,000 lines, first complete frame (load {attach['load']}):")
         print(f"  here {attach['local_s']} s, over ssh {attach['ssh_s']} s: {attach['ratio_median']}x median "
               f"({'meets' if attach['meets_target'] else 'misses'} the target of {TARGET_ATTACH_RATIO}x)")  # fmt: skip
+        print(
+            f"  cold (no connection to the host yet): {attach['ssh_cold_s']} s: {attach['cold_ratio_median']}x median"
+        )
         print(f"  the whole `polter attach` in a terminal: here {attach['command_local_s']} s, HOST:NAME "
-              f"{attach['command_ssh_s']} s: {attach['command_ratio_median']}x median; `ssh HOST true` "
-              f"{attach['ssh_true_s']} s")  # fmt: skip
+              f"{attach['command_ssh_s']} s: {attach['command_ratio_median']}x median; cold "
+              f"{attach['command_ssh_cold_s']} s: {attach['command_cold_ratio_median']}x")  # fmt: skip
+        for stage, values in attach["stages"].items():
+            print(f"  {stage}: {values}")
     if "wire" in figures:
         wire = figures["wire"]
         print(f"a {wire['file_bytes'] / 1e6:.1f} MB coloured flood over ssh, bytes from sshd (load {wire['load']}):")

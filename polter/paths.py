@@ -17,6 +17,7 @@ __all__ = [
     "ENV_CONFIG_DIR",
     "ENV_GATEWAY_URL",
     "ENV_RUNTIME_DIR",
+    "ENV_TMPDIR",
     "ENV_SANDBOX",
     "ENV_STATE_DIR",
     "ENV_TOKEN",
@@ -24,6 +25,7 @@ __all__ = [
     "bundled_dir",
     "config_dir",
     "fallback_runtime_dir",
+    "make_private_dirs",
     "project_roles_dir",
     "runtime_dir",
     "state_dir",
@@ -48,6 +50,8 @@ ENV_SANDBOX = "POLTER_SANDBOX"
 
 ENV_RUNTIME_DIR = "POLTER_RUNTIME_DIR"
 """Overrides the runtime dir (the sessions' sockets and locks)."""
+ENV_TMPDIR = "POLTER_TMPDIR"
+"""Where the runtime dir falls back to (``polter-UID`` in it) instead of ``/tmp``: see :func:`fallback_runtime_dir`."""
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -83,10 +87,24 @@ def runtime_dir() -> Path:
     return path
 
 
+def make_private_dirs(path: Path) -> None:
+    """Make ``path`` and every missing folder above it mode 0700 (``mkdir(parents=True)`` makes the ones above with
+    the umask's mode: a runtime dir made again that way would be open to other users, and refused)."""
+    missing: list[Path] = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
 def fallback_runtime_dir() -> Path:
     """``/tmp/polter-UID``: the runtime dir where there is no ``$XDG_RUNTIME_DIR`` (and where a session whose
-    login's runtime dir was removed at logout makes its socket again)."""
-    return Path("/tmp") / f"{APP_NAME}-{os.getuid()}"
+    login's runtime dir was removed at logout makes its socket again). ``$POLTER_TMPDIR`` names another folder
+    than ``/tmp`` for it (as ``$TMUX_TMPDIR`` does for tmux)."""
+    return Path(os.environ.get(ENV_TMPDIR) or "/tmp") / f"{APP_NAME}-{os.getuid()}"
 
 
 def worktrees_dir() -> Path:

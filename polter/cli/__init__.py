@@ -15,19 +15,25 @@ live here too: this package is where a process starts, so it may import anything
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from polter import __version__
+from polter.cli import relay
 from polter.errors import PolterError
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: `polter relay NAME` (every window over ssh) builds no parser
+    import importlib  # lazy: as above
+    import pkgutil  # lazy: as above
+
     from polter.cli import app
 
     parser = argparse.ArgumentParser(
@@ -47,10 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if len(words) == 2 and words[0] == "relay" and not words[1].startswith("-"):
+        return _run(lambda: relay.run_named_relay(words[1]))  # every window over ssh: no parser to build
     args = build_parser().parse_args(argv)
     args.argv = None if argv is None else list(argv)
+    return _run(lambda: args.handler(args))
+
+
+def _run(handler: Callable[[], int | None]) -> int:
     try:
-        return int(args.handler(args) or 0)
+        return int(handler() or 0)
     except PolterError as exc:
         print(f"polter: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -7,7 +7,6 @@ Polter's) and talks to its control API with the admin token stored there.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -56,6 +55,8 @@ def with_admin(args: argparse.Namespace, action: Callable[[GatewayClient], Await
     async def run() -> T:
         async with GatewayClient.from_state(args.state_dir) as client:
             return await action(client)
+
+    import asyncio  # lazy: `polter relay NAME`, which checks it is not in a pane, starts without asyncio
 
     return asyncio.run(run())
 

@@ -57,13 +57,16 @@ async def listing(host: str) -> SessionList:
 def attach_remote(target: SshTarget) -> int:
     """Attach to the session on the host (with no name, the one ``polter attach`` would choose there: the relay
     chooses) and show it: one ssh connection, made before the window takes the terminal (ssh may ask for a
-    password), which the window then uses."""
-    import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
+    password), which the window then uses. ssh starts first: its connection and the relay's start on the host
+    overlap the window's imports (Textual's among them)."""
     from polter.session import ssh
-    from polter.ui.app import PolterApp
 
     async def run() -> int:
-        client = await ssh.connect(target, interactive=True)
+        link = await ssh.spawn_window_link(target, interactive=True)
+        import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
+        from polter.ui.app import PolterApp  # lazy: imported while ssh connects
+
+        client = await ssh.connect(target, link=link)
         attached = ssh.SshTarget(target.host, client.welcome.info.name)
         app = PolterApp(attached, on_remote_attention=alert_locally(), client=client)
         await app.run_async()

@@ -13,16 +13,22 @@ which Polter it is first (a greeting line), then reads the window's hello, then,
 
 from __future__ import annotations
 
-import argparse
-import asyncio
+import contextlib
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from polter.cli._admin import refuse_inside_pane
 from polter.errors import SessionError, SessionMissing
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
+    import argparse
+
+    from pydantic import BaseModel
+
     from polter.session.registry import SessionFiles
 
 
@@ -45,46 +51,47 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run_relay(args: argparse.Namespace) -> int:
+    return _relay(args.name, listing=args.list, start=args.start, session=args.session)
+
+
+def run_named_relay(name: str) -> int:
+    """``polter relay NAME``, the way every window over ssh comes in: without building the command line's parser
+    (each command's module) or loading asyncio, which would add a tenth of a second to every attach over ssh."""
+    return _relay(name, listing=False, start=None, session=None)
+
+
+def _relay(name: str | None, *, listing: bool, start: str | None, session: str | None) -> int:
     refuse_inside_pane("`polter relay` (a window on the human's sessions)")
-    return asyncio.run(_relay(args))
+    from polter.session import relay  # standard library only: what `relay NAME` needs starts at once
 
-
-async def _relay(args: argparse.Namespace) -> int:
-    from polter.cli.app import free_name
-    from polter.cli.sessions import choose, survey
-    from polter.session import protocol as wire
-    from polter.session.daemon import start_host
-    from polter.session.registry import check_name, session_files
-    from polter.session.relay import pump, read_hello, stdio_streams
-
-    window_in, window_out = await stdio_streams()
-    window_out.write(wire.encode(wire.RelayGreeting()))
-    reason = None
+    relay.write_all(OUT, relay.greeting_line())
     try:
-        await window_out.drain()
-        hello = await read_hello(window_in)
-        if args.name is not None and not (args.list or args.start is not None):
-            reason = await pump(window_in, window_out, _running(args.name), hello)  # no survey: attach at once
-            return await _ended(window_out, reason)
-        live, notes = await survey()
-        if args.list:
-            window_out.write(wire.encode(wire.SessionList(sessions=live, notes=notes)))
-        elif args.start is not None:
-            options = shlex.split(args.start)
-            taken = {info.name for info in live}
-            if args.session is not None and check_name(args.session) in taken:
-                raise SessionError(f"a session named {args.session} is already running")
-            name = args.session or free_name(taken)
-            await asyncio.to_thread(start_host, name, options)
-            window_out.write(wire.encode(wire.Started(name=name)))
-        else:
-            reason = await pump(window_in, window_out, session_files(choose(live, args.name).name), hello)
+        hello = relay.read_line(sys.stdin.buffer, relay.HELLO_TIMEOUT)
+    except (TimeoutError, ValueError) as exc:
+        return _refuse(f"not a Polter window (it did not say hello): {exc}")
+    problem = relay.hello_problem(hello)
+    if problem is not None:
+        return _refuse(problem)
+    try:
+        if listing or start is not None:
+            return _answer(_in_asyncio(_list_or_start(start, session)))
+        files = _running(name) if name is not None else _in_asyncio(_chosen())
+        try:
+            reason = relay.pump(files.socket, hello, sys.stdin.buffer, OUT)
+        except OSError as exc:
+            raise SessionError(f"cannot reach session {files.name} at {files.socket}: {exc}") from exc
     except SessionError as exc:
-        window_out.write(wire.encode(wire.Refused(reason=str(exc), missing=isinstance(exc, SessionMissing))))
-        reason = str(exc)
-    except ConnectionError:
+        return _refuse(str(exc), missing=isinstance(exc, SessionMissing))
+    except BrokenPipeError:
         return 1  # the window went away
-    return await _ended(window_out, reason)
+    if reason is not None:
+        print(f"polter relay: {reason}", file=sys.stderr)
+        return 1
+    return 0
+
+
+OUT = 1
+"""The relay's standard output: the window's side of the stream."""
 
 
 def _running(name: str) -> SessionFiles:
@@ -97,14 +104,55 @@ def _running(name: str) -> SessionFiles:
     return files
 
 
-async def _ended(window_out: asyncio.StreamWriter, reason: str | None) -> int:
-    """What was written reaches the window; the relay's exit status (``reason``: why it ended the window)."""
-    try:
-        await window_out.drain()
-        window_out.close()
-    except ConnectionError:
-        pass
-    if reason is not None:
-        print(f"polter relay: {reason}", file=sys.stderr)
-        return 1
+async def _chosen() -> SessionFiles:
+    """The session ``polter attach`` would choose here."""
+    from polter.cli.sessions import choose, survey
+    from polter.session.registry import session_files
+
+    live, _notes = await survey()
+    return session_files(choose(live, None).name)
+
+
+def _in_asyncio(work: Coroutine[Any, Any, T]) -> T:
+    import asyncio  # lazy: not for `polter relay NAME`
+
+    return asyncio.run(work)
+
+
+async def _list_or_start(start: str | None, session: str | None) -> BaseModel:
+    import asyncio  # lazy: as above
+
+    from polter.cli.app import free_name
+    from polter.cli.sessions import survey
+    from polter.session import protocol as wire
+    from polter.session.daemon import start_host
+    from polter.session.registry import check_name
+
+    live, notes = await survey()
+    if start is None:
+        return wire.SessionList(sessions=live, notes=notes)
+    options = shlex.split(start)
+    taken = {info.name for info in live}
+    if session is not None and check_name(session) in taken:
+        raise SessionError(f"a session named {session} is already running")
+    name = session or free_name(taken)
+    await asyncio.to_thread(start_host, name, options)
+    return wire.Started(name=name)
+
+
+def _answer(message: BaseModel) -> int:
+    from polter.session import protocol as wire
+    from polter.session.relay import write_all
+
+    with contextlib.suppress(BrokenPipeError):
+        write_all(OUT, wire.encode(message))
     return 0
+
+
+def _refuse(reason: str, *, missing: bool = False) -> int:
+    """Tell the window why not (a refusal it reads as one line), and end."""
+    from polter.session import protocol as wire
+
+    _answer(wire.Refused(reason=reason, missing=missing))
+    print(f"polter relay: {reason}", file=sys.stderr)
+    return 1

@@ -29,6 +29,7 @@ from polter.gateway.config import GatewayConfig
 from polter.gateway.hook_payloads import FindTranslator
 from polter.gateway.models import GatewayState
 from polter.gateway.state import write_state
+from polter.paths import make_private_dirs
 
 __all__ = ["Served", "bind_loopback", "bind_pane_socket", "running", "serve_forever"]
 
@@ -65,7 +66,7 @@ def bind_pane_socket(path: Path) -> socket.socket:
     an earlier run is replaced."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(path.parent)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         sock.bind(str(path))

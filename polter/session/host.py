@@ -460,6 +460,7 @@ class SessionHost:
             ready=self.ready,
             asks=list(workspace.asks.pending.values()),
             elicitations=list(workspace.forms.waiting.values()),
+            questions=self.questions.pending(),
             roles=workspace.roles,
             servers=list(workspace.server_names),
             adapters=adapters,

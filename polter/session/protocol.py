@@ -26,10 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from polter import __version__
 from polter.gateway.models import AskInfo, AuditRow, ElicitationInfo, Phase, RolesStatus, ServersReload
 from polter.protocol import AgentState
+from polter.session.relay import LINE_LIMIT, PROTOCOL_VERSION
 from polter.terminal.frames import ScreenFrame
 from polter.worktrees import Worktree, WorktreeStatus
 
 __all__ = [
+    "LINE_LIMIT",
     "PROTOCOL_VERSION",
     "AdapterChoice",
     "AgentView",
@@ -54,14 +56,10 @@ __all__ = [
     "encode",
 ]
 
-PROTOCOL_VERSION: Final = 3
-"""Bumped whenever a message changes shape; a window and a host of different versions refuse each other."""
 
 MAX_PANES: Final = 16
 """Panes one session holds at most."""
 
-LINE_LIMIT: Final = 64 * 1024 * 1024
-"""The longest message either side reads (a block of scrollback rows is the largest)."""
 
 LayoutMode = Literal["grid", "columns", "rows"]
 TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
@@ -200,6 +198,9 @@ class SessionState(_Message):
     elicitations: list[ElicitationInfo] = Field(
         default_factory=list, description="servers' forms waiting for the human (shown as ElicitationEvent)"
     )
+    questions: list[Question] = Field(
+        default_factory=list, description="the host's questions waiting for an answer (shown as Question events)"
+    )
     roles: RolesStatus = RolesStatus(names=[], problems=[])
     servers: list[str] = Field(default_factory=list)
     adapters: list[AdapterChoice] = Field(default_factory=list)
@@ -234,13 +235,19 @@ class Refused(_Message):
 # -- the relay: a session on another host, through ``ssh HOST polter relay ...`` ----------------------
 
 
-class RelayGreeting(_Message):
+class RelayGreeting(BaseModel):
     """The relay's first line, before anything else: which Polter answers on the host (a window of another
-    version is told what to install before anything happens there)."""
+    version is told what to install before anything happens there). Written by the relay without pydantic
+    (:func:`polter.session.relay.greeting_line`); read by windows of every version, so a field added later is
+    ignored, not refused."""
+
+    model_config = ConfigDict(extra="ignore")
 
     type: Literal["relay"] = "relay"
     version: str = __version__
     protocol: int = PROTOCOL_VERSION
+    clone: str | None = Field(default=None, description="the clone of Polter's repository it runs from")
+    commit: str | None = Field(default=None, description="that clone's commit")
 
 
 class SessionList(_Message):

@@ -77,11 +77,10 @@ class Questions:
             return False
         return True
 
-    def window_attached(self) -> list[wire.Question]:
-        """A window attached: the questions it must show (the host sends them), oldest first."""
+    def window_attached(self) -> None:
+        """A window attached: a question waiting for one is asked now (the window's state carries it)."""
         arrival, self._arrival = self._arrival, asyncio.Event()
         arrival.set()
-        return self.pending()
 
     def pending(self) -> list[wire.Question]:
         return [question for question, _future in self._pending.values()]

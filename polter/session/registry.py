@@ -7,7 +7,8 @@ Each session ``NAME`` has, in the runtime dir's ``sessions/`` folder (0700):
   the host is gone, whatever files it left;
 - ``NAME.json``: the host's record (pid, when and where it started), removed when the session ends
   properly. A record whose lock is free is a session that did not end properly (its host was killed):
-  the next ``polter`` says so, once, and offers ``--restore``.
+  the next ``polter`` says so, once, and offers ``--restore``
+  (:class:`~polter.session.record.SessionRecord`).
 
 A logout can remove the runtime dir under a running session (logind deletes ``$XDG_RUNTIME_DIR`` when the
 user's last login ends, unless lingering is on). The host notices within half a second and makes its files
@@ -23,20 +24,19 @@ import fcntl
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Final, TextIO
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Final, TextIO
 
 from polter.errors import SessionError
 from polter.paths import ENV_RUNTIME_DIR, fallback_runtime_dir, runtime_dir
+
+if TYPE_CHECKING:
+    from polter.session.record import SessionRecord
 
 __all__ = [
     "DEFAULT_NAME",
     "SessionFiles",
     "SessionLock",
-    "SessionRecord",
     "check_name",
     "known_sessions",
     "session_files",
@@ -46,17 +46,6 @@ __all__ = [
 
 DEFAULT_NAME: Final = "main"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
-
-
-class SessionRecord(BaseModel):
-    """What a host writes about itself when it starts."""
-
-    name: str
-    pid: int
-    version: str
-    started: datetime
-    cwd: str
-    executable: str
 
 
 def check_name(name: str) -> str:
@@ -89,6 +78,10 @@ class SessionFiles:
         return self.folder / f"{self.name}.json"
 
     def read_record(self) -> SessionRecord | None:
+        from pydantic import ValidationError  # lazy: the relay finds a session's socket without pydantic
+
+        from polter.session.record import SessionRecord  # lazy: as above
+
         try:
             return SessionRecord.model_validate_json(self.record.read_text(encoding="utf-8"))
         except (OSError, ValidationError):

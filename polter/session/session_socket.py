@@ -29,7 +29,8 @@ from polter.session.call_table import CallTable
 from polter.session.pane import HostPane
 from polter.session.panes import Panes
 from polter.session.questions import Questions
-from polter.session.registry import SessionFiles, SessionLock, SessionRecord, sessions_folder
+from polter.session.record import SessionRecord
+from polter.session.registry import SessionFiles, SessionLock, sessions_folder
 from polter.session.windows import Window, Windows, same_user
 from polter.tasks import BackgroundTasks
 
@@ -195,8 +196,7 @@ class SessionSocket:
             window.send(wire.Welcome(info=self._info()))
             return True
         self._windows.attach(window, lambda: wire.Welcome(info=self._info(), state=self._state()))
-        for question in self._questions.window_attached():
-            window.send(question)
+        self._questions.window_attached()  # (the state carries the questions that wait)
         return True
 
     def _received(self, window: Window, message: wire.ClientMessage) -> None:

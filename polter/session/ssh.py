@@ -10,7 +10,9 @@ installed there.
 
 A link opened with ``interactive=False`` (a window's, and its reconnections) runs ssh in a session of its own
 with ``BatchMode``: it never asks for a password on the window's terminal; the command line's first connection
-may ask (before the window takes the terminal), and an ssh ``ControlMaster`` lets later ones reuse that login.
+may ask (before the window takes the terminal). Every ssh to a host shares Polter's own ``ControlMaster``
+(:func:`control_options`): one TCP connection and login per host, which later links reuse at once.
+:meth:`RelayLink.spawn` starts ssh without waiting for it, so that the window's imports overlap the connection.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from polter import __version__
 from polter.errors import SessionError
+from polter.paths import runtime_dir
 from polter.session import protocol as wire
 from polter.session.client import EventHandler, SessionClient
+from polter.session.installed import Installation, this_installation
 from polter.session.registry import check_name
 
 __all__ = [
@@ -38,10 +42,13 @@ __all__ = [
     "RelayLink",
     "SshTarget",
     "connect",
+    "control_options",
     "explain_failure",
     "parse_target",
     "relay_request",
+    "spawn_window_link",
     "ssh_argv",
+    "version_mismatch",
 ]
 
 CONNECT_TIMEOUT: Final = 10
@@ -50,6 +57,12 @@ GREETING_TIMEOUT: Final = 30.0
 """Seconds from starting ssh until the relay says which Polter it is (the login included)."""
 KEEPALIVE: Final = ("-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3")
 """A link that went dead is noticed within about 15 s (the window then reconnects)."""
+CONTROL_PERSIST: Final = 60
+"""Seconds Polter's ssh ControlMaster to a host stays after its last connection ended."""
+SOCKET_PATH_LIMIT: Final = 107
+CONTROL_PATH_ROOM: Final = len("/ssh-") + 40 + 17
+"""What ssh adds to the runtime dir's path: ``/ssh-`` and ``%C`` (40 hex digits), and while it makes the socket
+a dot and 16 random characters."""
 REMOTE_POLTER: Final = "polter"
 NOISE_LINES: Final = 20
 """Lines a login may print before the relay's greeting (a shell's rc files that echo) before it counts as broken."""
@@ -90,12 +103,31 @@ def parse_target(text: str) -> tuple[str | None, str | None]:
     return _check_host(host), (check_name(name) if name else None)
 
 
+def control_options() -> list[str]:
+    """Polter's own ssh ControlMaster: the first connection to a host stays open in the background (for
+    :data:`CONTROL_PERSIST` seconds after the last one that uses it), and every later one to that host (a
+    reconnection, the window after ``--host`` started its session, ``polter ls HOST``) runs over it, without a
+    new TCP connection, key exchange or login. Its socket is in this user's private runtime dir. None when that
+    socket's path would be too long for a Unix socket (ssh would refuse it), or would need quoting."""
+    folder = str(runtime_dir())
+    if len(folder) + CONTROL_PATH_ROOM > SOCKET_PATH_LIMIT or any(char in folder for char in " \t\"'%"):
+        return []
+    return [
+        "-o",
+        "ControlMaster=auto",
+        "-o",
+        f"ControlPath={folder}/ssh-%C",
+        "-o",
+        f"ControlPersist={CONTROL_PERSIST}",
+    ]
+
+
 def ssh_argv(host: str, relay_args: list[str], *, interactive: bool) -> list[str]:
     """The ssh command that runs ``polter relay RELAY_ARGS`` on ``host``."""
     ssh = shutil.which("ssh")
     if ssh is None:
         raise SessionError("ssh is not installed here (OpenSSH's client: e.g. `apt install openssh-client`)")
-    options = ["-T", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}", *KEEPALIVE]
+    options = ["-T", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}", *KEEPALIVE, *control_options()]
     if not interactive:
         options += ["-o", "BatchMode=yes"]
     return [ssh, *options, "--", _check_host(host), shlex.join([REMOTE_POLTER, "relay", *relay_args])]
@@ -108,8 +140,9 @@ def explain_failure(host: str, returncode: int | None, stderr: str) -> str:
     text = stderr.lower()
     if returncode == 127 or "command not found" in text or "polter: not found" in text:
         return (
-            f"polter is not installed on {host} (or not on the PATH of an SSH login there): install Polter "
-            f"{__version__} on {host} (`pipx install polter=={__version__}`), then check `ssh {host} polter --version`"
+            f"polter is not installed on {host} (or not on the PATH of an SSH login there): install there the "
+            f"Polter this is ({_here()}): {_how_to_install()}, its .venv/bin/polter on the PATH of an SSH login "
+            f"(docs/remote.md), then check `ssh {host} polter --version`"
         )
     if "host key verification failed" in text or "remote host identification has changed" in text:
         return f"{host}'s host key is unknown or changed ({said}): connect once with `ssh {host}` and check the key"
@@ -134,6 +167,30 @@ def explain_failure(host: str, returncode: int | None, stderr: str) -> str:
     return f"ssh {host} failed ({said})"
 
 
+def _here() -> str:
+    return this_installation().describe(__version__, wire.PROTOCOL_VERSION)
+
+
+def _how_to_install() -> str:
+    here = this_installation()
+    commit = f" at commit {here.short_commit}" if here.commit else ""
+    return f"a clone of Polter's repository{commit} with `make .venv/.installed` run in it"
+
+
+def version_mismatch(host: str, greeting: wire.RelayGreeting) -> str:
+    """The line for a host whose Polter is another: both, and how to make the host's this one."""
+    there = Installation(greeting.clone, greeting.commit).describe(greeting.version, greeting.protocol)
+    here = this_installation()
+    if greeting.clone is not None and here.commit is not None:
+        update = (
+            f"update the one on {host} to this one's commit (`ssh {host} 'cd {shlex.quote(greeting.clone)} && "
+            f"git fetch && git checkout {here.short_commit} && make .venv/.installed'`, from a remote that has it)"
+        )
+    else:
+        update = f"install on {host} the Polter this is ({_how_to_install()})"
+    return f"{host} runs {there} and this is {_here()}: {update}, or run here the Polter {host} has"
+
+
 class RelayLink:
     """ssh running ``polter relay`` on a host: its output is the session's side of the stream, its input the
     window's. Open with :meth:`open`; :meth:`aclose` ends ssh (the session on the host runs on)."""
@@ -151,6 +208,14 @@ class RelayLink:
     @classmethod
     async def open(cls, host: str, relay_args: list[str], *, interactive: bool = False) -> RelayLink:
         """Start ssh and read the relay's greeting (raises :class:`SessionError`: one line saying what to do)."""
+        link = await cls.spawn(host, relay_args, interactive=interactive)
+        await link.greeted()
+        return link
+
+    @classmethod
+    async def spawn(cls, host: str, relay_args: list[str], *, interactive: bool = False) -> RelayLink:
+        """Start ssh, and return while it connects (:meth:`greeted` waits for the relay): whatever this process
+        does meanwhile (the window's imports) overlaps ssh's connection and the relay's start."""
         argv = ssh_argv(host, relay_args, interactive=interactive)
         try:
             process = await asyncio.create_subprocess_exec(
@@ -163,25 +228,24 @@ class RelayLink:
             )
         except OSError as exc:
             raise SessionError(f"cannot run ssh: {exc}") from exc
-        link = cls(host, process)
+        return cls(host, process)
+
+    async def greeted(self) -> None:
+        """Wait for the relay's greeting and check its version (raises :class:`SessionError`, having ended ssh)."""
         try:
-            greeting = await asyncio.wait_for(link._greeting(), GREETING_TIMEOUT)
+            greeting = await asyncio.wait_for(self._greeting(), GREETING_TIMEOUT)
         except TimeoutError:
-            await link.aclose()
+            await self.aclose()
             raise SessionError(
-                f"{host} did not answer within {GREETING_TIMEOUT:.0f} s over SSH ({link.stderr or 'ssh said nothing'})"
+                f"{self.host} did not answer within {GREETING_TIMEOUT:.0f} s over SSH "
+                f"({self.stderr or 'ssh said nothing'})"
             ) from None
         except SessionError:
-            await link.aclose()
+            await self.aclose()
             raise
         if greeting.version != __version__ or greeting.protocol != wire.PROTOCOL_VERSION:
-            await link.aclose()
-            raise SessionError(
-                f"{host} runs Polter {greeting.version} (protocol {greeting.protocol}) and this is Polter "
-                f"{__version__} (protocol {wire.PROTOCOL_VERSION}): install the same version on {host} "
-                f"(`ssh {host} pipx install --force polter=={__version__}`), or run here the Polter {host} has"
-            )
-        return link
+            await self.aclose()
+            raise SessionError(version_mismatch(self.host, greeting))
 
     async def _greeting(self) -> wire.RelayGreeting:
         noise: list[bytes] = []
@@ -273,10 +337,13 @@ async def connect(
     on_event: EventHandler = lambda event: None,
     on_lost: Callable[[str], None] = lambda reason: None,
     interactive: bool = False,
+    link: RelayLink | None = None,
 ) -> SessionClient:
     """Connect to ``target`` through ``ssh HOST polter relay NAME`` and say hello (raises :class:`SessionError`
-    in one line, naming the host)."""
-    link = await RelayLink.open(target.host, [target.name] if target.name else [], interactive=interactive)
+    in one line, naming the host); ``link``: that ssh, started already with :func:`spawn_window_link`."""
+    if link is None:
+        link = await spawn_window_link(target, interactive=interactive)
+    await link.greeted()
     try:
         return await SessionClient.over(
             link.reader,
@@ -290,3 +357,8 @@ async def connect(
         )
     except SessionError as exc:
         raise type(exc)(f"{target.host}: {exc}") from None
+
+
+async def spawn_window_link(target: SshTarget, *, interactive: bool = False) -> RelayLink:
+    """Start the ssh a window on ``target`` reads (:func:`connect` then waits for it)."""
+    return await RelayLink.spawn(target.host, [target.name] if target.name else [], interactive=interactive)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from collections.abc import Callable
 from typing import ClassVar
@@ -14,6 +15,7 @@ from textual.binding import Binding, BindingType
 from polter.errors import SessionError
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
+from polter.session.ssh import RelayLink, SshTarget, spawn_window_link
 from polter.ui.echo_screen import EchoScreen
 from polter.ui.full_collections import FullCollections
 from polter.ui.remote import RemoteSession, SessionTarget
@@ -57,6 +59,8 @@ class PolterApp(App[None], inherit_bindings=False):
         self.target = target
         self._client = client
         """A connection made before the window started (over ssh: the login may have asked for a password)."""
+        self._link: RelayLink | None = None
+        """The ssh to a session on another host, started as the window loads (:meth:`on_load`)."""
         self.on_remote_attention = on_remote_attention
         self.session: RemoteSession | None = None
         self.palette_key: str | None = None
@@ -72,13 +76,20 @@ class PolterApp(App[None], inherit_bindings=False):
             raise RuntimeError("the window is not connected to its session yet")
         return self._session_screen
 
+    async def on_load(self) -> None:
+        """A session on another host: start its ssh now, before the window's driver and screens, which then start
+        while ssh connects and the relay starts there."""
+        if isinstance(self.target, SshTarget) and self._client is None:
+            with contextlib.suppress(SessionError):  # (connecting again on mount says why, and ends the window)
+                self._link = await spawn_window_link(self.target)
+
     async def on_mount(self) -> None:
         """Attach to the session and show it; once the panes are built, ``gc.freeze()`` the app's
         long-lived objects (DOM, CSS, caches) so that a full collection during a flood of output scans
         only what changed since (docs/terminal.md has the figures), and run full collections when the human
         does not wait for an echo (:class:`FullCollections`)."""
         try:
-            self.session = await RemoteSession.connect(self.target, self._client)
+            self.session = await RemoteSession.connect(self.target, self._client, link=self._link)
         except SessionError as exc:
             self.exit(return_code=1, message=f"polter: {exc}")
             return

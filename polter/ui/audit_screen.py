@@ -102,12 +102,12 @@ class AuditScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.session.subscribe(self)
+        self.session.messages.subscribe(self)
         self._rebuild()
         self.query_one(DataTable).focus()
 
     def on_unmount(self) -> None:
-        self.session.unsubscribe(self)
+        self.session.messages.unsubscribe(self)
 
     # -- filters ---------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ answered here, answered in another window, or nobody answered in time."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from polter.session import protocol as wire
 from polter.ui.confirm import ConfirmScreen
@@ -33,13 +33,21 @@ class HostQuestions:
 
     def closed(self, closed: wire.QuestionClosed) -> None:
         """Decided elsewhere, or nobody answered in time: the dialog goes (its answer would count for nothing)."""
-        screen = self.screen
-        dialog = self._shown.pop(closed.id, None)
+        if closed.answer is None:
+            self._withdraw(closed.id, "Nobody answered in time", severity="warning")
+        else:
+            self._withdraw(closed.id, "Answered in another window")
+
+    def gone(self, question: wire.Question) -> None:
+        """Decided while the link to the session's host was down (answered in another window, or not in time)."""
+        self._withdraw(question.id, "Decided while this window was away")
+
+    def _withdraw(
+        self, question_id: str, why: str, *, severity: Literal["information", "warning"] = "information"
+    ) -> None:
+        dialog = self._shown.pop(question_id, None)
         if dialog is None:
             return
-        if screen.app.screen is dialog:
+        if self.screen.app.screen is dialog:
             dialog.dismiss(False)
-        if closed.answer is None:
-            screen.notify(f"Nobody answered in time: {dialog.question}", severity="warning", timeout=10)
-        else:
-            screen.notify(f"Answered in another window: {dialog.question}", timeout=10)
+        self.screen.notify(f"{why}: {dialog.question}", severity=severity, timeout=10)

@@ -130,7 +130,7 @@ class PaneWidget(Vertical):
         session = self.remote.session
         if session.ssh_host is None:
             return
-        if session.reconnecting:
+        if session.reconnection.active:
             self.header.set_badge("host", f"@{session.ssh_host} reconnecting…", "warning", tooltip="the SSH link broke")
         else:
             self.header.set_badge("host", f"@{session.ssh_host}", tooltip=f"session {session.name}, over SSH")

@@ -15,7 +15,7 @@ it timed out.
 
 A session on another host is reached through ``ssh HOST polter relay NAME`` (:mod:`polter.session.ssh`). When
 that connection drops, the view says so (:class:`RemoteSession.Reconnecting`), tries again with backoff
-(:data:`RECONNECT_DELAYS`) and, once attached again, takes in the session as it is now (panes opened or closed
+(:mod:`polter.ui.reconnection`) and, once attached again, takes in the session as it is now (panes opened or closed
 meanwhile, asks that came or went; every screen whole again) and says :class:`RemoteSession.Reconnected`. The
 session on the host never notices more than a window that left and came back.
 """
@@ -30,30 +30,30 @@ from typing import Final
 
 from pydantic import BaseModel
 from textual.message import Message
-from textual.message_pump import MessagePump
 
-from polter.errors import PolterError, SessionError, SessionMissing
+from polter.errors import PolterError
 from polter.gateway.models import AskAnswer, AskInfo, AuditRow, Capabilities, ElicitationReply, Phase, RolesStatus
 from polter.session import methods
 from polter.session import protocol as wire
 from polter.session.client import SessionClient
 from polter.session.registry import SessionFiles
-from polter.session.ssh import SshTarget
+from polter.session.ssh import RelayLink, SshTarget
 from polter.session.ssh import connect as connect_over_ssh
 from polter.tasks import BackgroundTasks
 from polter.terminal.frames import ScreenFrame
 from polter.terminal.keys import encode_key
 from polter.terminal.mirror import MirrorScreen
 from polter.terminal.source import FrameSink
+from polter.ui.reconnection import Reconnection
+from polter.ui.remote_asks import PendingAsks
+from polter.ui.session_messages import SessionMessages
 
-__all__ = ["AUDIT_KEPT", "RECONNECT_DELAYS", "RemotePane", "RemoteSession", "RemoteTerminal", "SessionTarget"]
+__all__ = ["AUDIT_KEPT", "RemotePane", "RemoteSession", "RemoteTerminal", "SessionTarget"]
 
 logger = logging.getLogger(__name__)
 
 AUDIT_KEPT: Final = 5000
 """Audit rows a window keeps for its audit screen (the gateway's SQLite log keeps everything)."""
-RECONNECT_DELAYS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
-"""Seconds before each new try to reach a session on another host again (the last repeats, without end)."""
 
 SessionTarget = SessionFiles | SshTarget
 """A session on this machine (its files), or on another host (reached over ssh)."""
@@ -155,7 +155,9 @@ class RemotePane:
 
 
 class RemoteSession:
-    """The app's view of its session. Create with :meth:`connect` inside the app's event loop."""
+    """The app's view of its session. Create with :meth:`connect` inside the app's event loop. Its parts: who
+    hears its messages (:attr:`messages`), the asks waiting for the human (:attr:`asks`), and for a session on
+    another host, the reconnection when the link drops (:attr:`reconnection`)."""
 
     class Event(Message):
         """What the host told every window about the session (a :data:`~polter.session.protocol.SessionEvent`,
@@ -189,17 +191,20 @@ class RemoteSession:
             self.reason, self.attempt, self.delay = reason, attempt, delay
 
     class Reconnected(Message):
-        """Attached again after :class:`Reconnecting`: the session's panes and asks are current again."""
+        """Attached again after :class:`Reconnecting`: the session's panes and asks are current again.
+        ``questions_gone``: the host's questions shown here that were decided meanwhile (in another window, or
+        nobody answered in time)."""
+
+        def __init__(self, questions_gone: list[wire.Question]) -> None:
+            super().__init__()
+            self.questions_gone = questions_gone
 
     def __init__(self, target: SessionTarget) -> None:
         self.target = target
-        self._targets: list[MessagePump] = []
-        self._early: list[Message] = []
-        """Messages that arrived before anyone subscribed (the screen is made after the connection)."""
+        self.messages = SessionMessages()
         self.client: SessionClient  # set by connect()
         self.panes: list[RemotePane] = []
-        self.asks: dict[str, AskInfo] = {}
-        """Pending asks by id, oldest first."""
+        self.asks = PendingAsks(self)
         self.questions: dict[str, wire.Question] = {}
         """The host's questions that wait for an answer, by id."""
         self.roles = RolesStatus(names=[], problems=[])
@@ -213,31 +218,34 @@ class RemoteSession:
         """How this window tells its terminal that a pane needs the human (``notify_terminal``)."""
         self.ended = False
         """The session ended, or this window lost it."""
-        self._futures: dict[str, asyncio.Future[AskAnswer]] = {}
         self.tasks = BackgroundTasks(logger)
-        self.reconnecting = False
-        """The connection to the session on another host broke and is being made again."""
-        self._leaving = False
+        self.reconnection = Reconnection(self)
+        self.leaving = False
+        """This window detaches or ends the session: a closed connection is no loss."""
 
     @classmethod
-    async def connect(cls, target: SessionTarget, client: SessionClient | None = None) -> RemoteSession:
+    async def connect(
+        cls, target: SessionTarget, client: SessionClient | None = None, *, link: RelayLink | None = None
+    ) -> RemoteSession:
         """Attach to the session ``target`` names (``client``: a connection to it made already, which this view
-        takes over); its messages wait for the first :meth:`subscribe`."""
+        takes over; ``link``: the ssh to it, started already); its messages wait for the first subscriber of
+        :attr:`messages`."""
         session = cls(target)
         if client is not None:
-            client.on_event, client.on_lost = session._event, session._lost
+            client.on_event, client.on_lost = session.take_event, session._lost
             session.client = client
         else:
-            session.client = await session._open()
+            session.client = await session.open_client(link)
         if isinstance(target, SshTarget) and target.name is None:  # reconnections go to this one
             session.target = SshTarget(target.host, session.client.welcome.info.name)
         session._take(session.client.state)
         return session
 
-    async def _open(self) -> SessionClient:
+    async def open_client(self, link: RelayLink | None = None) -> SessionClient:
+        """A new connection to the session, attached (``link``: its ssh, started already)."""
         if isinstance(self.target, SshTarget):
-            return await connect_over_ssh(self.target, on_event=self._event, on_lost=self._lost)
-        return await SessionClient.connect(self.target, on_event=self._event, on_lost=self._lost)
+            return await connect_over_ssh(self.target, on_event=self.take_event, on_lost=self._lost, link=link)
+        return await SessionClient.connect(self.target, on_event=self.take_event, on_lost=self._lost)
 
     @property
     def ssh_host(self) -> str | None:
@@ -254,9 +262,11 @@ class RemoteSession:
         self.agents = state.agents
         self.notify_terminal = state.notify_terminal
         for ask in state.asks:
-            self._ask_arrived(ask)
+            self.asks.arrived(ask)
+        for question in state.questions:
+            self.take_event(question)
         for elicitation in state.elicitations:  # shown as if it arrived now
-            self._post(self.Event(wire.ElicitationEvent(elicitation=elicitation)))
+            self.messages.post(self.Event(wire.ElicitationEvent(elicitation=elicitation)))
         self.tasks.run(self._catch_up_audit(), "reading the audit log")
 
     @property
@@ -268,35 +278,9 @@ class RemoteSession:
     def pane(self, pane_id: str) -> RemotePane | None:
         return next((pane for pane in self.panes if pane.id == pane_id), None)
 
-    def subscribe(self, target: MessagePump) -> None:
-        """Post this session's messages to ``target`` too; the first subscriber also gets the asks (and
-        what arrived before it subscribed)."""
-        if target in self._targets:
-            return
-        self._targets.append(target)
-        early, self._early = self._early, []
-        for message in early:
-            target.post_message(message)
-
-    def unsubscribe(self, target: MessagePump) -> None:
-        with contextlib.suppress(ValueError):
-            self._targets.remove(target)
-
-    def _post(self, message: Message) -> None:
-        if not self._targets:
-            self._early.append(message)
-            return
-        if isinstance(message, self.AskRequested) or (
-            isinstance(message, self.Event) and isinstance(message.event, wire.Question)
-        ):
-            self._targets[0].post_message(message)
-            return
-        for target in list(self._targets):
-            target.post_message(message)
-
     # -- events ----------------------------------------------------------------------------------
 
-    def _event(self, message: BaseModel) -> None:
+    def take_event(self, message: BaseModel) -> None:
         """Take in what the host sent; tell the screens what they need to hear."""
         match message:
             case wire.FrameEvent(pane=pane_id, frame=frame):
@@ -305,10 +289,10 @@ class RemoteSession:
                     pane.terminal.frame(frame)
                 return
             case wire.AskEvent(ask=ask):
-                self._ask_arrived(ask)
+                self.asks.arrived(ask)
                 return
             case wire.AskClosedEvent(ask=ask):
-                if not self._ask_over(ask):
+                if not self.asks.over(ask):
                     return
             case wire.PaneUpdated(pane=state):
                 pane = self.pane(state.id)
@@ -340,7 +324,11 @@ class RemoteSession:
                 if up and not restarted:
                     return
             case wire.Question():
+                if message.id in self.questions:
+                    return
                 self.questions[message.id] = message
+                self.messages.post(self.Event(message), first_only=True)  # one dialog
+                return
             case wire.QuestionClosed(id=question_id):
                 if self.questions.pop(question_id, None) is None:
                     return
@@ -356,98 +344,49 @@ class RemoteSession:
                 pass
             case _:
                 return
-        self._post(self.Event(message))
+        self.messages.post(self.Event(message))
 
     def _lost(self, reason: str) -> None:
-        if self.ended or self._leaving:  # (the host closes the connection after it said the session ended)
+        if self.ended or self.leaving:  # (the host closes the connection after it said the session ended)
             return
         if self.ssh_host is not None:
-            self.reconnecting = True
-            self.tasks.run(self._reconnect(reason), "reconnecting to the session")
+            self.reconnection.start(reason)
             return
         self.ended = True
-        self._post(self.Lost(reason))
+        self.messages.post(self.Lost(reason))
 
-    async def _reconnect(self, reason: str) -> None:
-        """Attach again, with backoff, until it works, the session is gone, or this window leaves."""
-        attempt = 0
-        while not self._leaving:
-            delay = RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)]
-            attempt += 1
-            self._post(self.Reconnecting(reason, attempt, delay))
-            await asyncio.sleep(delay)
-            if self._leaving:
-                return
-            try:
-                client = await self._open()
-            except SessionMissing as exc:  # it ended meanwhile
-                self.reconnecting, self.ended = False, True
-                self._post(self.Lost(str(exc)))
-                return
-            except SessionError as exc:
-                reason = str(exc)
-                continue
-            self.client = client
-            self.reconnecting = False
-            self._retake(client.state)
-            self.tasks.run(self._catch_up_audit(), "reading the audit log")  # the rows logged meanwhile
-            self._post(self.Reconnected())
-            return
-
-    def _retake(self, state: wire.SessionState) -> None:
-        """Attached again: take in the session as it is now, through the events that would have said so."""
+    def attached_again(self, client: SessionClient) -> None:
+        """Attached again after the link dropped: take in the session as it is now, through the events that would
+        have said so, then say :class:`Reconnected`."""
+        self.client = client
+        state = client.state
         self.info = state.info
         known = {pane.id for pane in self.panes}
         now = {pane.id for pane in state.panes}
         for pane_id in known - now:
-            self._event(wire.PaneRemoved(pane=pane_id))
+            self.take_event(wire.PaneRemoved(pane=pane_id))
         for index, pane_state in enumerate(state.panes):
             if pane_state.id in known:
-                self._event(wire.PaneUpdated(pane=pane_state))
+                self.take_event(wire.PaneUpdated(pane=pane_state))
             else:
-                self._event(wire.PaneAdded(pane=pane_state, index=index))
+                self.take_event(wire.PaneAdded(pane=pane_state, index=index))
         for pane in self.panes:
             pane.terminal.resend_size()
-        pending = {ask.id for ask in state.asks}
-        for ask in list(self.asks.values()):
-            if ask.id not in pending:
-                self._event(wire.AskClosedEvent(ask=ask))
-        for ask in state.asks:
-            self._ask_arrived(ask)
+        self.asks.attached_again(state.asks)
+        waiting = {question.id for question in state.questions}
+        gone = [question for question in self.questions.values() if question.id not in waiting]
+        for question in gone:
+            del self.questions[question.id]
         if state.roles != self.roles:
-            self._event(wire.RolesEvent(status=state.roles))
+            self.take_event(wire.RolesEvent(status=state.roles))
         self.server_names = state.servers
         self.adapters = state.adapters
         if state.ready and not self.ready:
-            self._event(wire.Ready())
-
-    def _ask_arrived(self, ask: AskInfo) -> None:
-        if ask.id in self._futures:
-            return
-        future: asyncio.Future[AskAnswer] = asyncio.get_running_loop().create_future()
-        self._futures[ask.id] = future
-        self.asks[ask.id] = ask
-        future.add_done_callback(lambda done: self._resolved(ask, done))
-        self._post(self.AskRequested(ask, future))
-
-    def _resolved(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
-        if not future.cancelled():
-            answer = methods.AnswerParams(ask=ask.id, answer=future.result())
-            self.tasks.run(self.client.call(answer), f"answering the ask {ask.id}")
-
-    def _ask_over(self, ask: AskInfo) -> bool:
-        """Whether ``ask`` was one this window knew (then its screens hear that it is over)."""
-        future = self._futures.pop(ask.id, None)
-        self.asks.pop(ask.id, None)
-        if future is not None and not future.done():
-            future.cancel()
-        return future is not None
-
-    def answer(self, ask_id: str, answer: AskAnswer) -> None:
-        """Answer an ask (the same as resolving its future)."""
-        future = self._futures.get(ask_id)
-        if future is not None and not future.done():
-            future.set_result(answer)
+            self.take_event(wire.Ready())
+        self.tasks.run(self._catch_up_audit(), "reading the audit log")  # the rows logged meanwhile
+        self.messages.post(self.Reconnected(gone))
+        for question in state.questions:  # after: the dialogs of those gone go first
+            self.take_event(question)
 
     async def _catch_up_audit(self) -> None:
         for row in await self.client.call(methods.AuditParams(after=0)):
@@ -531,13 +470,13 @@ class RemoteSession:
 
     async def end(self, reason: str = "quit from a window") -> None:
         """End the session: every program in it, and the gateway."""
-        self._leaving = True
+        self.leaving = True
         with contextlib.suppress(PolterError):
             await self.client.call(methods.KillParams(reason=reason))
         await self.client.closed.wait()
 
     async def detach(self) -> None:
         """Leave the session running; this window stops showing it."""
-        self._leaving = True
+        self.leaving = True
         self.tasks.cancel()
         await self.client.aclose()

@@ -125,7 +125,7 @@ class SessionScreen(EchoScreen[None]):
         start = start or (panes[0] if panes else None)
         if start is not None:
             start.terminal.focus()
-        self.session.subscribe(self)
+        self.session.messages.subscribe(self)
 
     def on_screen_resume(self) -> None:
         """A prefix key's hints, the palette or a dialog closed: Textual forgets their widgets' lines."""
@@ -218,9 +218,11 @@ class SessionScreen(EchoScreen[None]):
         )
 
     @on(RemoteSession.Reconnected)
-    def _reconnected(self, _message: RemoteSession.Reconnected) -> None:
+    def _reconnected(self, message: RemoteSession.Reconnected) -> None:
         for pane in self.grid.panes:
             pane.show_host()
+        for question in message.questions_gone:
+            self.questions.gone(question)
         self.notify(f"Attached to {self.session.name} again.", title="Reconnected", timeout=4)
 
     @on(RemoteSession.Lost)

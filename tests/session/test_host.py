@@ -355,7 +355,7 @@ async def test_a_servers_form_that_waits_while_nobody_is_attached_is_shown_to_th
         assert (waiting.pane, waiting.server, waiting.message) == ("p1", "features", "Your name?")
         remote = await RemoteSession.connect(host.files)
         try:
-            shown = [m.event for m in remote._early if isinstance(m, RemoteSession.Event)]
+            shown = [m.event for m in remote.messages._early if isinstance(m, RemoteSession.Event)]
             assert [e.elicitation.id for e in shown if isinstance(e, wire.ElicitationEvent)] == [waiting.id]
         finally:
             await remote.client.aclose()
@@ -392,9 +392,9 @@ async def test_a_window_that_attaches_while_a_question_waits_is_asked() -> None:
         asking = asyncio.create_task(host.questions.ask("Setup", "Run it?"))
         await wait_until(lambda: host.questions.pending(), message="the question to wait")
         late = await attach(host)
-        await wait_until(lambda: late.of(wire.Question), message="the question in the window that came later")
         assert late.client is not None
-        await late.client.call(methods.AnswerQuestionParams(id=late.of(wire.Question)[0].id, answer=False))
+        [question] = late.client.state.questions  # in the state it attaches to
+        await late.client.call(methods.AnswerQuestionParams(id=question.id, answer=False))
         assert await asking is False
 
 

@@ -22,16 +22,20 @@ import pytest
 from support.panes import BASH, bash_spec, screen_text
 from support.polter_terminal import COLUMNS, LINES, polter, window
 from support.session import attached, hosted
-from support.sshd import SshHost, login_env, other_polter, ssh_client
+from support.sshd import OTHER_COMMIT, SshHost, control_master, login_env, other_polter, relay_links, ssh_client
 from support.waiting import wait_until
 
 from polter import __version__
 from polter.session import protocol as wire
+from polter.session.installed import this_installation
 from polter.session.ssh import CONNECT_TIMEOUT, SshTarget, relay_request
 from polter.session.ssh import connect as connect_over_ssh
 from polter.ui.app import PolterApp
 
 pytestmark = pytest.mark.e2e
+
+HERE_COMMIT = this_installation().short_commit
+HERE = this_installation().describe(__version__, wire.PROTOCOL_VERSION)
 
 PANES = "notify_quiet = 0.5\n" + "".join(
     f'[[panes]]\nadapter = "shell"\nrole = "coder"\ncommand = ["{BASH}", "--norc", "--noprofile"]\n' for _ in range(2)
@@ -241,9 +245,9 @@ async def test_ls_lists_the_sessions_of_two_hosts_and_of_the_configured_ones(
         ("down", "cannot reach down over SSH (ssh: connect to host 127.0.0.1 port"),
         ("stranger", "cannot log in to stranger over SSH (" ),
         ("nopolter", "polter is not installed on nopolter (or not on the PATH of an SSH login there): install "
-                     f"Polter {__version__} on nopolter"),
-        ("oldpolter", f"oldpolter runs Polter 0.0.9 (protocol {wire.PROTOCOL_VERSION}) and this is Polter "
-                      f"{__version__}"),
+                     f"there the Polter this is ({HERE}): a clone of Polter's repository at commit {HERE_COMMIT} "
+                     "with `make .venv/.installed` run in it"),
+        ("oldpolter", f"oldpolter runs Polter 0.0.9 (protocol {wire.PROTOCOL_VERSION}) from "),
     ],
 )  # fmt: skip
 def test_each_way_a_host_cannot_be_used_is_one_line_saying_what_to_do(host: str, said: str) -> None:
@@ -254,19 +258,16 @@ def test_each_way_a_host_cannot_be_used_is_one_line_saying_what_to_do(host: str,
         assert result.returncode == 1, (command, result)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0] and "Traceback" not in result.stderr, (command, result.stderr)
-    if host == "oldpolter":
-        assert f"pipx install --force polter=={__version__}" in lines[0]
-
-
-def _ssh_children() -> list[int]:
-    """This process's ssh children (the window's link)."""
-    found = []
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if any(part.endswith(b"ssh") for part in cmdline[:2]) and b"relay" in b" ".join(cmdline):
-                found.append(int(pid))
-    return found
+    if host == "oldpolter":  # both Polters, and the command that makes the host's this one
+        clone = re.search(r" from (\S+) at ", lines[0])
+        assert clone is not None and Path(clone[1], ".git", "HEAD").read_text().strip() == OTHER_COMMIT
+        assert (
+            f"at {OTHER_COMMIT[:10]} and this is {HERE}: update the one on oldpolter to this one's commit " in lines[0]
+        )
+        assert (
+            f"`ssh oldpolter 'cd {clone[1]} && git fetch && git checkout {HERE_COMMIT} && make .venv/.installed'`"
+            in lines[0]
+        )
 
 
 async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_lost(hosts: Hosts) -> None:
@@ -284,11 +285,11 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         pane.terminal.focus()
         await pilot.press(*"seq 1 300000 | sed s/^/row-/; echo flood-$((40+2))-done", "enter")
         await wait_until(lambda: "row-" in shown(), timeout=60, message=shown)
-        [link] = _ssh_children()
-        os.kill(link, signal.SIGKILL)  # the SSH connection dies mid-flood
-        await wait_until(lambda: session.reconnecting, message="the window to say it reconnects")
+        assert len(relay_links()) == 1
+        os.kill(control_master("alpha"), signal.SIGKILL)  # the SSH connection dies mid-flood (the window's channel too)
+        await wait_until(lambda: session.reconnection.active, message="the window to say it reconnects")
         assert "reconnecting" in str(pane.header.query_one("#badge-host").content)
-        await wait_until(lambda: not session.reconnecting, timeout=60, message="the window to attach again")
+        await wait_until(lambda: not session.reconnection.active, timeout=60, message="the window to attach again")
         assert not session.ended and [p.id for p in session.panes] == ["p1", "p2"]
         await wait_until(lambda: "flood-42-done" in shown(), timeout=90, message=shown)
         await pilot.press(*"echo after-$((1+1))", "enter")

@@ -9,7 +9,7 @@ import pytest
 
 from polter import __version__
 from polter.errors import SessionError
-from polter.session.ssh import SshTarget, explain_failure, parse_target, ssh_argv
+from polter.session.ssh import CONTROL_PERSIST, SshTarget, control_options, explain_failure, parse_target, ssh_argv
 
 
 def test_targets_name_a_host_and_a_session() -> None:
@@ -33,6 +33,19 @@ def test_ssh_is_given_the_host_after_its_options_and_the_relay_as_one_quoted_com
     assert "BatchMode=yes" not in ssh_argv("gpu", [], interactive=True)
 
 
+def test_every_connection_to_a_host_shares_polter_s_control_master_in_the_private_runtime_dir(
+    isolated_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ssh_argv("gpu", [], interactive=False)
+    assert "ControlMaster=auto" in argv and f"ControlPersist={CONTROL_PERSIST}" in argv
+    assert f"ControlPath={isolated_dirs['runtime']}/ssh-%C" in argv
+    assert argv.index("ControlMaster=auto") < argv.index("--")  # options, before the host
+    long = isolated_dirs["runtime"] / ("x" * 60)  # with ssh's 62 characters, too long for a Unix socket
+    long.mkdir(mode=0o700)
+    monkeypatch.setenv("POLTER_RUNTIME_DIR", str(long))
+    assert control_options() == [] and "ControlMaster=auto" not in ssh_argv("gpu", [], interactive=False)
+
+
 @pytest.mark.parametrize(
     ("code", "stderr", "said"),
     [
@@ -40,7 +53,7 @@ def test_ssh_is_given_the_host_after_its_options_and_the_relay_as_one_quoted_com
         (255, "ssh: connect to host 10.0.0.9 port 22: Connection timed out", "cannot reach gpu over SSH"),
         (255, "root@127.0.0.1: Permission denied (publickey).", "cannot log in to gpu over SSH"),
         (255, "Host key verification failed.", "gpu's host key is unknown or changed"),
-        (127, "bash: line 1: polter: command not found", f"install Polter {__version__} on gpu"),
+        (127, "bash: line 1: polter: command not found", f"install there the Polter this is (Polter {__version__} "),
         (1, "something else", "ssh gpu failed (something else)"),
     ],
 )

@@ -16,6 +16,7 @@ key, its own known_hosts) and an ``ssh`` wrapper that runs ``ssh -F that_config`
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -187,13 +188,22 @@ def _user() -> str:
     return pwd.getpwuid(os.getuid()).pw_name
 
 
+OTHER_COMMIT = "0123456789" * 4
+"""The commit of :func:`other_polter`'s clone."""
+
+
 def other_polter(folder: Path, version: str) -> Path:
-    """A folder whose ``polter`` is this checkout's Polter with another version number (a host that has another
-    release installed): the package copied, its ``__version__`` changed."""
-    package = folder / "lib" / "polter"
+    """A folder whose ``polter`` is this checkout's Polter with another version number (a host whose clone of
+    Polter is at another commit): the package copied into a clone-like folder (``pyproject.toml``, and a
+    ``.git`` whose HEAD is :data:`OTHER_COMMIT`), its ``__version__`` changed."""
+    clone = folder / "clone"
+    package = clone / "polter"
     shutil.copytree(
         Path(__file__).resolve().parents[2] / "polter", package, ignore=shutil.ignore_patterns("__pycache__")
     )
+    shutil.copy(Path(__file__).resolve().parents[2] / "pyproject.toml", clone / "pyproject.toml")
+    (clone / ".git").mkdir()
+    (clone / ".git" / "HEAD").write_text(OTHER_COMMIT + "\n")
     init = package / "__init__.py"
     text = init.read_text()
     init.write_text(text.replace('__version__ = "', f'__version__ = "{version}"  # was "', 1))
@@ -203,3 +213,31 @@ def other_polter(folder: Path, version: str) -> Path:
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={package.parent} exec {sys.executable} -m polter "$@"\n')
     wrapper.chmod(0o755)
     return binary
+
+
+def relay_links() -> list[int]:
+    """This process's ssh children that run ``polter relay`` (a window's links; over Polter's ControlMaster, the
+    channel that a kill ends, the relay on the host with it)."""
+    found = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if any(part.endswith(b"ssh") for part in cmdline[:2]) and b"relay" in b" ".join(cmdline):
+                found.append(int(pid))
+    return found
+
+
+def control_master(host: str) -> int:
+    """The pid of Polter's ssh ControlMaster to ``host`` (the process that holds the TCP connection)."""
+    from polter.session.ssh import control_options
+
+    checked = subprocess.run(["ssh", *control_options(), "-O", "check", host], capture_output=True, text=True)
+    found = re.search(r"Master running \(pid=(\d+)\)", checked.stderr)
+    assert found is not None, f"no ControlMaster to {host}: {checked.stderr}"
+    return int(found[1])
+
+
+def end_control_master(host: str) -> None:
+    from polter.session.ssh import control_options
+
+    subprocess.run(["ssh", *control_options(), "-O", "exit", host], capture_output=True, check=False, timeout=30)

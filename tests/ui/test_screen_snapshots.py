@@ -305,7 +305,7 @@ async def test_the_audit_filters_work_from_their_selects_and_new_rows_arrive_liv
 
         # The gateway logs two more decisions: the one of the filtered server shows, the other does not.
         for new in (row(7, server="terraria", name="world_rain"), row(8, decision="deny")):
-            space._event(AuditEvent(row=new))
+            space.take_event(AuditEvent(row=new))
         await pilot.pause()
         assert shown() == [1, 2, 5, 8] and table.cursor_row == 3  # following the newest
         assert "4 of 8" in str(screen.query_one("#audit-count", Label).content)
