@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from support.gateway import fixture_server, write_roles
 from support.session import hosted
@@ -301,6 +302,48 @@ async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monk
         assert refused.is_error and "team.wait" in said(refused)  # helper's role has no wait
 
 
+async def report(host: SessionHost, number: int, payload: dict[str, Any]) -> None:
+    """What the pane's CLI says through its own hooks (Claude Code's payloads), with the pane's token."""
+    headers = {"Authorization": f"Bearer {token(host, number)}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(base_url=host.workspace.url or "", headers=headers, timeout=30) as http:
+        response = await http.post("/hook/claude-code/state", content=json.dumps(payload).encode())
+    assert response.status_code == 200, response.text
+
+
+async def test_done_comes_from_the_clis_hooks_where_it_has_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's Stop hook ends a wait until done at once, though its screen still draws; panes shows it done."""
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="work 60")
+        target = host.panes[1]
+        await wait_until(lambda: "Working for 60 s" in text_of(host, target.id), message=lambda: text_of(host, "p2"))
+        await report(host, 2, {"hook_event_name": "UserPromptSubmit", "prompt": "work 60"})
+        waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
+        await wait_until(lambda: host.team.membership(target).waits, message="the wait in the host")
+        [listed] = [pane for pane in json.loads(said(await floor(host, 1, "panes"))) if pane["number"] == 2]
+        assert listed["state"] == "working"
+        await report(host, 2, {"hook_event_name": "Stop", "last_assistant_message": "Reviewed: fine."})
+        waited = await asyncio.wait_for(waiting, 30)
+        assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
+        assert "Worked 60 s" not in text_of(host, target.id)  # the screen still draws its work: the hook decided
+        [listed] = [pane for pane in json.loads(said(await floor(host, 1, "panes"))) if pane["number"] == 2]
+        assert listed["state"] == "done"
+
+
+async def test_panes_shows_done_once_a_handed_task_showed_as_work_and_is_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="work 2")
+        await wait_until(lambda: host.panes[1].agent_state is AgentState.WORKING, message=lambda: text_of(host, "p2"))
+
+        async def state() -> str:
+            [listed] = [pane for pane in json.loads(said(await floor(host, 1, "panes"))) if pane["number"] == 2]
+            return str(listed["state"])
+
+        assert await state() == "working"
+        waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
+        assert not waited.is_error, said(waited)
+        assert await state() == "done"
+
+
 async def test_a_cycle_of_waits_is_refused_at_once_with_the_cycle_named(monkeypatch: pytest.MonkeyPatch) -> None:
     async with await team_session(monkeypatch, "lead", "lead") as host:
         first = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="waiting", timeout=20))
@@ -426,8 +469,11 @@ async def test_nothing_queued_is_typed_into_a_restarted_program(monkeypatch: pyt
         await floor(host, 1, "send", pane=2, message="never 2")
         pane = host.panes[1]
         await host._restart(pane)
-        await wait_until(lambda: pane.terminal.running and "you>" in text_of(host, pane.id), timeout=30,
-                         message=lambda: text_of(host, pane.id))  # fmt: skip (a fresh screen)
+        await wait_until(
+            lambda: pane.terminal.running and "you>" in text_of(host, pane.id),
+            timeout=30,
+            message=lambda: text_of(host, pane.id),
+        )  # fmt: skip (a fresh screen)
         assert host.team.queued(pane) == 0
         human_types(host, 2, "after restart")
         await wait_until(lambda: "after restart" in text_of(host, pane.id))
