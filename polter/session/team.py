@@ -56,6 +56,9 @@ SETTLE: Final = 1.0
 """A turn the agent's state never showed as work (an answer drawn at once) is over once its screen has been quiet
 this long after the message was typed. A turn that showed as work is over when the agent is idle again, and one
 its CLI's hooks said ended is over at once."""
+ENTER_AFTER: Final = 0.15
+"""Seconds between a message's paste and its Enter: a CLI that tells a paste by its speed (Codex) takes an Enter that
+follows at once as a newline in the paste, and the prompt is never submitted."""
 TICK: Final = 0.05
 """How often queues and waits look at their panes while any is pending."""
 MAX_WAIT_LINES: Final = 500
@@ -320,7 +323,13 @@ class Team:
         screen = terminal.screen
         bracketed = screen is not None and screen.bracketed_paste
         terminal.paste(message.text if bracketed else message.text.replace("\n", " "))  # one message, one prompt
-        terminal.key("enter")  # not pane.key: the pane's typed line (the human's words) never sees it
+        process = terminal.process
+
+        def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
+            if terminal.running and terminal.process is process:
+                terminal.key("enter")
+
+        asyncio.get_running_loop().call_later(ENTER_AFTER, submit)
         member.sender = message.sender
         member.delivered += 1
         member.delivered_at = time.monotonic()
