@@ -10,6 +10,7 @@ session host, against the fake model API (scripted to call the tools):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from support.waiting import wait_until
 from polter.adapters import TestMode
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
-from polter.protocol import FLOOR_SERVER
+from polter.protocol import FLOOR_SERVER, AgentState
 from polter.session.agents import PanePlan
 from polter.session.config import PaneSetup
 from polter.session.host import SessionHost
@@ -78,12 +79,12 @@ def text_of(pane: HostPane) -> str:
     )
 
 
-async def listed_polters_tools(host: SessionHost) -> None:
-    """Wait until Claude Code has asked the gateway for its tools (in a TUI it connects after its prompt shows, and
-    a prompt typed before that reaches the model without Polter's tools)."""
+async def listed_polters_tools(host: SessionHost, title: str = "claude") -> None:
+    """Wait until the CLI of the pane ``title`` has asked the gateway for its tools (in a TUI it connects after its
+    prompt shows, and a prompt typed before that reaches the model without Polter's tools)."""
     deadline = time.monotonic() + 60
-    while not any(info.title == "claude" and info.clients for info in await host.workspace.client.panes()):
-        assert time.monotonic() < deadline, "Claude Code did not reach the gateway in 60 s"
+    while not any(info.title == title and info.clients for info in await host.workspace.client.panes()):
+        assert time.monotonic() < deadline, f"the CLI of {title} did not reach the gateway in 60 s"
         await asyncio.sleep(0.1)
 
 
@@ -118,7 +119,7 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
             await wait_until(lambda: "? for shortcuts" in screen_of(lead), timeout=120, message=lambda: screen_of(lead))
             await listed_polters_tools(host)
 
-            await ask(lead, model, "open a reviewer", "\"pane\":2")  # its structured result
+            await ask(lead, model, "open a reviewer", '"pane":2')  # its structured result
             reviewer = host.panes[1]
             reviewer.resize(120, 40)
             assert reviewer.agent is not None and (reviewer.agent.adapter.name, reviewer.agent.role) == (
@@ -139,8 +140,15 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
 async def ask(pane: HostPane, model: FakeModelServer, words: str, expect: str) -> None:
     """The human types ``words`` into the CLI; its model calls a team tool, whose result holds ``expect``."""
     before = text_of(pane).count("FINAL")
+    await wait_until(lambda: pane.agent_state is AgentState.IDLE, timeout=60, message=lambda: text_of(pane))
     await type_line(pane, words)
-    await wait_until(lambda: text_of(pane).count("FINAL") > before, timeout=240, message=lambda: text_of(pane))
+    deadline = time.monotonic() + 240
+    while text_of(pane).count("FINAL") <= before:  # a CLI busy a moment more may take the Enter as a newline
+        assert time.monotonic() < deadline, text_of(pane)
+        with contextlib.suppress(AssertionError):
+            await wait_until(lambda: text_of(pane).count("FINAL") > before, timeout=15)
+        if text_of(pane).count("FINAL") <= before and pane.agent_state is AgentState.IDLE:
+            pane.terminal.send(b"\r")
     results = [request.tool_result or "" for request in model.requests if request.tool_result]
     assert any(expect in result for result in results[-3:]) or expect in text_of(pane), (words, results[-3:])
 
@@ -180,3 +188,42 @@ async def test_a_role_that_may_open_helpers_only_is_refused_a_leads_pane(
             await wait_until(lambda: any('team.open is ["e2e-helper"]' in (request.tool_result or "")
                                          for request in model.requests), timeout=60)  # fmt: skip
             assert len(host.panes) == 1
+
+
+async def test_gemini_cli_hands_the_scripted_agent_work_waits_for_it_and_reads_it(
+    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli = real_cli("gemini-cli")
+    monkeypatch.setenv("PATH", f"{cli.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    write_roles(config_dir() / "roles", ROLES)
+    tool = f"mcp_{FLOOR_SERVER}_{{}}".format
+    rules = [
+        Rule(when="hand it over", call=tool("send"), arguments={"pane": 2, "message": "work 1.2"}),
+        Rule(when="wait for it", call=tool("wait"), arguments={"pane": 2, "until": "done", "timeout": 60}),
+        Rule(when="read it", call=tool("read"), arguments={"pane": 2, "lines": 20}),
+    ]
+    shell = discover(entry_points=False).get("shell")
+    with FakeModelServer(rules) as model:
+        plans = [
+            PanePlan(PaneSetup(adapter="gemini-cli", role="e2e-lead", cwd=project, title="gemini"), cli.adapter,
+                     "the test"),
+            PanePlan(PaneSetup(adapter="shell", role="e2e-helper", cwd=project, title="scripted",
+                               command=[sys.executable, "-m", "polter.demo.agent"]), shell, "the test"),
+        ]  # fmt: skip
+        launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
+        async with hosted(launch=launch) as host:
+            await wait_until(lambda: host.ready, timeout=60, message="the session's panes")
+            gemini, scripted = host.panes
+            for pane in (gemini, scripted):
+                pane.resize(120, 40)
+            await wait_until(lambda: "Type your message" in screen_of(gemini), timeout=120,
+                             message=lambda: screen_of(gemini))  # fmt: skip
+            await wait_until(lambda: "you>" in screen_of(scripted), timeout=30, message=lambda: screen_of(scripted))
+            await listed_polters_tools(host, "gemini")
+            for words, expect in (("hand it over", "typed into pane 2"), ("wait for it", "Worked 1.2 s: done."),
+                                  ("read it", "[from pane 1 · e2e-lead] work 1.2")):  # fmt: skip
+                await ask(gemini, model, words, expect)
+            assert "A message from pane 1 · e2e-lead's agent" in text_of(scripted)
+            calls = [(row.name, row.decision) for row in host.workspace.audit_rows
+                     if row.server == FLOOR_SERVER and row.layer == "call"]  # fmt: skip
+            assert calls == [("send", "allow"), ("wait", "allow"), ("read", "allow")], calls
