@@ -111,9 +111,11 @@ BUILTIN_KINDS = {
     **dict.fromkeys(("view_image", "read_file", "list_dir", "grep_files"), "read"),
     **dict.fromkeys(("web_search", "web_fetch"), "web"),
     **dict.fromkeys(("update_plan", "request_user_input", "tool_search", "get_goal", "set_goal"), "meta"),
+    "send_input": "agent",
 }
 """Codex 0.171.0's built-in tools as its hooks name them, by the role's kinds; its
-sub-agent tools (spawn_agent, wait_agent, ...) are agents, anything else a kind of its own."""
+sub-agent tools (spawn_agent, wait_agent, send_input, close_agent, whatever else names an agent) are agents,
+anything else a kind of its own."""
 BYPASSING_FEATURES = ("apps", "plugins")
 """Codex features that add MCP servers besides the pane's: switched off in every pane."""
 

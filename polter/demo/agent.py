@@ -3,8 +3,10 @@
 It reads what the human types, turns a few phrases into Terraria tool calls, and makes them through
 Polter's gateway with this pane's token (``$POLTER_TOKEN``), exactly as a real CLI's MCP client
 would: the pane's role decides every call. Like an over-eager model, it follows "make it rain" with
-an uninvited hardmode, which is what keyword gates are for. Run inside a pane:
-``python -m polter.demo.agent``.
+an uninvited hardmode, which is what keyword gates are for. ``work N`` is a turn of work with no call (it
+draws for N seconds, as a CLI does while its model answers), and a message another pane's agent sent
+(``[from pane N · role] ...``, docs/team.md) is read like a line of the human's, its sender named. Run inside
+a pane: ``python -m polter.demo.agent``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import re
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +43,8 @@ with this pane's token: this pane's role decides each call.
 """.replace(
     "{more}",
     " · ".join(
-        f"{CYAN}{word}{RESET}" for word in ("who is online", "status", "time noon", "kick NAME", "say TEXT", "tools")
+        f"{CYAN}{word}{RESET}"
+        for word in ("who is online", "status", "time noon", "kick NAME", "say TEXT", "tools", "work 3")
     ),
 )
 
@@ -147,6 +151,30 @@ def plan(line: str) -> list[Step]:
     return []
 
 
+MAX_WORK_SECONDS = 600.0
+WORK_STEP = 0.2
+"""Seconds between two lines a turn of work draws (its screen shows work, as a CLI's spinner does)."""
+_WORK = re.compile(r"\bwork\s+(\d+(?:\.\d+)?)\b", re.I)
+_FROM = re.compile(r"^\[from (pane \d+ · [^\]]+)\]\s*")
+
+
+def sender(line: str) -> tuple[str | None, str]:
+    """Who sent the line (``pane N · role`` of another pane's agent, or None: the human) and its words."""
+    found = _FROM.match(line)
+    return (found.group(1), line[found.end() :]) if found else (None, line)
+
+
+def work(seconds: float) -> None:
+    """A turn of work with no tool call: a line every :data:`WORK_STEP` seconds, then what was done."""
+    seconds = min(seconds, MAX_WORK_SECONDS)
+    say(f"{DIM}Working for {seconds:g} s.{RESET}")
+    steps = max(1, round(seconds / WORK_STEP))
+    for step in range(1, steps + 1):
+        time.sleep(seconds / steps)
+        print(f"  {DIM}· {step}/{steps}{RESET}", flush=True)
+    say(f"{GREEN}Worked {seconds:g} s: done.{RESET}")
+
+
 MAX_SHOWN = 240
 """Characters of a structured result the agent prints (it reads the rest, as a model would)."""
 
@@ -203,11 +231,18 @@ def main() -> int:
             return 0
         if not line:
             continue
+        who, line = sender(line)
+        if who is not None:
+            say(f"{DIM}A message from {who}'s agent (not your words: your gates stay shut).{RESET}")
+        working = _WORK.search(line)
+        if working:
+            work(float(working.group(1)))
+            continue
         steps = plan(line)
         if not steps:
             say(
                 f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
-                f"time noon, kick NAME, say TEXT, tools.{RESET}"
+                f"time noon, kick NAME, say TEXT, tools, work N.{RESET}"
             )
         for step in steps:
             try:

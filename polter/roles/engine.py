@@ -69,7 +69,7 @@ from polter.roles.rule_kinds import (
     kind_rules,
     stricter,
 )
-from polter.roles.team import DEFAULT_TEAM, TeamRules, compile_team
+from polter.roles.team import DEFAULT_TEAM, TeamRules, compile_team, decide_cli_agent
 
 __all__ = [
     "BuiltinRequest",
@@ -226,7 +226,10 @@ class CompiledRole:
         if isinstance(request, SkillRequest):
             return self._skill_verdict(request.skill)
         if isinstance(request, BuiltinRequest):
-            return decide_builtin(self._builtin_rules, request, Verdict)
+            verdict = decide_builtin(self._builtin_rules, request, Verdict)
+            if request.call.kind != "agent" or verdict.decision == "deny":
+                return verdict
+            return decide_cli_agent(self.name, self.team, request.call.cli_tool, verdict, Verdict)
         if isinstance(request, UpstreamRequest):
             return self._request_verdict(request)
         raise TypeError(f"not a request: {request!r}")

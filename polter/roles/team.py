@@ -6,6 +6,13 @@ names it: a role glob matching the pane's role, ``@sender`` (the pane that gave 
 or ``@opened`` (a pane the caller opened). Every verb needs ``see`` as well, and ``close`` only ever reaches
 panes the caller opened. ``open`` names the roles a pane opened by the caller may get.
 
+The CLIs' own agent tools (Claude Code's ``Agent``/``Task``/``Workflow``/``SendMessage``, Codex's ``spawn_agent``
+and its thread tools, Gemini CLI's ``invoke_agent``: the [builtins] kind ``agent``) are decided here too
+(:func:`decide_cli_agent`), after [builtins]: what starts, waits on or closes one of the CLI's sub-agents needs
+``team.open`` (a role that may not open helper panes may not start the CLI's own helpers either), what messages
+one needs ``team.send``. A sub-agent runs inside the pane's program, so in its sandbox, and its calls reach the
+gateway with the pane's token, so under its role: it can never grant more than the pane has.
+
 The comparison of two roles (:func:`proxy_differences`) is rule by rule, by pattern text: it shows a role
 grants nothing more only where that follows from the patterns as written (the same pattern at least as
 strict, or a default and exceptions that are all at least as strict). Where it cannot show it, it lists each
@@ -16,9 +23,9 @@ always a real widening (``write`` denied covers ``write(@outside)`` asked), neve
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from polter.protocol import Decision
 from polter.roles.models import DECISIONS, TeamPolicy
@@ -30,6 +37,7 @@ __all__ = [
     "TeamVerb",
     "TeamVerdict",
     "compile_team",
+    "decide_cli_agent",
     "decide_open",
     "decide_team",
     "proxy_differences",
@@ -163,6 +171,27 @@ def decide_open(role: str, rules: TeamRules, caller: Member, new_role: str) -> T
             f"The role {role} may not open a pane as {new_role}: team.open is {_listed(rules.open)}.",
         )
     return TeamVerdict(True, f'team.open["{found}"]', f"The role {role} may open panes as {new_role}.")
+
+
+V = TypeVar("V")
+MESSAGING_TOOLS = frozenset({"SendMessage", "send_input", "send_message"})
+"""The CLIs' agent tools that message another of their agents (Claude Code's, Codex's) rather than start one."""
+
+
+def decide_cli_agent(role: str, rules: TeamRules, cli_tool: str, builtins: V,
+                        verdict: Callable[[Decision, str, str], V]) -> V:  # fmt: skip
+    """The verdict on a call of the CLI's own agent tool ``cli_tool``: ``builtins`` (the [builtins] verdict) when
+    the role's [team] lets the pane do as much with panes, else a refusal built by ``verdict``."""
+    if cli_tool in MESSAGING_TOOLS:
+        if rules.send:
+            return builtins
+        why = (f"The role {role} may not message another agent ({cli_tool}): team.send is empty, and the CLI's own "
+               f"agents are decided by the same [team] rules as its panes.")  # fmt: skip
+        return verdict("deny", "team.send", why)
+    if rules.open:
+        return builtins
+    return verdict("deny", "team.open", f"The role {role} may not start the CLI's own sub-agents ({cli_tool}): "
+                   f"team.open is empty, so it may not open helpers, in a pane or inside its own.")  # fmt: skip
 
 
 # -- no escalation by proxy ------------------------------------------------------------------------------

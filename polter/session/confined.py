@@ -7,9 +7,11 @@ import functools
 import logging
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Final
 
 from polter.adapters import Adapter, PaneToPrepare, PreparedPane
 from polter.adapters.plugins import discover
@@ -63,13 +65,36 @@ def in_place(path: Path) -> Path:
     return path
 
 
+SQLITE_SUFFIXES: Final = (".sqlite", ".sqlite3", ".db")
+SQLITE_COMPANIONS: Final = ("-wal", "-shm")
+"""The files SQLite keeps beside a database in WAL mode."""
+
+
+def sqlite_in_place(path: Path) -> list[Path]:
+    """A kept SQLite database and its WAL companions, made to exist so that the sandbox can hold them writable in a
+    folder it holds read-only: SQLite creates and deletes its journal beside the database (where a link to it
+    leads), which a read-only folder refuses ("unable to open database file"). A missing (or empty) database is
+    created empty in WAL mode, which writes only to those companions; one the CLI made is in WAL mode already."""
+    if not path.exists() or path.stat().st_size == 0:  # (an empty file is a database with no header yet)
+        with contextlib.suppress(OSError, sqlite3.Error):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.closing(sqlite3.connect(path)) as database:
+                database.execute("PRAGMA journal_mode=WAL")
+            path.chmod(0o600)
+    return [path, *(in_place(Path(f"{path}{suffix}")) for suffix in SQLITE_COMPANIONS)]
+
+
 def state_paths(runtime_dir: Path, prepared: PreparedPane) -> tuple[Path, ...]:
     """What the CLI may write of its own state in its sandbox: its folders in the pane's runtime dir, each entry it
-    keeps in the user's folder, and the folders it keeps in place."""
+    keeps in the user's folder (a SQLite database with its companions), and the folders it keeps in place."""
     paths = [*(runtime_dir / home.folder for home in prepared.homes)]
     paths += [in_place(path) for path in prepared.state_folders]
     for home in prepared.homes:
-        paths += [home.user_folder / entry for entry in home.state() if entry not in home.copied]  # (made to exist)
+        for entry in home.state():
+            if entry in home.copied:
+                continue
+            path = home.user_folder / entry  # (a folder made to exist by the link)
+            paths += sqlite_in_place(path) if path.suffix in SQLITE_SUFFIXES else [path]
     return tuple(dict.fromkeys(paths))
 
 

@@ -47,7 +47,7 @@ from polter.session.panes import Panes
 from polter.session.questions import Questions
 from polter.session.registry import SessionFiles
 from polter.session.session_socket import SessionSocket
-from polter.session.team import Team
+from polter.session.team import Team, not_a_prompt, reads_prompts
 from polter.session.windows import Window, Windows
 from polter.session.workspace import (
     AgentChanged,
@@ -298,6 +298,8 @@ class SessionHost:
         if setup.worktree:
             setup = setup.model_copy(update={"cwd": self.worktrees.source(opener, setup.cwd)})
         [plan] = plan_panes([setup], registry, source="opened by an agent", where=lambda index: {})
+        if not reads_prompts(plan.adapter, plan.setup.command):  # its task would run as a command
+            raise SessionError(not_a_prompt(plan.adapter, plan.setup.command, "a pane of that adapter"))
         pane = await self._open_plan(plan)
         self._save()
         return pane
@@ -406,6 +408,8 @@ class SessionHost:
                 self._save()
             case StateReported(agent=agent, report=report):
                 self.attention.reported(agent, report)
+                if (pane := self.panes.of_agent(agent)) is not None:
+                    self.team.reported(pane)
             case TeamRequested(request=request):
                 self.team.handle(request)
             case NetworkChanged(up=up, reason=reason):

@@ -105,7 +105,7 @@ class HostPane:
                 time.monotonic() if now is None else now,
                 terminal.last_output,
                 terminal.last_input,
-                foreground_job=foreground is not None and process is not None and foreground != process.program_pid,
+                foreground_job=foreground is not None and process is not None and foreground != process.program_group,
             )
         return state
 

@@ -9,10 +9,14 @@ task, who opened it, and the messages queued for it:
   (the human's words reach the gateway only from a window's keys, :meth:`SessionHost._submit`). Control
   characters are dropped, so a message cannot end a bracketed paste or send keys of its own;
 - it is typed only when the agent is idle, nothing of the human's is half typed in the pane and no ask of it
-  waits; otherwise it waits in the pane's queue, in order, and :data:`SETTLE` seconds pass between two;
+  waits, and the turn the last message started is over (:meth:`Team.turn_over`); otherwise it waits in the
+  pane's queue, in order;
 - a pane that waits for the human (its CLI asks, or an ask of its calls is pending) is never typed into;
 - a pane that closes, whose program ends or restarts drops its queue and ends the waits on it with an error
-  saying so: nothing is typed into a restarted CLI without a new send.
+  saying so: nothing is typed into a restarted CLI without a new send;
+- only a program that reads what is typed as an agent's prompt is typed into (:func:`reads_prompts`): an agent
+  CLI, or the bundled scripted agent. A shell, or any other program a pane runs, would run a message as a
+  command (a shell pane may even run outside the sandbox), so ``send`` to it and ``open`` of it are refused.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from polter.adapters import Adapter
 from polter.errors import GatewayError, PolterError, SessionError
 from polter.gateway.models import TeamMember, TeamReply, TeamRequest
 from polter.protocol import AgentState
@@ -42,15 +48,22 @@ from polter.tasks import BackgroundTasks
 if TYPE_CHECKING:
     from polter.session.call_table import CallTable
 
-__all__ = ["SETTLE", "Team"]
+__all__ = ["SCRIPTED_AGENT", "SETTLE", "Team", "not_a_prompt", "reads_prompts"]
 
 logger = logging.getLogger(__name__)
 
 SETTLE: Final = 1.0
-"""Seconds after a message is typed before the next one may be: the agent's state catches up with its new turn."""
+"""A turn the agent's state never showed as work (an answer drawn at once) is over once its screen has been quiet
+this long after the message was typed. A turn that showed as work is over when the agent is idle again, and one
+its CLI's hooks said ended is over at once."""
+ENTER_AFTER: Final = 0.15
+"""Seconds between a message's paste and its Enter: a CLI that tells a paste by its speed (Codex) takes an Enter that
+follows at once as a newline in the paste, and the prompt is never submitted."""
 TICK: Final = 0.05
 """How often queues and waits look at their panes while any is pending."""
 MAX_WAIT_LINES: Final = 500
+SCRIPTED_AGENT: Final = ("-m", "polter.demo.agent")
+"""The bundled scripted agent's arguments after its Python (``polter --demo``'s agents)."""
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -71,6 +84,7 @@ class _Wait:
     caller: str
     until: str
     started_pushed: int
+    started_at: float
     seen_working: bool = False
     future: asyncio.Future[TeamReply] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
@@ -87,6 +101,10 @@ class _Membership:
     answered: int = 0
     """Deliveries a ``wait`` until done already returned for."""
     delivered_at: float = 0.0
+    worked: bool = False
+    """The agent's state showed work since the last message was typed."""
+    finished: bool = False
+    """The turn the last message started is over (its CLI's hooks said so, or it worked and went idle)."""
     pushed_at_delivery: int = 0
     waits: list[_Wait] = field(default_factory=list)
 
@@ -225,10 +243,38 @@ class Team:
             )
         return members
 
-    @staticmethod
-    def _state(pane: HostPane) -> str | None:
+    def _state(self, pane: HostPane) -> str | None:
+        """``working``, ``waiting`` (for the human), ``done`` (idle after a turn: its CLI's hooks said the turn
+        ended, or the task it was handed showed as work and is over) or ``idle``."""
         state = pane.agent_state
-        return None if state is None else ("waiting" if state is AgentState.WAITING else state.value)
+        if state is None:
+            return None
+        if state is AgentState.WAITING:
+            return "waiting"
+        member = self._members.get(pane.id)
+        if state is AgentState.IDLE and (pane.reading.turn_ended or (member is not None and member.finished)):
+            return "done"
+        return state.value
+
+    def turn_over(self, pane: HostPane, since: float, worked: bool, *, quiet: bool = True) -> bool:
+        """Whether a turn begun at ``since`` is over: the agent is idle and its CLI's hooks said a turn ended since,
+        or it showed as work (``worked``) since, or (``quiet``) its screen has been quiet for :attr:`settle`
+        seconds since."""
+        if pane.agent_state is not AgentState.IDLE:
+            return False
+        if pane.reading.turn_ended and pane.reported_at >= since:
+            return True
+        return worked or (quiet and time.monotonic() - max(since, pane.terminal.last_output) >= self.settle)
+
+    def _observe(self, pane: HostPane, member: _Membership) -> None:
+        """Note what the agent's state shows of the turns the team follows (read every tick and on each report)."""
+        working = pane.agent_state is AgentState.WORKING
+        if working:
+            member.worked = True
+            for wait in member.waits:
+                wait.seen_working = True
+        if member.delivered and not member.finished:
+            member.finished = self.turn_over(pane, member.delivered_at, member.worked, quiet=False)
 
     @staticmethod
     def read(pane: HostPane, lines: int) -> str:
@@ -242,10 +288,18 @@ class Team:
 
     def send(self, pane: HostPane, sender: str, label: str, message: str) -> str:
         """Queue the message for ``pane``; typed now if it is ready. What happened, for the sender."""
+        agent = pane.agent
+        if agent is None:
+            raise SessionError(f"pane {self._panes.number(pane)} runs no agent")
+        if not reads_prompts(agent.adapter, agent.setup.command):
+            raise SessionError(not_a_prompt(agent.adapter, agent.setup.command, f"pane {self._panes.number(pane)}"))
         if pane.terminal.started and not pane.terminal.running:
             raise SessionError(f"the program of pane {self._panes.number(pane)} is not running")
         member = self.membership(pane)
         member.queue.append(_Message(sender, label, f"[from {label}] {clean_message(message)}"))
+        if pane.terminal.running:
+            self._attention.attend(pane)
+            self._observe(pane, member)
         self._deliver(pane, member)
         self._show(pane, member)
         if member.queue:
@@ -259,10 +313,7 @@ class Team:
         terminal = pane.terminal
         if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
             return False
-        if time.monotonic() - member.delivered_at < self.settle:
-            return False
-        state = pane.read_agent_state()
-        return state is AgentState.IDLE and pane.agent_state is not AgentState.WAITING
+        return pane.read_agent_state() is AgentState.IDLE and self.turn_over(pane, member.delivered_at, member.worked)
 
     def _deliver(self, pane: HostPane, member: _Membership) -> None:
         if not member.queue or not self._ready(pane, member):
@@ -272,10 +323,17 @@ class Team:
         screen = terminal.screen
         bracketed = screen is not None and screen.bracketed_paste
         terminal.paste(message.text if bracketed else message.text.replace("\n", " "))  # one message, one prompt
-        terminal.key("enter")  # not pane.key: the pane's typed line (the human's words) never sees it
+        process = terminal.process
+
+        def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
+            if terminal.running and terminal.process is process:
+                terminal.key("enter")
+
+        asyncio.get_running_loop().call_later(ENTER_AFTER, submit)
         member.sender = message.sender
         member.delivered += 1
         member.delivered_at = time.monotonic()
+        member.worked = member.finished = False
         member.pushed_at_delivery = screen.history_pushed if screen is not None else 0
         pane.task_from = (message.sender, message.label)
         self._show(pane, member)
@@ -292,8 +350,10 @@ class Team:
         screen = pane.terminal.screen
         unanswered = member.delivered > member.answered
         started = member.pushed_at_delivery if unanswered else (screen.history_pushed if screen is not None else 0)
-        wait = _Wait(caller, until, started)
+        wait = _Wait(caller, until, started, time.monotonic())
         member.waits.append(wait)
+        self._attention.attend(pane)
+        self._observe(pane, member)
         self._check_waits(pane, member)
         self._tick_soon()
         try:
@@ -306,20 +366,19 @@ class Team:
                 member.waits.remove(wait)
 
     def _check_waits(self, pane: HostPane, member: _Membership) -> None:
-        state = pane.agent_state
+        """End the waits whose state the pane reached: ``waiting``; ``idle`` (nothing queued, the last message's
+        turn over); ``done`` (the same, after a turn: the one a message not yet answered by a ``done`` started,
+        else one begun since the wait did)."""
         for wait in list(member.waits):
             if wait.future.done():
                 continue
-            if state is AgentState.WORKING:
-                wait.seen_working = True
-            idle = state is AgentState.IDLE and not member.queue
+            settled = not member.queue and self.turn_over(pane, member.delivered_at, member.worked)
             if wait.until == "waiting":
-                reached = state is AgentState.WAITING
-            elif wait.until == "idle":
-                reached = idle
+                reached = pane.agent_state is AgentState.WAITING
+            elif wait.until == "idle" or member.delivered > member.answered:
+                reached = settled
             else:
-                settled = time.monotonic() - member.delivered_at >= self.settle
-                reached = idle and settled and (wait.seen_working or member.delivered > member.answered)
+                reached = settled and self.turn_over(pane, wait.started_at, wait.seen_working, quiet=False)
             if reached:
                 if wait.until == "done":
                     member.answered = member.delivered
@@ -356,7 +415,7 @@ class Team:
         label = request.sender_label or f"pane {self._panes.number(opener)}"
         member.queue.append(_Message(opener.id, label, f"[from {label}] {clean_message(request.task or '')}"))
         self._show(pane, member)
-        member.delivered_at = time.monotonic()  # its CLI starts: the first prompt waits for it to settle
+        member.delivered_at = time.monotonic()  # its CLI starts: the first prompt waits for its start screen
         self._tick_soon()
         return TeamReply(pane=pane.id, number=self._panes.number(pane))
 
@@ -369,6 +428,8 @@ class Team:
             return
         dropped = len(member.queue)
         member.queue.clear()
+        member.delivered = member.answered = 0  # no turn of it is followed any more
+        member.finished = False
         pane.queued = 0
         text = why + (f"; {dropped} queued message(s) were not typed" if dropped else "")
         for wait in member.waits:
@@ -376,6 +437,21 @@ class Team:
                 wait.future.set_result(TeamReply(error=text))
         if closed:
             self._members.pop(pane.id, None)
+
+    @staticmethod
+    def _following(member: _Membership) -> bool:
+        """Whether the turn the last message started is still followed (``panes`` shows it ``done`` once over)."""
+        return bool(member.delivered) and not member.finished
+
+    def reported(self, pane: HostPane) -> None:
+        """The pane's CLI just said through its hooks what its agent does (already read): a turn it ended ends the
+        waits on it now, not at the next tick."""
+        member = self._members.get(pane.id)
+        if member is None or not (member.queue or member.waits or self._following(member)) or not pane.terminal.running:
+            return
+        self._observe(pane, member)
+        self._deliver(pane, member)
+        self._check_waits(pane, member)
 
     # -- the ticker -----------------------------------------------------------------------------------------
 
@@ -390,7 +466,7 @@ class Team:
             busy = False
             for pane in self._panes:
                 member = self._members.get(pane.id)
-                if member is None or not (member.queue or member.waits):
+                if member is None or not (member.queue or member.waits or self._following(member)):
                     continue
                 busy = True
                 terminal = pane.terminal
@@ -400,11 +476,31 @@ class Team:
                 if not terminal.running:
                     continue  # (a pane just opened: its program starts once a window gives it a size)
                 self._attention.attend(pane)
+                self._observe(pane, member)
                 self._deliver(pane, member)
                 self._check_waits(pane, member)
             if not busy:
                 return
             await asyncio.sleep(TICK)
+
+
+def reads_prompts(adapter: Adapter, command: Sequence[str] | None) -> bool:
+    """Whether a pane that runs ``command`` (None: the adapter's own CLI) reads what is typed into it as an agent's
+    prompt: an agent CLI (its own program), or the bundled scripted agent. A shell, or any other program a pane's
+    ``command`` names, is not: there a message would run as a command."""
+    if command is None:
+        return adapter.info.agent
+    program = Path(command[0]).name
+    if tuple(command[1:]) == SCRIPTED_AGENT and program.startswith("python"):
+        return True
+    return adapter.info.agent and program == Path(adapter.info.command).name
+
+
+def not_a_prompt(adapter: Adapter, command: Sequence[str] | None, what: str) -> str:
+    """Why nothing is typed into ``what`` (a pane that runs ``command``): for the agent's tool error."""
+    program = Path(command[0]).name if command else adapter.executable()
+    return (f"{what} runs {Path(program).name} ({adapter.display_name}), not an agent CLI: a message typed there would "
+            f"run as a command, so agents send only to panes whose program is an agent CLI")  # fmt: skip
 
 
 def pane_confined(pane: HostPane) -> bool:

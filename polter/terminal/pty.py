@@ -164,6 +164,19 @@ class PtyProcess:
         return self._program_pid
 
     @property
+    def program_group(self) -> int | None:
+        """The process group of the pane's program: its own when it manages jobs (a shell), else the one it was
+        started in (a program that never calls ``setpgid``, under launchers that did). The foreground group is
+        this one while the program itself has the terminal."""
+        pid = self.program_pid
+        if pid is None:
+            return None
+        try:
+            return os.getpgid(pid)
+        except OSError:
+            return None
+
+    @property
     def returncode(self) -> int | None:
         """``None`` while running; negative for a signal, as in :mod:`subprocess`."""
         return self._popen.returncode if self._exited.is_set() else None

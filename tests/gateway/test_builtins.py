@@ -171,3 +171,92 @@ async def test_whoami_names_the_builtin_rules_and_the_protected_targets(gateway:
     protected = {target.path: target for target in capabilities.builtins.protected}
     assert str(gateway.state_dir.resolve()) in protected and not protected[str(gateway.state_dir.resolve())].writes_only
     assert protected[".git/hooks"].writes_only and os.path.realpath(gateway.roles_dir) in protected
+
+
+# -- the CLIs' own agent tools are decided by [team] too ----------------------------------------------------------
+
+TEAM_ROLES = {
+    "lone": """
+        [builtins]
+        default = "allow"
+        deny = ["shell(git push*)"]
+    """,
+    "helper": """
+        [builtins]
+        default = "allow"
+        [team]
+        send = ["@sender"]
+    """,
+    "lead": """
+        [builtins]
+        default = "allow"
+        deny = ["shell(git push*)"]
+        [team]
+        send = ["*"]
+        open = ["helper"]
+    """,
+}
+CLI_AGENT_CALLS = [  # (adapter, the payload its hook sends, the [team] field that decides it)
+    ("claude-code", {"tool_name": "Agent", "tool_input": {"subagent_type": "Explore", "prompt": "look"}}, "open"),
+    ("claude-code", {"tool_name": "Task", "tool_input": {"subagent_type": "general-purpose", "prompt": "x"}}, "open"),
+    ("claude-code", {"tool_name": "Workflow", "tool_input": {"script": "agents.run('a')"}}, "open"),
+    ("claude-code", {"tool_name": "SendMessage", "tool_input": {"to": "researcher", "message": "hi"}}, "send"),
+    ("codex", {"tool_name": "spawn_agent", "tool_input": {"agent_type": "worker", "message": "go"}}, "open"),
+    ("codex", {"tool_name": "multi_agent_v1wait_agent", "tool_input": {"ids": ["a1"]}}, "open"),
+    ("codex", {"tool_name": "send_input", "tool_input": {"id": "a1", "message": "more"}}, "send"),
+    ("gemini-cli", {"tool_name": "invoke_agent", "tool_input": {"agent_name": "codebase_investigator"}}, "open"),
+]
+
+
+def cli_decision(response: Any, adapter: str) -> str:
+    if adapter == "gemini-cli":
+        code, length, rest = response.content.split(b"\n", 2)
+        assert code == b"0", response.content
+        return json.loads(rest[: int(length)])["decision"] if int(length) else "allow"
+    output = json.loads(response.content.split(b"\n", 2)[2] or b"{}").get("hookSpecificOutput")
+    return "allow" if output is None else output["permissionDecision"]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "payload", "field"), CLI_AGENT_CALLS, ids=[c[1]["tool_name"] for c in CLI_AGENT_CALLS]
+)
+async def test_the_clis_own_agent_tools_are_decided_by_the_roles_team(
+    adapter: str, payload: dict[str, Any], field: str, tmp_path: Path
+) -> None:
+    """A role that may not open panes may not start the CLI's sub-agents; one that may send to no pane may not
+    message the CLI's other agents. [builtins] allows them all: [team] decides, with the rule named."""
+    async with start_gateway(tmp_path, roles=TEAM_ROLES) as gateway:
+        payload = {"hook_event_name": "PreToolUse" if adapter != "gemini-cli" else "BeforeTool", **payload,
+                   "cwd": str(tmp_path)}  # fmt: skip
+        allowed_by = {"open": "lead", "send": "helper"}[field]
+        for role, expected in (("lone", "deny"), (allowed_by, "allow"), ("lead", "allow")):
+            pane = await gateway.pane(role)
+            response = await veto(gateway, pane.token, payload, project=tmp_path, adapter=adapter, reply="command")
+            assert cli_decision(response, adapter) == expected, (role, response.content)
+            [row] = read_rows(gateway.gateway.audit.path, pane=pane.pane.id)
+            assert row.builtin == "agent" and row.decision == expected, row
+            if expected == "deny":
+                assert row.rule == f"team.{field}" and f"team.{field} is empty" in row.reason, row
+
+
+async def test_what_a_sub_agent_starts_stays_under_the_panes_role(tmp_path: Path) -> None:
+    """A sub-agent runs inside the pane's CLI: its calls reach the gateway through the same hook with the pane's token
+    (Claude Code adds agent_id and agent_type, Gemini CLI fires the hook inside invoke_agent), so the pane's role
+    decides them, and the audit books them to the pane."""
+    async with start_gateway(tmp_path, roles=TEAM_ROLES) as gateway:
+        lead = await gateway.pane("lead")
+        started = {"tool_name": "Agent", "tool_input": {"subagent_type": "Explore"}, "cwd": str(tmp_path)}
+        assert decision_of(await veto(gateway, lead.token, started, project=tmp_path)) == "allow"
+        inside = {**bash("git push origin main", tmp_path), "agent_id": "a7", "agent_type": "Explore"}
+        refused = await veto(gateway, lead.token, inside, project=tmp_path)
+        assert decision_of(refused) == "deny" and "shell(git push*)" in refused.text
+        gemini = {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+                  "tool_input": {"command": "git push"}, "cwd": str(tmp_path)}  # fmt: skip
+        response = await veto(gateway, lead.token, gemini, project=tmp_path, adapter="gemini-cli", reply="command")
+        assert cli_decision(response, "gemini-cli") == "deny"
+        rows = read_rows(gateway.gateway.audit.path, pane=lead.pane.id)
+        assert [(row.builtin, row.decision) for row in rows] == [
+            ("agent", "allow"),
+            ("shell", "deny"),
+            ("shell", "deny"),
+        ]

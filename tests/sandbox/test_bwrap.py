@@ -7,9 +7,11 @@ builds, and is checked from outside: what it printed and what changed on disk. T
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -297,6 +299,7 @@ def gateway_socket(layout: Layout, user: int | None) -> Iterator[Path]:
 
 CONNECT = """
 import socket
+import sqlite3
 for port in {ports!r}:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
@@ -439,13 +442,24 @@ def test_a_clis_settings_are_read_only_under_a_role_that_writes_the_home(layout:
     if user is not None:
         subprocess.run(["chown", "-R", f"{user}:{user}", str(layout.home), str(layout.runtime)], check=True)
     rules = write_rules("allow", [], project=str(layout.project), home=str(layout.home))
-    sandbox = layout.sandbox(rules, state_paths=(folder / "projects",), held=(folder,),
-                             private_copies=((copy, state_file),))
-    targets = [folder / "projects" / "a.jsonl", layout.home / "notes.txt", folder / "settings.json",
-               folder / "hooks.json", state_file]
+    sandbox = layout.sandbox(
+        rules, state_paths=(folder / "projects",), held=(folder,), private_copies=((copy, state_file),)
+    )
+    targets = [
+        folder / "projects" / "a.jsonl",
+        layout.home / "notes.txt",
+        folder / "settings.json",
+        folder / "hooks.json",
+        state_file,
+    ]
     written = attempt_writes(sandbox, *targets, as_user=user)
-    assert written == {str(targets[0]): True, str(targets[1]): True, str(targets[2]): False,
-                       str(targets[3]): False, str(targets[4]): True}
+    assert written == {
+        str(targets[0]): True,
+        str(targets[1]): True,
+        str(targets[2]): False,
+        str(targets[3]): False,
+        str(targets[4]): True,
+    }
     assert (folder / "settings.json").read_text() == "{}" and not (folder / "hooks.json").exists()
     assert state_file.read_text() == '{"mcpServers": {}}', "the user's own file is untouched"
     assert copy.read_text() == '{"mcpServers": {}}x', "the pane wrote its copy"
@@ -469,8 +483,47 @@ def test_programs_that_run_outside_every_pane_are_read_only(layout: Layout, user
     opened = tuple(FolderRule(path=str(folder), writable=True, pattern=f"write({folder}/**)") for folder in ours)
     rules = WriteRules(project=True, home=True, folders=opened)
     sandbox = layout.sandbox(rules, protected=tuple(filter(layout.reachable, protected)))
-    targets = [layout.home / "notes.txt", shims / "git", local_bin / "ls", layout.home / ".local" / "lib" / "x.pth",
-               *(folder / "polter-probe" for folder in ours)]
+    targets = [
+        layout.home / "notes.txt",
+        shims / "git",
+        local_bin / "ls",
+        layout.home / ".local" / "lib" / "x.pth",
+        *(folder / "polter-probe" for folder in ours),
+    ]
     written = attempt_writes(sandbox, *targets, as_user=user)
     assert written == {str(targets[0]): True, **{str(path): False for path in targets[1:]}}
     assert not any(path.exists() for path in targets[1:])
+
+
+SQLITE_WRITE = """
+import sqlite3
+try:
+    database = sqlite3.connect({path!r}, isolation_level=None)
+    database.execute("CREATE TABLE IF NOT EXISTS threads (id TEXT)")
+    database.execute("INSERT INTO threads VALUES ('t1')")
+    database.close()
+    print("written")
+except sqlite3.Error as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_kept_sqlite_database_is_writable_in_a_folder_held_read_only(layout: Layout, user: int | None) -> None:
+    """SQLite creates and deletes its journal beside the database, which a folder held read-only refuses ("unable to
+    open database file": Codex's state_5.sqlite in ~/.codex); the database made a WAL one and its -wal and -shm held
+    writable, the CLI writes it, and the user's database has what it wrote."""
+    from polter.session.confined import sqlite_in_place
+
+    folder = layout.home / ".codex"
+    folder.mkdir(parents=True)
+    bare, kept = folder / "logs_2.sqlite", folder / "state_5.sqlite"
+    bare.touch()
+    kept.touch()  # as a first start leaves it: empty
+    paths = sqlite_in_place(kept)
+    if user is not None:
+        subprocess.run(["chown", "-R", f"{user}:{user}", str(folder)], check=True)
+    sandbox = layout.sandbox(READ_ONLY, state_paths=(bare, *paths), held=(folder,))
+    assert "refused: unable to open database file" in run(sandbox, SQLITE_WRITE.format(path=str(bare)), as_user=user)
+    assert "written" in run(sandbox, SQLITE_WRITE.format(path=str(kept)), as_user=user)
+    with contextlib.closing(sqlite3.connect(kept)) as database:
+        assert database.execute("SELECT id FROM threads").fetchall() == [("t1",)]

@@ -1,12 +1,16 @@
-"""The real Claude Code works with other panes through the floor server's team tools (docs/team.md): in a pane of a
-real session host, against the fake model API (scripted to call the tools), it opens a pane with a task, hands a
-shell pane work, waits for it to be done and reads the answer; the audit shows every call. A role that may open
-helpers only is refused a lead's pane with the reason, through the same CLI.
+"""The real CLIs work with other panes through the floor server's team tools (docs/team.md), in panes of a real
+session host, against the fake model API (scripted to call the tools):
+
+- Claude Code as ``coder`` opens a Codex ``reviewer`` pane with a task, waits for it to be done and reads its answer
+  (Codex answers the fake model's words); the audit shows the four calls;
+- a role that may open helpers only is refused a lead's pane with the reason, through the same CLI;
+- Gemini CLI sends to the bundled scripted agent, waits for it and reads what it did.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -20,7 +24,7 @@ from support.waiting import wait_until
 from polter.adapters import TestMode
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
-from polter.protocol import FLOOR_SERVER
+from polter.protocol import FLOOR_SERVER, AgentState
 from polter.session.config import PaneSetup
 from polter.session.host import SessionHost
 from polter.session.launch import Launch, PanePlan
@@ -69,15 +73,17 @@ def text_of(pane: HostPane) -> str:
     screen = pane.terminal.screen
     if screen is None:
         return ""
-    return "\n".join(row.rstrip() for row in [screen.text(y) for y in range(-screen.history_size, 0)] + screen.display())
+    return "\n".join(
+        row.rstrip() for row in [screen.text(y) for y in range(-screen.history_size, 0)] + screen.display()
+    )
 
 
-async def listed_polters_tools(host: SessionHost) -> None:
-    """Wait until Claude Code has asked the gateway for its tools (in a TUI it connects after its prompt shows, and
-    a prompt typed before that reaches the model without Polter's tools)."""
+async def listed_polters_tools(host: SessionHost, title: str = "claude") -> None:
+    """Wait until the CLI of the pane ``title`` has asked the gateway for its tools (in a TUI it connects after its
+    prompt shows, and a prompt typed before that reaches the model without Polter's tools)."""
     deadline = time.monotonic() + 60
-    while not any(info.title == "claude" and info.clients for info in await host.workspace.client.panes()):
-        assert time.monotonic() < deadline, "Claude Code did not reach the gateway in 60 s"
+    while not any(info.title == title and info.clients for info in await host.workspace.client.panes()):
+        assert time.monotonic() < deadline, f"the CLI of {title} did not reach the gateway in 60 s"
         await asyncio.sleep(0.1)
 
 
@@ -88,70 +94,135 @@ def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-@pytest.mark.parametrize("role", ["e2e-lead", "e2e-researcher"])
-async def test_claude_code_opens_a_pane_hands_work_waits_and_reads_it(
-    role: str, tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_reads_its_answer(
+    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude, codex = real_cli("claude-code"), real_cli("codex")
+    monkeypatch.setenv("PATH", f"{claude.bin_dir}:{codex.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    tool = f"mcp__{FLOOR_SERVER}__{{}}".format
+    rules = [
+        Rule(when="open a reviewer", call=tool("open"),
+             arguments={"adapter": "codex", "role": "reviewer", "task": "Look over the change and answer"}),
+        Rule(when="wait for it", call=tool("wait"), arguments={"pane": 2, "until": "done", "timeout": 240}),
+        Rule(when="read it", call=tool("read"), arguments={"pane": 2, "lines": 40}),
+    ]  # fmt: skip
+    claude_code = adjusted(claude.adapter, env={"ENABLE_TOOL_SEARCH": "false"})  # MCP tools in the model's list
+    with FakeModelServer(rules) as model:
+        plans = [PanePlan(PaneSetup(adapter="claude-code", role="coder", cwd=project, title="claude"), claude_code,
+                          "the test")]  # fmt: skip
+        launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
+        async with hosted(launch=launch) as host:
+            await wait_until(lambda: host.ready, timeout=60, message="the session's panes")
+            [lead] = host.panes
+            lead.resize(120, 40)
+            await wait_until(lambda: "? for shortcuts" in screen_of(lead), timeout=120, message=lambda: screen_of(lead))
+            await listed_polters_tools(host)
+
+            await ask(lead, model, "open a reviewer", '"pane":2')  # its structured result
+            reviewer = host.panes[1]
+            reviewer.resize(120, 40)
+            assert reviewer.agent is not None and (reviewer.agent.adapter.name, reviewer.agent.role) == (
+                "codex",
+                "reviewer",
+            )
+            await wait_until(lambda: any("[from pane 1 · coder] Look over the change" in request.prompt
+                                         for request in model.requests if request.protocol == "openai"),
+                             timeout=180, message=lambda: text_of(reviewer))  # fmt: skip
+            await ask(lead, model, "wait for it", '"state":"done"')
+            await ask(lead, model, "read it", "Hello from fake model")
+            calls = [(row.name, row.decision) for row in host.workspace.audit_rows
+                     if row.server == FLOOR_SERVER and row.layer == "call"]  # fmt: skip
+            assert calls == [("open", "allow"), ("wait", "allow"), ("read", "allow")], calls
+            assert reviewer.reading.source == "cli" or "Hello from fake model" in text_of(reviewer)
+
+
+async def ask(pane: HostPane, model: FakeModelServer, words: str, expect: str) -> None:
+    """The human types ``words`` into the CLI; its model calls a team tool, whose result holds ``expect``."""
+    before = text_of(pane).count("FINAL")
+    await wait_until(lambda: pane.agent_state is AgentState.IDLE, timeout=60, message=lambda: text_of(pane))
+    await type_line(pane, words)
+    deadline = time.monotonic() + 240
+    while text_of(pane).count("FINAL") <= before:  # a CLI busy a moment more may take the Enter as a newline
+        assert time.monotonic() < deadline, text_of(pane)
+        with contextlib.suppress(AssertionError):
+            await wait_until(lambda: text_of(pane).count("FINAL") > before, timeout=15)
+        if text_of(pane).count("FINAL") <= before and pane.agent_state is AgentState.IDLE:
+            pane.terminal.send(b"\r")
+    results = [request.tool_result or "" for request in model.requests if request.tool_result]
+    assert any(expect in result for result in results[-3:]) or expect in text_of(pane), (words, results[-3:])
+
+
+async def test_a_role_that_may_open_helpers_only_is_refused_a_leads_pane(
+    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cli = real_cli("claude-code")
     monkeypatch.setenv("PATH", f"{cli.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
-    monkeypatch.setenv("PS1", "$ ")
     write_roles(config_dir() / "roles", ROLES)
     tool = f"mcp__{FLOOR_SERVER}__{{}}".format
     rules = [
-        Rule(when="open a helper", call=tool("open"),
-             arguments={"adapter": "shell", "role": "e2e-helper", "task": "; echo opened-by-claude-$((3*3))"}),
-        Rule(when="open a lead", call=tool("open"), arguments={"adapter": "shell", "role": "e2e-lead", "task": "hi"}),
-        Rule(when="hand it over", call=tool("send"), arguments={"pane": 2, "message": "; sleep 1; echo handed-$((2*2))"}),
+        Rule(when="open a lead", call=tool("open"), arguments={"adapter": "codex", "role": "e2e-lead", "task": "hi"})
+    ]
+    claude_code = adjusted(cli.adapter, env={"ENABLE_TOOL_SEARCH": "false"})
+    with FakeModelServer(rules) as model:
+        plans = [PanePlan(PaneSetup(adapter="claude-code", role="e2e-researcher", cwd=project, title="claude"),
+                          claude_code, "the test")]  # fmt: skip
+        launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
+        async with hosted(launch=launch) as host:
+            await wait_until(lambda: host.ready, timeout=60, message="the session's panes")
+            [claude] = host.panes
+            claude.resize(120, 40)
+            await wait_until(
+                lambda: "? for shortcuts" in screen_of(claude), timeout=120, message=lambda: screen_of(claude)
+            )
+            await listed_polters_tools(host)
+            await type_line(claude, "open a lead")
+
+            def opens() -> list[object]:
+                return [row for row in host.workspace.audit_rows
+                        if row.server == FLOOR_SERVER and row.name == "open" and row.layer == "call"]  # fmt: skip
+
+            await wait_until(opens, timeout=90, message=lambda: text_of(claude))
+            [row] = opens()
+            assert row.decision == "deny" and row.rule == "team.open", row  # type: ignore[attr-defined]
+            await wait_until(lambda: any('team.open is ["e2e-helper"]' in (request.tool_result or "")
+                                         for request in model.requests), timeout=60)  # fmt: skip
+            assert len(host.panes) == 1
+
+
+async def test_gemini_cli_hands_the_scripted_agent_work_waits_for_it_and_reads_it(
+    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli = real_cli("gemini-cli")
+    monkeypatch.setenv("PATH", f"{cli.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    write_roles(config_dir() / "roles", ROLES)
+    tool = f"mcp_{FLOOR_SERVER}_{{}}".format
+    rules = [
+        Rule(when="hand it over", call=tool("send"), arguments={"pane": 2, "message": "work 1.2"}),
         Rule(when="wait for it", call=tool("wait"), arguments={"pane": 2, "until": "done", "timeout": 60}),
         Rule(when="read it", call=tool("read"), arguments={"pane": 2, "lines": 20}),
-    ]  # fmt: skip
+    ]
     shell = discover(entry_points=False).get("shell")
-    claude_code = adjusted(cli.adapter, env={"ENABLE_TOOL_SEARCH": "false"})  # MCP tools in the model's list
     with FakeModelServer(rules) as model:
         plans = [
-            PanePlan(PaneSetup(adapter="claude-code", role=role, cwd=project, title="claude"), claude_code, "the test"),
-            PanePlan(PaneSetup(adapter="shell", role="e2e-helper", cwd=project, title="worker",
-                               command=["bash", "--norc", "--noprofile"]), shell, "the test"),
+            PanePlan(PaneSetup(adapter="gemini-cli", role="e2e-lead", cwd=project, title="gemini"), cli.adapter,
+                     "the test"),
+            PanePlan(PaneSetup(adapter="shell", role="e2e-helper", cwd=project, title="scripted",
+                               command=[sys.executable, "-m", "polter.demo.agent"]), shell, "the test"),
         ]  # fmt: skip
         launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
         async with hosted(launch=launch) as host:
             await wait_until(lambda: host.ready, timeout=60, message="the session's panes")
-            claude, worker = host.panes
-            for pane in (claude, worker):
+            gemini, scripted = host.panes
+            for pane in (gemini, scripted):
                 pane.resize(120, 40)
-            await wait_until(lambda: "? for shortcuts" in screen_of(claude), timeout=120, message=lambda: screen_of(claude))
-            await wait_until(lambda: "$" in screen_of(worker), timeout=30)
-            await listed_polters_tools(host)
-
-            if role == "e2e-researcher":  # it may open helpers, not a lead: refused, with the reason, no pane opened
-                await type_line(claude, "open a lead")
-                def opens() -> list[object]:
-                    return [row for row in host.workspace.audit_rows
-                            if row.server == FLOOR_SERVER and row.name == "open" and row.layer == "call"]  # fmt: skip
-
-                await wait_until(opens, timeout=90, message=lambda: text_of(claude))
-                [row] = opens()
-                assert row.decision == "deny" and row.rule == "team.open", row  # type: ignore[attr-defined]
-                await wait_until(lambda: any('team.open is ["e2e-helper"]' in (request.tool_result or "")
-                                             for request in model.requests), timeout=60)  # fmt: skip
-                assert len(host.panes) == 2
-                return
-            await type_line(claude, "open a helper")
-            await wait_until(lambda: len(host.panes) == 3, timeout=90, message=lambda: text_of(claude))
-            opened = host.panes[2]
-            opened.resize(100, 30)
-            await wait_until(lambda: "opened-by-claude-9" in text_of(opened), timeout=60, message=lambda: text_of(opened))
-            assert opened.agent is not None and opened.agent.role == "e2e-helper"
-
-            for words, expect in (("hand it over", "typed into pane 2"), ("wait for it", '"state":"done"'),
-                                 ("read it", "handed-4")):
-                before = text_of(claude).count("FINAL")
-                await type_line(claude, words)
-                await wait_until(lambda: text_of(claude).count("FINAL") > before, timeout=90,  # noqa: B023
-                                 message=lambda: text_of(claude))  # fmt: skip
-                assert expect in model.requests[-1].tool_result or expect in text_of(claude), words  # type: ignore[operator]
-            assert "[from pane 1 · e2e-lead] ; sleep 1; echo handed-$((2*2))" in text_of(worker)
+            await wait_until(lambda: "Type your message" in screen_of(gemini), timeout=120,
+                             message=lambda: screen_of(gemini))  # fmt: skip
+            await wait_until(lambda: "you>" in screen_of(scripted), timeout=30, message=lambda: screen_of(scripted))
+            await listed_polters_tools(host, "gemini")
+            for words, expect in (("hand it over", "typed into pane 2"), ("wait for it", "Worked 1.2 s: done."),
+                                  ("read it", "[from pane 1 · e2e-lead] work 1.2")):  # fmt: skip
+                await ask(gemini, model, words, expect)
+            assert "A message from pane 1 · e2e-lead's agent" in text_of(scripted)
             calls = [(row.name, row.decision) for row in host.workspace.audit_rows
                      if row.server == FLOOR_SERVER and row.layer == "call"]  # fmt: skip
-            assert [name for name, _ in calls] == ["open", "send", "wait", "read"], calls
-            assert all(decision == "allow" for _, decision in calls), calls
+            assert calls == [("send", "allow"), ("wait", "allow"), ("read", "allow")], calls
