@@ -89,6 +89,9 @@ async def listed_polters_tools(host: SessionHost, title: str = "claude") -> None
 
 @pytest.fixture
 def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No way out but 127.0.0.1, once the module's CLIs are installed (npm needs the registry)."""
+    for cli in ("claude-code", "codex", "gemini-cli"):
+        real_cli(cli)
     for name, value in OFFLINE.items():
         monkeypatch.setenv(name, value)
     return home
