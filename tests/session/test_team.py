@@ -365,7 +365,7 @@ async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queue
 ) -> None:
     async with await team_session(monkeypatch, "lead", "helper") as host:
         host.team.settle = 0.2  # an answer drawn at once shows no work: the next is typed after 0.2 s of quiet
-        await floor(host, 1, "send", pane=2, message="work 4")
+        await floor(host, 1, "send", pane=2, message="work 12")  # busy while the sends queue, even at load
         await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1)
         async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token(host, 1)) as client:
             replies = await asyncio.gather(
@@ -376,7 +376,7 @@ async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queue
             found = re.search(r"\((\d+) waiting\)", said(reply))
             assert found is not None, said(reply)
             places[int(found.group(1))] = index
-        assert sorted(places) == list(range(1, 101))  # each queued behind the ones before it
+        assert sorted(places) == list(range(1, 101)), sorted(places)  # each queued behind the ones before it
         await wait_until(lambda: "m-" + str(places[100]) in _echoed(host), timeout=60,
                          message=lambda: text_of(host, "p2")[-2000:])  # fmt: skip
         assert _echoed(host) == [f"m-{places[place]}" for place in range(1, 101)]
