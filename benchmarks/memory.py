@@ -21,7 +21,7 @@ Figures from ``/proc/PID/smaps_rollup``: RSS counts every page the process maps 
 full, in every process); PSS shares shared pages out between the processes that map them, so the PSS
 of the three processes adds up to what they cost together; USS is the pages no other process maps.
 References of the same run: a bare interpreter that imported asyncio, and an empty Textual app in a
-terminal. Target: everything under 150 MB (PSS is the fair sum).
+terminal. Target: everything under 100 MB (PSS is the fair sum).
 
 Run: ``.venv/bin/python benchmarks/memory.py [--reference REF] [--imports N]``. The last line is JSON.
 """
@@ -51,7 +51,7 @@ from polter.terminal.launch import LaunchSpec  # noqa: E402
 PANES = 4
 LINES = 12_000
 SIZE = (160, 45)
-TARGET_MB = 150.0
+TARGET_MB = 100.0
 PROCESSES = ("window", "host", "gateway")
 MOMENTS = ("start", "full")
 

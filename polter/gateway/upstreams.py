@@ -1,7 +1,8 @@
 """The upstream pool: every managed MCP server runs once, shared by all panes.
 
 Each upstream has a supervisor task that connects (spawning the stdio process, or opening the HTTP
-session), caches the server's tools, prompts and resources, and waits for the connection to break.
+session: :mod:`~polter.gateway.transports`), caches the server's tools, prompts and resources, and waits
+for the connection to break.
 A broken upstream is restarted with exponential backoff; meanwhile calls to it get an error result
 from the gateway (never a bypass) and the other upstreams are unaffected. The caches are refreshed
 when the upstream sends its own ``list_changed`` notifications, and the gateway is told so it can
@@ -13,13 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
@@ -29,8 +28,8 @@ from mcp.shared.exceptions import MCPError
 from polter.errors import UpstreamError, UpstreamTimeout
 from polter.gateway.calls import CallAbandoned, CallInFlight
 from polter.gateway.models import UpstreamInfo
-from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
-from polter.servers import HttpServer, ServerConfig, StdioServer
+from polter.gateway.transports import EndWatch, connection_failure, open_transport
+from polter.servers import HttpServer, ServerConfig
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -94,40 +93,6 @@ class _CallClock:
         if time.monotonic() >= self._end:
             return f"did not answer within {self.max_timeout:g} s (its max_timeout), progress notwithstanding"
         return f"did not answer within {self.timeout:g} s (its timeout in the servers file)"
-
-
-class _EndWatch:
-    """A read stream that sets ``ended`` when the upstream's output ends (process exit, EOF)."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self.ended = anyio.Event()
-
-    async def receive(self) -> Any:
-        try:
-            return await self._stream.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self.ended.set()
-            raise
-
-    async def aclose(self) -> None:
-        self.ended.set()
-        await self._stream.aclose()
-
-    def __aiter__(self) -> _EndWatch:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _EndWatch:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 class Upstream:
@@ -257,7 +222,7 @@ class Upstream:
                 ) from exc
             raise
         except Exception as exc:
-            if not _connection_failure(exc):
+            if not connection_failure(exc):
                 raise
             self._mark_broken(f"{type(exc).__name__}: {exc}")
             raise UpstreamError(f"upstream {self.name!r} failed: {type(exc).__name__}: {exc}") from exc
@@ -336,8 +301,8 @@ class Upstream:
 
         config = self.config
         async with AsyncExitStack() as stack:
-            read, write = await stack.enter_async_context(self._transport(config, stack))
-            watched = _EndWatch(read)
+            read, write = await stack.enter_async_context(open_transport(self.name, config, stack, self._log_dir))
+            watched = EndWatch(read)
             session = ClientSession(watched, write, message_handler=self._on_message, **self._callbacks())
             await stack.enter_async_context(session)
             with anyio.fail_after(CONNECT_TIMEOUT):
@@ -375,29 +340,6 @@ class Upstream:
             if self.error is None:
                 self.error = "the server exited"
             raise UpstreamError(self.error)
-
-    def _transport(self, config: ServerConfig, stack: AsyncExitStack) -> contextlib.AbstractAsyncContextManager[Any]:
-        if isinstance(config, StdioServer):
-            # lazy: with the first stdio upstream (the SDK's client side)
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            self._log_dir.mkdir(parents=True, exist_ok=True)
-            errlog: TextIO = stack.enter_context(open(self._log_dir / f"{self.name}.log", "a", encoding="utf-8"))
-            environment = {k: v for k, v in os.environ.items() if k not in (ENV_TOKEN, ENV_GATEWAY_URL)}
-            params = StdioServerParameters(
-                command=config.command,
-                args=config.args,
-                env=environment | config.env,
-                cwd=os.path.expanduser(config.cwd) if config.cwd else None,
-            )
-            return stdio_client(params, errlog=errlog)
-        # lazy: only a gateway with an HTTP upstream loads the SDK's HTTP client and httpx2
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        client = httpx2.AsyncClient(headers=config.headers, timeout=httpx2.Timeout(30.0, read=None))
-        stack.push_async_callback(client.aclose)
-        return streamable_http_client(config.url, http_client=client)
 
     async def _on_message(self, message: Any) -> None:
         kind: ListKind | None = None
@@ -476,15 +418,6 @@ async def _all_pages(method: Callable[..., Awaitable[Any]], field: str) -> list[
 
 def _signature(tools: list[types.Tool]) -> str:
     return "\n".join(sorted(tool.model_dump_json(exclude_none=True) for tool in tools))
-
-
-def _connection_failure(exc: Exception) -> bool:
-    """Whether ``exc`` says the connection to an upstream broke. httpx2 raises only in an HTTP upstream's
-    transport, which imported it: a gateway with stdio upstreams alone never loads it."""
-    httpx2 = sys.modules.get("httpx2")
-    return isinstance(exc, (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)) or (
-        httpx2 is not None and isinstance(exc, httpx2.HTTPError)
-    )
 
 
 def _describe(exc: BaseException) -> str:

@@ -92,6 +92,7 @@ class ReferenceServer(ServerProcess):
                 env={"PATH": "/usr/bin:/bin", "PORT": str(self.port)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # tsx runs the server in a node child: stop() ends both
             )
 
 

@@ -4,6 +4,8 @@ in a child process."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import subprocess
 import threading
@@ -63,6 +65,13 @@ class ServerProcess:
             return False
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=20)
+        """Kill the server, and its whole process group when it leads one (``start_new_session=True``: a
+        launcher such as tsx runs the server in a child of its own, which would outlive it)."""
+        if self.process is None:
+            return
+        if self.process.returncode is None:  # not reaped yet, so its pid (and a group it leads) is still its own
+            with contextlib.suppress(ProcessLookupError):  # it leads no group
+                os.killpg(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        self.process.wait(timeout=20)
