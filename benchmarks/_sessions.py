@@ -78,7 +78,7 @@ def write_config(folder: Path, panes: int, *, agents: bool = True) -> Path:
 
 def start_session(name: str, config: Path) -> int:
     """Start a session host daemon as ``polter --config CONFIG --session NAME`` does; its pid."""
-    from polter.session.daemon import start_host
+    from polter.host.daemon import start_host
 
     start_host(name, ["--config", str(config), "--session", name])
     return session_pid(name)
@@ -98,9 +98,9 @@ def kill_session(name: str) -> None:
 async def window(name: str, size: tuple[int, int], target: Any = None) -> AsyncIterator[Any]:
     """The app attached to session ``name`` (or to ``target``: over ssh, say), headless, once every pane of the
     session is on its screen."""
-    import polter.ui  # noqa: F401  (the frame rate, before Textual is imported)
-    from polter.session.registry import session_files
-    from polter.ui.app import PolterApp
+    import polter.window  # noqa: F401  (the frame rate, before Textual is imported)
+    from polter.wire.registry import session_files
+    from polter.window.app import PolterApp
 
     app = PolterApp(target if target is not None else session_files(name))
     async with app.run_test(size=size) as pilot:

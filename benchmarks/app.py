@@ -58,8 +58,8 @@ def workspace_app() -> object:
 
     from polter.adapters.plugins import discover
     from polter.servers import StdioServer
-    from polter.session.config import PaneSetup
-    from polter.session.launch import Launch, PanePlan
+    from polter.launch.config import PaneSetup
+    from polter.launch.planning import Launch, PanePlan
 
     shell = discover(entry_points=False).get("shell")
     plans = [PanePlan(PaneSetup(adapter="shell", role="clock", command=[BASH, "--norc", "--noprofile"]), shell, "")
@@ -79,7 +79,7 @@ async def startup(make: Callable[[], object]) -> float:
 async def ask_latency() -> tuple[float, float]:
     """Median ms of an allowed call's round trip, and of an asked call until its modal shows."""
     from polter.gateway.client import pane_client
-    from polter.ui.ask_screen import AskScreen
+    from polter.window.ask_screen import AskScreen
 
     app = workspace_app()
     async with app.run_test(size=SIZE) as pilot:  # type: ignore[attr-defined]

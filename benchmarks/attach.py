@@ -62,9 +62,9 @@ async def fill(name: str) -> None:
 async def attach_once(name: str, target: Any = None) -> float:
     """From the start of a window until every pane has drawn its last line (``target``: the session reached
     otherwise, e.g. over ssh: benchmarks/remote.py)."""
-    import polter.ui  # noqa: F401
-    from polter.session.registry import session_files
-    from polter.ui.app import PolterApp
+    import polter.window  # noqa: F401
+    from polter.wire.registry import session_files
+    from polter.window.app import PolterApp
 
     seen: set[int] = set()
     started = time.perf_counter()
@@ -89,9 +89,9 @@ async def attach_once(name: str, target: Any = None) -> float:
 
 async def protocol_once(name: str) -> float:
     """The reference: a protocol client that only receives the four screens."""
-    from polter.session import protocol as wire
-    from polter.session.client import SessionClient
-    from polter.session.registry import session_files
+    from polter.wire import messages as wire
+    from polter.wire.client import SessionClient
+    from polter.wire.registry import session_files
 
     frames: set[str] = set()
     started = time.perf_counter()
@@ -117,7 +117,7 @@ async def empty_app_once() -> float:
 
 def memory(name: str, host: int) -> dict[str, Any]:
     """RSS and PSS (MB) of a real attached window, the host and the gateway."""
-    from polter.terminal.hosted import HostedTerminal
+    from polter.host.hosted_terminal import HostedTerminal
     from polter.terminal.launch import LaunchSpec
 
     async def measure() -> dict[str, Any]:

@@ -42,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sessions import BASH, kill_session, private_dirs, work_dir, write_config  # noqa: E402
 
-from polter.terminal.hosted import HostedTerminal  # noqa: E402
+from polter.host.hosted_terminal import HostedTerminal  # noqa: E402
 from polter.terminal.launch import LaunchSpec  # noqa: E402
 
 SIZES = ((160, 45), (80, 24))

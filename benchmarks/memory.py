@@ -45,7 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sessions import BASH, ROOT, children, command_line, private_dirs, until, work_dir  # noqa: E402
 
-from polter.terminal.hosted import HostedTerminal  # noqa: E402
+from polter.host.hosted_terminal import HostedTerminal  # noqa: E402
 from polter.terminal.launch import LaunchSpec  # noqa: E402
 
 PANES = 4
@@ -201,7 +201,7 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
             name = "memory"
             go = work_dir(folder) / "go"  # where the panes (each with a private /tmp) see it
             config = write_config(folder, go)
-            start = "import sys; from polter.session.daemon import start_host; start_host(sys.argv[1], sys.argv[2:])"
+            start = f"import sys; from {daemon_module(tree)} import start_host; start_host(sys.argv[1], sys.argv[2:])"
             # run from ``work``: ``python -m``/``-c`` put the working directory first on sys.path
             subprocess.run(
                 [sys.executable, "-c", start, name, "--config", str(config), "--session", name],
@@ -312,6 +312,11 @@ async def empty_textual_app() -> dict[str, float]:
         await terminal.close()
 
 
+def daemon_module(tree: Path) -> str:
+    """Where ``tree`` keeps the host's start: a reference commit may be older than the folders by process."""
+    return "polter.host.daemon" if (tree / "polter/host/daemon.py").exists() else "polter.session.daemon"
+
+
 def import_costs(tree: Path, modules: list[str]) -> dict[str, Any]:
     """What ``modules`` (one process's, in the order it imported them) cost by package, re-imported in a
     fresh interpreter that measures each module's own RSS."""
@@ -320,7 +325,7 @@ def import_costs(tree: Path, modules: list[str]) -> dict[str, Any]:
         for name in modules
         if name != "__main__"
         and not name.endswith(".__main__")
-        and name not in ("sitecustomize", "polter.session.daemon")
+        and name not in ("sitecustomize", daemon_module(tree))
     ]
     output = subprocess.run(
         [sys.executable, "-c", SELF_COST, *names],

@@ -15,7 +15,7 @@ the very session a window here reaches through its socket: every figure has its 
   command (``polter attach bench:big`` against ``polter attach big`` in a terminal, from its start), and the stages
   before the session's first byte: ``ssh bench true`` cold and over the master, ssh until the relay's greeting cold
   and over the master, ``polter relay NAME`` here until its greeting, and what the relay used to import
-  (``polter.session.protocol``).
+  (``polter.wire.messages``).
 - **wire**: a 5 MB coloured ``cat`` (benchmarks/flood.py's file) in a pane of a window attached over ssh, until
   its last line is on the window's screen, then detach; against the same file in a tmux pane attached with
   ``ssh -tt bench tmux attach`` in a terminal of the same size (Polter's own screen engine as that terminal).
@@ -46,8 +46,8 @@ from flood import LAST_LINE, colours_file  # noqa: E402
 from support.sshd import VENV_BIN, SshHost, ssh_client  # noqa: E402
 from terminal_latency import KEYS, EchoProbe  # noqa: E402
 
-import polter.ui  # noqa: E402, F401  (the frame rate, before Textual is imported)
-from polter.session.ssh import RelayLink, SshTarget, control_options  # noqa: E402
+import polter.window  # noqa: E402, F401  (the frame rate, before Textual is imported)
+from polter.wire.ssh import RelayLink, SshTarget, control_options  # noqa: E402
 
 HOST = "bench"
 ECHO_SIZE = (160, 45)
@@ -156,7 +156,7 @@ async def polter_flood(name: str, path: Path, counts: Path) -> tuple[int, int, f
 
 async def tmux_flood(path: Path, counts: Path) -> tuple[int, int, float]:
     """The same file in a tmux pane, attached over the same ssh in a terminal of the same size."""
-    from polter.terminal.hosted import HostedTerminal
+    from polter.host.hosted_terminal import HostedTerminal
     from polter.terminal.launch import LaunchSpec
 
     socket = f"polter-remote-bench-{os.getpid()}"
@@ -236,7 +236,7 @@ async def _echo(figures: dict[str, Any]) -> None:
 
 async def command_attach_once(target: str) -> float:
     """``polter attach TARGET`` in a terminal, from its start until every pane shows its last line."""
-    from polter.terminal.hosted import HostedTerminal
+    from polter.host.hosted_terminal import HostedTerminal
     from polter.terminal.launch import LaunchSpec
 
     started = time.perf_counter()
@@ -303,7 +303,7 @@ def stages() -> dict[str, list[float]]:
         }
         here = {
             "relay_start_here_s": process_once(sys.executable, "-m", "polter", "relay", "big", until_line=True),
-            "protocol_import_here_s": process_once(sys.executable, "-c", "import polter.session.protocol"),
+            "protocol_import_here_s": process_once(sys.executable, "-c", "import polter.wire.messages"),
             "python_here_s": process_once(sys.executable, "-c", "pass"),
         }
         for key, value in {**cold, **warm, **here}.items():

@@ -36,7 +36,7 @@ from polter.sandbox.bwrap import (
 )
 from polter.sandbox.rules import write_rules
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess
+from polter.host.pty import PtyProcess
 
 STARTS = 20
 TARGET_MS = 50.0

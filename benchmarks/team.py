@@ -60,13 +60,13 @@ async def main(rounds: int) -> None:
     from polter.adapters.plugins import discover
     from polter.gateway.client import pane_client
     from polter.protocol import FLOOR_SERVER, AgentState
-    from polter.session import protocol as wire
-    from polter.session.agent_state import ACTIVE_SECONDS
-    from polter.session.client import SessionClient
-    from polter.session.config import PaneSetup
-    from polter.session.host import SessionHost
-    from polter.session.launch import Launch, PanePlan
-    from polter.session.registry import session_files
+    from polter.wire import messages as wire
+    from polter.host.agent_state import ACTIVE_SECONDS
+    from polter.wire.client import SessionClient
+    from polter.launch.config import PaneSetup
+    from polter.host.session_host import SessionHost
+    from polter.launch.planning import Launch, PanePlan
+    from polter.wire.registry import session_files
 
     with private_dirs() as scratch:
         roles = scratch / "config" / "roles"

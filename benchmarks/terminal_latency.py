@@ -49,14 +49,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import polter.ui  # noqa: F401  # before Textual: the app's frame rate (TEXTUAL_FPS) is set when Textual is imported
+import polter.window  # noqa: F401  # before Textual: the app's frame rate (TEXTUAL_FPS) is set when Textual is imported
 from textual import constants, events
 from textual.strip import Strip
 
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess
-from polter.terminal.widget import TerminalView
-from polter.ui.app import PolterApp
+from polter.host.pty import PtyProcess
+from polter.window.terminal_view import TerminalView
+from polter.window.app import PolterApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,12 +1,15 @@
 """Polter: a terminal multiplexer for AI coding agents, with a role per pane.
 
-The package is laid out by architecture (see ``docs/architecture.md``):
+The package is laid out by process (see ``docs/architecture.md``, "The tree"):
 
-- ``polter.terminal``: PTY processes, the screen model and the pane widget;
-- ``polter.roles``: role models, the pure decision engine and role loading;
+- ``polter.window``: the window (the Textual app, its screen, the pane widget);
+- ``polter.host``: the session host (panes on PTYs, windows, attention, the workspace);
+- ``polter.wire``: what travels between them (messages, calls, frames, the client, ssh);
 - ``polter.gateway``: the MCP gateway (endpoints, upstream pool, control API, audit);
-- ``polter.adapters``: the adapter-plugin contract and discovery;
-- ``polter.ui``: the Textual app, screens, palette providers and modals;
+- ``polter.sandbox``: the kernel sandbox every pane runs in, and the egress proxy;
+- ``polter.cli``, ``polter.launch``: the command line, the config file and launch planning;
+- shared and pure: ``polter.terminal`` (the screen engine), ``polter.roles`` (the decision engine),
+  ``polter.worktrees``, ``polter.adapters`` (the adapter-plugin API);
 - ``polter.backends.terraria``: the bundled TShock admin MCP server and its simulator.
 """
 

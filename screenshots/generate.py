@@ -24,8 +24,8 @@ from textual.app import App
 from textual.pilot import Pilot
 
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.widget import TerminalView
-from polter.ui.session_screen import SessionScreen
+from polter.window.terminal_view import TerminalView
+from polter.window.session_screen import SessionScreen
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.session import HostedApp  # noqa: E402  (the app with its session host in the same process)
@@ -148,7 +148,7 @@ async def palette(app: HostedApp, pilot: Pilot[None]) -> None:
 
 async def ask(app: HostedApp, pilot: Pilot[None]) -> None:
     """The human said "hardmode" in the admin's pane: now the gateway asks, over that pane."""
-    from polter.ui.ask_screen import AskScreen
+    from polter.window.ask_screen import AskScreen
 
     admin, *_ = await demo_story(app, pilot)
     await say(pilot, admin, "turn on hardmode")
@@ -159,8 +159,8 @@ async def ask(app: HostedApp, pilot: Pilot[None]) -> None:
 
 async def audit(app: HostedApp, pilot: Pilot[None]) -> None:
     """The audit log after the story, the hardmode ask answered."""
-    from polter.ui.ask_screen import AskScreen
-    from polter.ui.audit_screen import AuditScreen
+    from polter.window.ask_screen import AskScreen
+    from polter.window.audit_screen import AuditScreen
 
     admin, *_ = await demo_story(app, pilot)
     await say(pilot, admin, "turn on hardmode")
@@ -175,7 +175,7 @@ async def audit(app: HostedApp, pilot: Pilot[None]) -> None:
 
 async def review_app() -> App[None]:
     """The review screen on a real worktree of a small repository made for the shot."""
-    from polter.ui.review_app import ReviewApp
+    from polter.window.review_app import ReviewApp
 
     return ReviewApp(await example_worktree())
 
@@ -279,7 +279,7 @@ def test_a_code_takes_its_percentage_off() -> None:
 
 async def review(app: App[None], pilot: Pilot[None]) -> None:
     """The review of a pane's worktree, on the file with both committed and uncommitted changes."""
-    from polter.ui.worktree_screen import WorktreeReviewScreen
+    from polter.window.worktree_screen import WorktreeReviewScreen
 
     await until(lambda: isinstance(app.screen, WorktreeReviewScreen) and app.screen.data is not None)
     await until(lambda: "uncommitted in the worktree" in app.screen.query_one("#review-diff").text)
@@ -289,8 +289,8 @@ async def review(app: App[None], pilot: Pilot[None]) -> None:
 def team_app() -> HostedApp:
     """A coder and a reviewer (bundled roles) in shell panes, for the team tools (docs/team.md)."""
     from polter.adapters.plugins import discover
-    from polter.session.config import PaneSetup
-    from polter.session.launch import Launch, PanePlan
+    from polter.launch.config import PaneSetup
+    from polter.launch.planning import Launch, PanePlan
 
     os.environ["PS1"] = PROMPT
     registry = discover(entry_points=False)
@@ -311,7 +311,7 @@ async def team_handoff(app: HostedApp, pilot: Pilot[None]) -> None:
     async with pane_client("polter", url=app.host.workspace.url, token=token) as client:
         await client.call_tool("send", {"pane": 2, "message": "; git log --oneline -5; sleep 20"})
         await until(lambda: shows(review.terminal, "[from pane 1 · coder]"))
-        await client.call_tool("send", {"pane": 2, "message": "Review polter/session/team.py; answer with send"})
+        await client.call_tool("send", {"pane": 2, "message": "Review polter/host/team.py; answer with send"})
     await until(lambda: review.remote.state.agent is not None and review.remote.state.agent.queued == 1)
     review.terminal.focus()
     await pilot.pause(0.5)
@@ -319,7 +319,7 @@ async def team_handoff(app: HostedApp, pilot: Pilot[None]) -> None:
 
 async def team_view(app: HostedApp, pilot: Pilot[None]) -> None:
     """The team view: the floor server's calls in the audit, live."""
-    from polter.ui.audit_screen import AuditScreen
+    from polter.window.audit_screen import AuditScreen
 
     await team_handoff(app, pilot)
     app.session_screen.agents.show_team()

@@ -1,6 +1,6 @@
 """A session host's process: ``python -m polter.cli._host_process --name NAME --ready-fd FD -- [polter's options]``.
 
-Started by :func:`polter.session.daemon.start_host` in a new session (``setsid``), it forks once more so that
+Started by :func:`polter.host.daemon.start_host` in a new session (``setsid``), it forks once more so that
 it can never acquire a terminal (a session leader that opens one would), logs to ``NAME.log`` in the state
 dir, plans the launch from the options as ``polter`` would (:func:`polter.cli.app.plan`), and serves the
 session until it ends. It tells the process that started it through the pipe ``FD`` when its socket accepts
@@ -21,8 +21,8 @@ from typing import TextIO
 from polter.cli import build_parser
 from polter.cli.app import plan
 from polter.errors import PolterError, SessionError
-from polter.session.host import SessionHost
-from polter.session.registry import session_files
+from polter.host.session_host import SessionHost
+from polter.wire.registry import session_files
 
 __all__ = ["main"]
 

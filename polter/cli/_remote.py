@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 from polter.errors import SessionError
 
 if TYPE_CHECKING:
-    from polter.session.protocol import AttentionNotice, SessionInfo, SessionList
-    from polter.session.ssh import SshTarget
+    from polter.wire.messages import AttentionNotice, SessionInfo, SessionList
+    from polter.wire.ssh import SshTarget
 
 
 def configured_hosts(config_path: Any = None) -> tuple[str | None, list[str]]:
     """``host`` and ``hosts`` of polter.toml."""
-    from polter.session.config import load_config
+    from polter.launch.config import load_config
 
     config = load_config(config_path)
     return config.host, list(config.hosts)
@@ -31,7 +31,7 @@ def configured_hosts(config_path: Any = None) -> tuple[str | None, list[str]]:
 def target_of(text: str | None, local_names: set[str]) -> SshTarget | None:
     """The session on another host that ``text`` names (``HOST:NAME``, ``HOST:``, or a host of polter.toml that
     is no local session's name), else None: a session here."""
-    from polter.session.ssh import SshTarget, parse_target
+    from polter.wire.ssh import SshTarget, parse_target
 
     if text is None:
         return None
@@ -45,8 +45,8 @@ def target_of(text: str | None, local_names: set[str]) -> SshTarget | None:
 
 
 async def listing(host: str) -> SessionList:
-    from polter.session.protocol import SessionList
-    from polter.session.ssh import relay_request
+    from polter.wire.messages import SessionList
+    from polter.wire.ssh import relay_request
 
     answer = await relay_request(host, ["--list"])
     if not isinstance(answer, SessionList):
@@ -59,12 +59,12 @@ def attach_remote(target: SshTarget) -> int:
     chooses) and show it: one ssh connection, made before the window takes the terminal (ssh may ask for a
     password), which the window then uses. ssh starts first: its connection and the relay's start on the host
     overlap the window's imports (Textual's among them)."""
-    from polter.session import ssh
+    from polter.wire import ssh
 
     async def run() -> int:
         link = await ssh.spawn_window_link(target, interactive=True)
-        import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
-        from polter.ui.app import PolterApp  # lazy: imported while ssh connects
+        import polter.window  # noqa: F401  (sets Textual's frame rate before Textual is imported)
+        from polter.window.app import PolterApp  # lazy: imported while ssh connects
 
         client = await ssh.connect(target, link=link)
         attached = ssh.SshTarget(target.host, client.welcome.info.name)
@@ -78,8 +78,8 @@ def attach_remote(target: SshTarget) -> int:
 def start_remote(host: str, args: argparse.Namespace) -> int:
     """``polter --host HOST [options]``: start the session on HOST (with HOST's config, roles and servers), then
     attach to it."""
-    from polter.session.protocol import Started
-    from polter.session.ssh import SshTarget, relay_request
+    from polter.wire.messages import Started
+    from polter.wire.ssh import SshTarget, relay_request
 
     relay_args = ["--start", shlex.join(_forwarded_options(args))]
     if args.session is not None:
@@ -126,8 +126,8 @@ async def survey_hosts(hosts: list[str]) -> tuple[list[tuple[str, SessionInfo]],
 
 
 def kill_remote(target: SshTarget, wait: float) -> int:
-    from polter.session import ssh
-    from polter.session.methods import KillParams
+    from polter.wire import ssh
+    from polter.wire.methods import KillParams
 
     if target.name is None:
         raise SessionError(f"name the session to end: `polter kill {target.host}:NAME` (`polter ls {target.host}`)")
@@ -150,9 +150,9 @@ def kill_remote(target: SshTarget, wait: float) -> int:
 def alert_locally() -> Any:
     """What a window on another host's session does besides telling its terminal when a pane needs the human:
     this machine's desktop notification and ``notify_command`` (polter.toml here), naming ``HOST:NAME``."""
-    from polter.session.config import load_config
-    from polter.session.desktop import DesktopNotifications
-    from polter.session.notify_command import notify_command_env, run_notify_command
+    from polter.host.desktop import DesktopNotifications
+    from polter.host.notify_command import notify_command_env, run_notify_command
+    from polter.launch.config import load_config
 
     settings = load_config().notify_settings()
     desktop = DesktopNotifications()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from polter.cli.sessions import survey
 from polter.errors import SessionError, WorktreeError
-from polter.session import methods
-from polter.session.protocol import PaneWorktreeInfo, SessionInfo
+from polter.wire import methods
+from polter.wire.messages import PaneWorktreeInfo, SessionInfo
 from polter.worktrees import Worktree, find_worktree
 
 __all__ = ["RunningPane", "SessionPanes", "find_pane_worktree", "running_panes"]
@@ -51,8 +51,8 @@ class RunningPane:
         await self._call(methods.RefreshWorktreeParams(pane=self.pane.pane))
 
     async def _call(self, params: methods.CallParams[None]) -> None:
-        from polter.session.client import SessionClient
-        from polter.session.registry import session_files
+        from polter.wire.client import SessionClient
+        from polter.wire.registry import session_files
 
         client = await SessionClient.connect(session_files(self.session.name), attach=False, timeout=10)
         try:
@@ -76,8 +76,8 @@ class SessionPanes:
 
 async def running_panes(session: str | None = None) -> SessionPanes:
     """Ask each running session (or session ``session``) which of its panes work in worktrees."""
-    from polter.session.client import SessionClient
-    from polter.session.registry import session_files
+    from polter.wire.client import SessionClient
+    from polter.wire.registry import session_files
 
     live, notes = await survey()
     if session is not None:

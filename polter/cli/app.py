@@ -16,8 +16,8 @@ from polter.errors import SessionError
 
 if TYPE_CHECKING:
     from polter.adapters.plugins import AdapterRegistry
-    from polter.session.launch import Launch, LaunchOptions
-    from polter.session.protocol import SessionInfo
+    from polter.launch.planning import Launch, LaunchOptions
+    from polter.wire.messages import SessionInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def launch_options(args: argparse.Namespace) -> LaunchOptions:
     """The launch ``args`` ask for, as plain data."""
-    from polter.session.launch import LaunchOptions
+    from polter.launch.planning import LaunchOptions
 
     return LaunchOptions(
         config=args.config,
@@ -93,7 +93,7 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
 def plan(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
     """The session ``polter ARGS`` starts (the demo is the one preset the command line knows)."""
     from polter.demo import demo_launch
-    from polter.session.launch import plan_launch
+    from polter.launch.planning import plan_launch
 
     return plan_launch(launch_options(args), registry, presets={"demo": demo_launch})
 
@@ -101,8 +101,8 @@ def plan(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> L
 def run(args: argparse.Namespace) -> int:
     from polter.cli._remote import configured_hosts, start_remote
     from polter.cli.sessions import attach_window, describe, print_notes, survey
-    from polter.session.daemon import start_host
-    from polter.session.registry import check_name
+    from polter.host.daemon import start_host
+    from polter.wire.registry import check_name
 
     host = args.host or configured_hosts(args.config)[0]
     if host:
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
 def free_name(taken: set[str]) -> str:
     """The first of main, main-2, main-3, ... that no running session has."""
-    from polter.session.registry import DEFAULT_NAME
+    from polter.wire.registry import DEFAULT_NAME
 
     name, number = DEFAULT_NAME, 1
     while name in taken:

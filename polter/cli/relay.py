@@ -5,7 +5,7 @@ A window elsewhere (``polter attach HOST:NAME``, ``polter ls HOST``, ``polter ki
 which Polter it is first (a greeting line), then reads the window's hello, then, by its options:
 
 - ``polter relay [NAME]``: passes the session protocol between the window and session NAME (default: the one
-  ``polter attach`` would choose), through the session's socket and its checks (:mod:`polter.session.relay`);
+  ``polter attach`` would choose), through the session's socket and its checks (:mod:`polter.wire.relay`);
 - ``--list``: answers the live sessions here, one line;
 - ``--start OPTIONS [--session NAME]``: starts a session here as ``polter OPTIONS`` would, and answers its
   name (the window then attaches to it).
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from polter.session.registry import SessionFiles
+    from polter.wire.registry import SessionFiles
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,7 +62,7 @@ def run_named_relay(name: str) -> int:
 
 def _relay(name: str | None, *, listing: bool, start: str | None, session: str | None) -> int:
     refuse_inside_pane("`polter relay` (a window on the human's sessions)")
-    from polter.session import relay  # standard library only: what `relay NAME` needs starts at once
+    from polter.wire import relay  # standard library only: what `relay NAME` needs starts at once
 
     relay.write_all(OUT, relay.greeting_line())
     try:
@@ -96,7 +96,7 @@ OUT = 1
 
 def _running(name: str) -> SessionFiles:
     """Session ``name``'s files, if its host runs (else :class:`SessionMissing`, as ``polter attach`` says it)."""
-    from polter.session.registry import session_files
+    from polter.wire.registry import session_files
 
     files = session_files(name)
     if not files.host_alive():
@@ -107,7 +107,7 @@ def _running(name: str) -> SessionFiles:
 async def _chosen() -> SessionFiles:
     """The session ``polter attach`` would choose here."""
     from polter.cli.sessions import choose, survey
-    from polter.session.registry import session_files
+    from polter.wire.registry import session_files
 
     live, _notes = await survey()
     return session_files(choose(live, None).name)
@@ -124,9 +124,9 @@ async def _list_or_start(start: str | None, session: str | None) -> BaseModel:
 
     from polter.cli.app import free_name
     from polter.cli.sessions import survey
-    from polter.session import protocol as wire
-    from polter.session.daemon import start_host
-    from polter.session.registry import check_name
+    from polter.host.daemon import start_host
+    from polter.wire import messages as wire
+    from polter.wire.registry import check_name
 
     live, notes = await survey()
     if start is None:
@@ -141,8 +141,8 @@ async def _list_or_start(start: str | None, session: str | None) -> BaseModel:
 
 
 def _answer(message: BaseModel) -> int:
-    from polter.session import protocol as wire
-    from polter.session.relay import write_all
+    from polter.wire import messages as wire
+    from polter.wire.relay import write_all
 
     with contextlib.suppress(BrokenPipeError):
         write_all(OUT, wire.encode(message))
@@ -151,7 +151,7 @@ def _answer(message: BaseModel) -> int:
 
 def _refuse(reason: str, *, missing: bool = False) -> int:
     """Tell the window why not (a refusal it reads as one line), and end."""
-    from polter.session import protocol as wire
+    from polter.wire import messages as wire
 
     _answer(wire.Refused(reason=reason, missing=missing))
     print(f"polter relay: {reason}", file=sys.stderr)

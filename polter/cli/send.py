@@ -63,9 +63,9 @@ async def _as_agent(numbers: list[int], message: str) -> int:
 def _as_human(numbers: list[int], message: str, session: str | None) -> int:
     from polter.cli._admin import refuse_inside_pane
     from polter.cli.sessions import choose, print_notes, survey
-    from polter.session.client import SessionClient
-    from polter.session.methods import SendParams
-    from polter.session.registry import session_files
+    from polter.wire.client import SessionClient
+    from polter.wire.methods import SendParams
+    from polter.wire.registry import session_files
 
     refuse_inside_pane("Typing into panes as the human (`polter send` outside a pane)")
     live, notes = asyncio.run(survey())

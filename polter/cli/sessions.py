@@ -13,7 +13,7 @@ from polter.cli._admin import add_json, print_json, print_table, refuse_inside_p
 from polter.errors import SessionError, SessionMissing
 
 if TYPE_CHECKING:
-    from polter.session.protocol import SessionInfo
+    from polter.wire.messages import SessionInfo
 
 KILL_WAIT = 15.0
 """Seconds ``polter kill`` waits for the host to end its programs (SIGHUP, SIGKILL after a grace period)."""
@@ -45,8 +45,8 @@ async def survey() -> tuple[list[SessionInfo], list[str]]:
     """The live sessions, and notes on what was found dead (and cleaned up): a host that was killed,
     a socket left behind. Never from inside a pane."""
     refuse_inside_pane("A session's window and controls (`polter attach`, `ls`, `kill`)")
-    from polter.session.client import SessionClient
-    from polter.session.registry import known_sessions
+    from polter.wire.client import SessionClient
+    from polter.wire.registry import known_sessions
 
     live: list[SessionInfo] = []
     notes: list[str] = []
@@ -103,9 +103,9 @@ def choose(live: list[SessionInfo], name: str | None) -> SessionInfo:
 def attach_window(name: str) -> int:
     """Run a window on session ``name`` until it detaches or the session ends (one on another host:
     :func:`polter.cli._remote.attach_remote`)."""
-    import polter.ui  # noqa: F401  (sets Textual's frame rate before Textual is imported)
-    from polter.session.registry import session_files
-    from polter.ui.app import PolterApp
+    import polter.window  # noqa: F401  (sets Textual's frame rate before Textual is imported)
+    from polter.window.app import PolterApp
+    from polter.wire.registry import session_files
 
     app = PolterApp(session_files(name))
     app.run()
@@ -160,9 +160,9 @@ def run_ls(args: argparse.Namespace) -> int:
 def run_kill(args: argparse.Namespace) -> int:
     from polter.cli._remote import kill_remote, target_of
     from polter.processes import process_exists
-    from polter.session.client import SessionClient
-    from polter.session.methods import KillParams
-    from polter.session.registry import session_files
+    from polter.wire.client import SessionClient
+    from polter.wire.methods import KillParams
+    from polter.wire.registry import session_files
 
     live, notes = asyncio.run(survey())
     remote = target_of(args.name, {info.name for info in live})

@@ -222,8 +222,8 @@ def _print_diff(diff: FileDiff, branch: str, colour: bool) -> None:
 
 
 def _review(args: argparse.Namespace) -> int:
-    from polter.ui.review_app import ReviewApp
-    from polter.ui.worktree_actions import OpenPane
+    from polter.window.review_app import ReviewApp
+    from polter.window.worktree_actions import OpenPane
 
     worktree, pane = asyncio.run(_find_pane(args.pane, args.session))
     open_pane = None

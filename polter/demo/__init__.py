@@ -14,9 +14,9 @@ import sys
 from collections.abc import AsyncIterator
 
 from polter.adapters.plugins import AdapterRegistry
+from polter.launch.config import PaneSetup
+from polter.launch.planning import Launch, choose_shell, plan_panes, terraria_server
 from polter.servers import ServerConfig
-from polter.session.config import PaneSetup
-from polter.session.launch import Launch, choose_shell, plan_panes, terraria_server
 
 __all__ = ["DEMO_HINT", "demo_launch", "simulator"]
 

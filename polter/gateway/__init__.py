@@ -1,6 +1,6 @@
 """The MCP gateway: per-pane tokens, one endpoint per upstream, enforcement, asks, audit.
 
-Runs headless as its own process; it imports nothing of ``polter.ui`` or ``polter.terminal``. This
+Runs headless as its own process; it imports nothing of ``polter.window`` or ``polter.terminal``. This
 ``__init__`` imports nothing, so ``polter.gateway.client`` and ``polter.gateway.models`` stay cheap for
 the app and the admin commands. The layout:
 

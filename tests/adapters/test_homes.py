@@ -313,7 +313,7 @@ def test_link_homes_records_nothing_without_homes(tmp_path: Path) -> None:
 def test_the_workspace_sorts_out_a_dead_apps_run_dir_at_start(tmp_path: Path) -> None:
     """Workspace._prepare_run_dir (the app's start) goes through RuntimeDir.remove, so a killed app's panes'
     CLI state reaches the user's home. (Moves with the workspace into the session host, issue 11.)"""
-    from polter.session.workspace import Workspace
+    from polter.host.workspace import Workspace
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     run = tmp_path / "state" / "run" / dead.stdout.strip()

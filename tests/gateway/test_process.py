@@ -258,7 +258,7 @@ def test_a_gateway_killed_mid_load_loses_no_committed_audit_row(gateway_process:
 GATEWAY_NEVER_IMPORTS = (
     "mcp.client.client", "mcp.client.session_group", "mcp.client.streamable_http", "mcp.server.mcpserver",
     "mcp.server.request_state", "cryptography", "httpx2", "httpx", "rich", "textual", "tree_sitter",
-    "polter.backends", "polter.session", "polter.ui",
+    "polter.backends", "polter.host", "polter.wire", "polter.window",
 )  # fmt: skip
 """What the gateway leaves out (docs/architecture.md, "Memory"): the SDK's client beyond a stdio upstream's
 session, its high-level server and cryptography (``polter/gateway/sdk_imports.py``), HTTP clients (only an

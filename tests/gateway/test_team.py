@@ -1,5 +1,5 @@
 """The team tools at the gateway's edge: without a session host listening they say so, and a call in progress ends
-with an error when the host stops listening (it restarted); the host's side is in tests/session/test_team.py."""
+with an error when the host stops listening (it restarted); the host's side is in tests/host/test_team.py."""
 
 from __future__ import annotations
 

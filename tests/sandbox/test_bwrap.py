@@ -384,7 +384,7 @@ async def test_closing_a_pane_hangs_its_program_up_and_lets_it_clean_up(tmp_path
     written) before its namespace ends; bubblewrap dying first must not kill it outright."""
     import asyncio
 
-    from polter.terminal.pty import PtyProcess
+    from polter.host.pty import PtyProcess
 
     layout = Layout(tmp_path)
     rules = write_rules("allow", [], project=str(layout.project), home=str(layout.home))
@@ -512,7 +512,7 @@ def test_a_kept_sqlite_database_is_writable_in_a_folder_held_read_only(layout: L
     """SQLite creates and deletes its journal beside the database, which a folder held read-only refuses ("unable to
     open database file": Codex's state_5.sqlite in ~/.codex); the database made a WAL one and its -wal and -shm held
     writable, the CLI writes it, and the user's database has what it wrote."""
-    from polter.session.confined import sqlite_in_place
+    from polter.host.confined import sqlite_in_place
 
     folder = layout.home / ".codex"
     folder.mkdir(parents=True)

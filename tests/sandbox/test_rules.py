@@ -70,7 +70,7 @@ def test_the_users_own_cli_settings_are_protected_beside_the_panes(tmp_path: Pat
     sessions read (``~/.codex/config.toml``): a pane whose role writes the home must still not write that one."""
     from polter.adapters import PaneToPrepare
     from polter.adapters.plugins import discover
-    from polter.session.confined import user_configs
+    from polter.host.confined import user_configs
 
     home = tmp_path / "home"
     home.mkdir()

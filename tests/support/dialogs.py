@@ -6,7 +6,7 @@ from typing import Any
 
 from textual.app import App
 
-from polter.ui.confirm import ConfirmScreen
+from polter.window.confirm import ConfirmScreen
 
 
 def confirm_shown(app: App[Any]) -> bool:

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess
-from polter.terminal.widget import TerminalView
+from polter.host.pty import PtyProcess
+from polter.window.terminal_view import TerminalView
 from support.waiting import wait_until
 
 BASH = shutil.which("bash") or "/bin/bash"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from polter.terminal.hosted import HostedTerminal
+from polter.host.hosted_terminal import HostedTerminal
 from polter.terminal.launch import LaunchSpec
 from support.waiting import wait_until
 

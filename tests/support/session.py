@@ -13,14 +13,14 @@ from collections.abc import AsyncIterator
 
 from textual.pilot import Pilot
 
-from polter.session.host import SessionHost
-from polter.session.launch import Launch
-from polter.session.panes import HostPane
-from polter.session.registry import session_files
+from polter.host.session_host import SessionHost
+from polter.launch.planning import Launch
+from polter.host.panes import HostPane
+from polter.wire.registry import session_files
 from polter.terminal.launch import LaunchSpec
-from polter.ui.app import PolterApp
-from polter.ui.pane import PaneWidget
-from polter.ui.session_screen import SessionScreen
+from polter.window.app import PolterApp
+from polter.window.pane import PaneWidget
+from polter.window.session_screen import SessionScreen
 from support.waiting import wait_until
 
 

@@ -229,7 +229,7 @@ def relay_links() -> list[int]:
 
 def control_master(host: str) -> int:
     """The pid of Polter's ssh ControlMaster to ``host`` (the process that holds the TCP connection)."""
-    from polter.session.ssh import control_options
+    from polter.wire.ssh import control_options
 
     checked = subprocess.run(["ssh", *control_options(), "-O", "check", host], capture_output=True, text=True)
     found = re.search(r"Master running \(pid=(\d+)\)", checked.stderr)
@@ -238,6 +238,6 @@ def control_master(host: str) -> int:
 
 
 def end_control_master(host: str) -> None:
-    from polter.session.ssh import control_options
+    from polter.wire.ssh import control_options
 
     subprocess.run(["ssh", *control_options(), "-O", "exit", host], capture_output=True, check=False, timeout=30)

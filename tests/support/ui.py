@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from polter.gateway.models import AskInfo, ElicitationInfo
-from polter.ui.ask_screen import AskScreen
+from polter.window.ask_screen import AskScreen
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 

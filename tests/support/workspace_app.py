@@ -14,15 +14,15 @@ from polter.adapters import Adapter, AgentState
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.servers import ServerConfig
-from polter.session.agents import Agent
-from polter.session.config import PaneSetup
-from polter.session.host import SessionHost
-from polter.session.launch import Launch, PanePlan
-from polter.session.panes import HostPane
-from polter.session.workspace import Workspace
-from polter.ui.app import PolterApp
-from polter.ui.pane import PaneWidget
-from polter.ui.session_screen import SessionScreen
+from polter.host.agents import Agent
+from polter.launch.config import PaneSetup
+from polter.host.session_host import SessionHost
+from polter.launch.planning import Launch, PanePlan
+from polter.host.panes import HostPane
+from polter.host.workspace import Workspace
+from polter.window.app import PolterApp
+from polter.window.pane import PaneWidget
+from polter.window.session_screen import SessionScreen
 from support.gateway import ROLES, write_roles
 from support.panes import BASH, screen_text, wait_for_text
 from support.session import hosted, window

@@ -220,6 +220,6 @@ def test_the_session_host_loads_no_textual() -> None:
     import subprocess
     import sys
 
-    script = "import sys, polter.session.host, polter.cli._host_process; print('textual' in sys.modules)"
+    script = "import sys, polter.host.session_host, polter.cli._host_process; print('textual' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert result.stdout.strip() == "False"

@@ -14,8 +14,8 @@ from textual.app import App
 from textual.widgets import Input, Label
 
 from polter.errors import WorktreeRefused
-from polter.ui.text_prompt import TextEchoScreen
-from polter.ui.worktree_actions import merge_worktree, remove_worktree, setup_consent
+from polter.window.text_prompt import TextEchoScreen
+from polter.window.worktree_actions import merge_worktree, remove_worktree, setup_consent
 from polter.worktrees import Worktree, open_worktree
 
 

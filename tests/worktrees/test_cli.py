@@ -16,7 +16,7 @@ from support.waiting import wait_until
 
 from polter import cli
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess
+from polter.host.pty import PtyProcess
 from polter.worktrees import Worktree, open_worktree
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polter.errors import ConfigError
-from polter.session.config import PaneSetup, SavedSession, load_config, parse_pane_option
+from polter.launch.config import PaneSetup, SavedSession, load_config, parse_pane_option
 
 
 def config(tmp_path: Path, text: str) -> Path:
@@ -91,7 +91,7 @@ async def test_a_pane_setup_opens_its_worktree_and_its_saved_setup_comes_back_to
 
     from support.git_repos import sh
 
-    from polter.session.pane_worktree import open_pane_worktree
+    from polter.host.pane_worktree import open_pane_worktree
 
     setup = PaneSetup(adapter="shell", cwd=repo / "src", worktree=True)
     launch, opened = await open_pane_worktree(setup, title="coder")

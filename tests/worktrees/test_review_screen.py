@@ -10,9 +10,9 @@ from support.git_repos import sh
 from support.waiting import wait_until
 from textual.widgets import OptionList, Static
 
-from polter.ui.diff_view import DiffView, parse_diff
-from polter.ui.review_app import ReviewApp
-from polter.ui.worktree_screen import WorktreeReviewScreen
+from polter.window.diff_view import DiffView, parse_diff
+from polter.window.review_app import ReviewApp
+from polter.window.worktree_screen import WorktreeReviewScreen
 from polter.worktrees import Worktree, open_worktree
 
 

@@ -26,12 +26,12 @@ from textual.widgets import Label
 
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
-from polter.session.config import load_session
-from polter.session.host import SessionHost
-from polter.session.launch import Launch, PanePlan
-from polter.ui.confirm import ConfirmScreen
-from polter.ui.text_prompt import TextEchoScreen
-from polter.ui.worktree_screen import WorktreeReviewScreen
+from polter.launch.config import load_session
+from polter.host.session_host import SessionHost
+from polter.launch.planning import Launch, PanePlan
+from polter.window.confirm import ConfirmScreen
+from polter.window.text_prompt import TextEchoScreen
+from polter.window.worktree_screen import WorktreeReviewScreen
 from polter.worktrees import list_worktrees
 
 

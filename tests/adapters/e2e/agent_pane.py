@@ -15,7 +15,7 @@ from pathlib import Path
 from polter.adapters import Adapter, AgentState, PaneToPrepare, PreparedPane
 from polter.adapters.plugins import RuntimeDir, write_pane_files
 from polter.terminal.launch import LaunchSpec
-from polter.terminal.pty import PtyProcess
+from polter.host.pty import PtyProcess
 from polter.terminal.screen import TerminalScreen
 
 __all__ = ["Agent", "run_once"]

@@ -51,7 +51,7 @@ from polter.paths import config_dir, runtime_dir, state_dir
 from polter.roles import RoleLibrary
 from polter.sandbox.confine import PaneFacts, confine, model_api
 from polter.sandbox.egress_supervisor import EgressSupervisor
-from polter.session.confined import cli_files, every_clis_config
+from polter.host.confined import cli_files, every_clis_config
 
 from .agent_pane import with_home
 from .conftest import RealCli, real_cli, seed_opencode_plugin_sdk

@@ -285,7 +285,7 @@ def test_a_killed_apps_panes_are_sorted_out_at_the_next_start(name: str, tmp_pat
                                                               caplog: pytest.LogCaptureFixture) -> None:
     """The app dies with SIGKILL while a pane runs; the CLI ends with its PTY. The next start removes the run dir,
     after moving what the CLI left in it (for Qwen Code, a login it wrote in the pane) into the user's home."""
-    from polter.session.workspace import Workspace
+    from polter.host.workspace import Workspace
 
     cli = real_cli(name)
     state = tmp_path / "state"

@@ -25,10 +25,10 @@ from polter.adapters import TestMode
 from polter.adapters.plugins import discover
 from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER, AgentState
-from polter.session.config import PaneSetup
-from polter.session.host import SessionHost
-from polter.session.launch import Launch, PanePlan
-from polter.session.panes import HostPane
+from polter.launch.config import PaneSetup
+from polter.host.session_host import SessionHost
+from polter.launch.planning import Launch, PanePlan
+from polter.host.panes import HostPane
 
 from .agent_pane import OFFLINE
 from .conftest import real_cli
