@@ -5,6 +5,9 @@ history, logins, trusted folders, memory, commands, extensions) stays in the use
 (:meth:`GeminiCli.state_home`), and ``polter --restore`` resumes the latest chat in the folder.
 
 Verified against Gemini CLI 0.61.0 (see ``docs/adapters.md``).
+
+Qwen Code (:class:`QwenCode`) is a fork of Gemini CLI and its adapter a subclass of Gemini CLI's: a plugin
+imports only the plugin API, never another plugin, so the two share this file.
 """
 
 from __future__ import annotations

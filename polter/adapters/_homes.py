@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from polter.adapters._config_edits import carry_config_edits
-from polter.adapters._contract import PaneFile, StateHome
+from polter.adapters._pane_files import PaneFile, StateHome
 
 __all__ = ["MANIFEST", "Rescue", "link_homes", "remove_runtime_dir", "rescue_homes"]
 

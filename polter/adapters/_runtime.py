@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
-from polter.adapters._contract import PaneFile, StateHome
 from polter.adapters._homes import MANIFEST, link_homes, remove_runtime_dir, rescue_homes
+from polter.adapters._pane_files import PaneFile, StateHome
 
 __all__ = ["RuntimeDir", "write_pane_files"]
 
