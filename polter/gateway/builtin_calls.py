@@ -118,15 +118,20 @@ def protected_targets(
 
 
 def builtins_policy(role: CompiledRole, protected: Iterable[Protected]) -> BuiltinsPolicy:
-    """The role's effective [builtins] and the protected targets, as ``whoami`` shows them."""
+    """The role's effective [builtins] and the protected targets, as ``whoami`` shows them. A role whose [team]
+    may open no pane may start none of the CLI's own sub-agents either, whatever [builtins] says of ``agent``: the
+    policy denies that kind, so whoami says it and the CLI's own permission layer refuses it too."""
     described = role.describe()
     rules = described["builtins"]
     phases = described["phases"]
+    deny = list(rules["deny"])
+    if not role.team.open and "agent" not in deny:
+        deny.append("agent")
     return BuiltinsPolicy(
         default=rules["default"],
-        allow=rules["allow"],
-        ask=rules["ask"],
-        deny=rules["deny"],
+        allow=[pattern for pattern in rules["allow"] if pattern not in deny],
+        ask=[pattern for pattern in rules["ask"] if pattern not in deny],
+        deny=deny,
         research=phases["builtins"] if phases else None,
         unconfined_shell=role.unconfined_shell,
         protected=[

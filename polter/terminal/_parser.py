@@ -28,10 +28,11 @@ _TOKEN = re.compile(
     "\x1b(?:"
     r"\[[0-?]*[ -/]*[@-~]"  # CSI, complete
     r"|\[[0-?]*[ -/]*"  # CSI interrupted by a character that cannot continue it: dropped
-    # Strings (ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS), ended by BEL or ST. One can reach
-    # the end of the text only when an ESC held back for the next read ends it (an unterminated string
-    # at the end goes to the string state instead).
-    r"|[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b[^\\])|\Z)"
+    # Strings (ESC ] OSC, ESC P DCS, ESC _ APC, ESC ^ PM, ESC X SOS), ended by BEL or ST; an ESC that does not
+    # begin ST ends one too (and starts the next sequence). One can reach the end of the text only when an ESC
+    # held back for the next read ends it (an unterminated string at the end goes to the string state
+    # instead), and an ESC last in the text is always followed by one held back, so it is not ST either.
+    r"|[\]P_^X][^\x07\x1b\x18\x1a]*(?:[\x07\x18\x1a]|\x1b\\|(?=\x1b(?:[^\\]|\Z))|\Z)"
     r"|[ -/]*[0-~]"  # other escape sequences (ESC 7, ESC ( B, ESC # 8, …)
     r"|[ -/]*"  # ESC followed by something that is not a sequence: dropped
     ")"

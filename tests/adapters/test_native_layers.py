@@ -87,7 +87,7 @@ async def test_the_roles_builtins_from_the_gateway_set_every_clis_own_layer(
     assert roles in researcher["claude-code"], "an agent cannot rewrite its role"
     assert researcher["codex"] == "read-only", "not even python -c writes under a role that writes nothing"
     assert set(WRITE_TOOLS["gemini-cli"]) <= set(researcher["gemini-cli"]), researcher
-    assert researcher["opencode"] == {"edit": "deny"}
+    assert researcher["opencode"] == {"edit": "deny", "task": "deny"}  # (task: a researcher opens no pane, nor sub-agent)
     project, home = make_pane().cwd, make_pane().home
     assert researcher["claude-code sandbox"] == {
         "enabled": True,

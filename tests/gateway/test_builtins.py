@@ -167,7 +167,7 @@ async def test_whoami_names_the_builtin_rules_and_the_protected_targets(gateway:
     reader = await gateway.pane("reader")
     capabilities = await gateway.admin.capabilities(reader.pane.id)
     assert capabilities.builtins is not None
-    assert sorted(capabilities.builtins.deny) == ["read(~/.ssh/**)", "shell(git push*)", "write"]
+    assert sorted(capabilities.builtins.deny) == ["agent", "read(~/.ssh/**)", "shell(git push*)", "write"]  # (agent: team.open is empty)
     protected = {target.path: target for target in capabilities.builtins.protected}
     assert str(gateway.state_dir.resolve()) in protected and not protected[str(gateway.state_dir.resolve())].writes_only
     assert protected[".git/hooks"].writes_only and os.path.realpath(gateway.roles_dir) in protected

@@ -367,6 +367,7 @@ async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queue
         host.team.settle = 0.2  # an answer drawn at once shows no work: the next is typed after 0.2 s of quiet
         await floor(host, 1, "send", pane=2, message="work 12")  # busy while the sends queue, even at load
         await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1)
+        await wait_until(lambda: host.panes[1].agent_state is AgentState.WORKING, message=lambda: text_of(host, "p2"))
         async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token(host, 1)) as client:
             replies = await asyncio.gather(
                 *(client.call_tool("send", {"pane": 2, "message": f"m-{index}"}) for index in range(100))

@@ -5,6 +5,7 @@ needs what only the host knows."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,10 +35,14 @@ QUIET_BASH = [BASH, "--norc", "--noprofile"]
 _HOSTS: dict[int, SessionHost] = {}
 
 
-def shell_plans(*roles: str, adapter: Adapter | None = None) -> list[PanePlan]:
+SCRIPTED_AGENT = [sys.executable, "-m", "polter.demo.agent"]
+"""The bundled scripted agent (its prompt ``you>``): what an agent may send messages to, as it reads prompts."""
+
+
+def shell_plans(*roles: str, adapter: Adapter | None = None, command: list[str] = QUIET_BASH) -> list[PanePlan]:
     shell = adapter or discover(entry_points=False).get("shell")
     return [
-        PanePlan(PaneSetup(adapter=shell.name, role=role, title=f"{role} shell", command=QUIET_BASH), shell,
+        PanePlan(PaneSetup(adapter=shell.name, role=role, title=f"{role} shell", command=command), shell,
                  "chosen by the test")
         for role in roles
     ]  # fmt: skip
@@ -61,8 +66,8 @@ async def workspace_app(
     async with hosted(launch=session) as host, window(host, size=size) as (app, pilot):
         _HOSTS[id(app)] = host
         try:
-            for pane in panes(app):
-                await wait_for_text(pane.terminal, "$")
+            for pane, plan in zip(panes(app), plans, strict=False):
+                await wait_for_text(pane.terminal, "you>" if plan.setup.command == SCRIPTED_AGENT else "$")
             yield app, pilot
         finally:
             _HOSTS.pop(id(app), None)

@@ -67,6 +67,7 @@ def run(data: bytes, cuts: list[int], max_sequence: int | None) -> tuple[tuple[o
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
     max_sequence=st.sampled_from([None, 3, 8]),
 )
+@example(data=b"\x1b] \x1b\x1b", cuts=[2], max_sequence=None)  # an OSC that an ESC ends, the read's last byte ESC
 def test_any_bytes_in_any_chunking_give_the_same_screen(data: bytes, cuts: list[int], max_sequence: int | None) -> None:
     whole = run(data, [], max_sequence)
     pieces = run(data, [min(cut, len(data)) for cut in cuts], max_sequence)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from support.gateway import ROLES, fixture_server
-from support.workspace_app import agent_of, badges, host_of, palette, panes, shell_plans, workspace_app
+from support.workspace_app import SCRIPTED_AGENT, agent_of, badges, host_of, palette, panes, shell_plans, workspace_app
 from support.waiting import wait_until
 
 from polter.gateway.client import pane_client
@@ -52,10 +52,11 @@ async def test_send_to_panes_types_the_humans_words_which_open_a_gate(monkeypatc
 async def test_the_header_shows_the_sender_prefix_s_goes_there_and_the_team_view_lists_the_call(
     monkeypatch: Any,
 ) -> None:
-    async with workspace_app(monkeypatch, shell_plans("lead", "open"), roles=TEAM_ROLES) as (app, pilot):
+    plans = [*shell_plans("lead"), *shell_plans("open", command=SCRIPTED_AGENT)]
+    async with workspace_app(monkeypatch, plans, roles=TEAM_ROLES) as (app, pilot):
         one, two = panes(app)
         async with pane_client(FLOOR_SERVER, url=host_of(app).workspace.url, token=agent_of(app, one).token) as client:
-            sent = await client.call_tool("send", {"pane": 2, "message": "; echo handed"})
+            sent = await client.call_tool("send", {"pane": 2, "message": "work 0.5"})
             assert not sent.is_error, sent.content
         await wait_until(lambda: badges(two).get("task") == "from pane 1 · lead", message=lambda: str(badges(two)))
         two.terminal.focus()
