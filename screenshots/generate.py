@@ -57,7 +57,7 @@ async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
     """The default layout: four panes, one of them an exited program, one a full-screen pager."""
     one, two, three, four = (pane.terminal for pane in app.session_screen.grid.panes)
     await until(lambda: all(shows(terminal, "$") for terminal in (one, two, four)))
-    await type_line(pilot, "ls --color=always -p polter/terminal polter/ui")
+    await type_line(pilot, "ls --color=always -p polter/terminal polter/window")
     await until(lambda: shows(one, "widget.py"))
     await pilot.press("ctrl+b", "2")
     await type_line(pilot, "git log --color=always --format='%C(yellow)%h%Creset %<(52,trunc)%s' -14")

@@ -5,7 +5,7 @@ out, the palette lists it with why, and prefix then ``n`` goes to it.
 
 The panes are shells under a role that asks before ``fixture/write_note`` (the real gateway, the real ask): a
 pane whose call waits for your answer is a pane that waits for you. The window's terminal is headless here, so
-its notifier writes into a list (the real terminal path is tested through a PTY in ``tests/session``).
+its notifier writes into a list (the real terminal path is tested through a PTY in ``tests/host``).
 """
 
 from __future__ import annotations
