@@ -7,7 +7,6 @@ import functools
 import logging
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -76,6 +75,8 @@ def sqlite_in_place(path: Path) -> list[Path]:
     leads), which a read-only folder refuses ("unable to open database file"). A missing (or empty) database is
     created empty in WAL mode, which writes only to those companions; one the CLI made is in WAL mode already."""
     if not path.exists() or path.stat().st_size == 0:  # (an empty file is a database with no header yet)
+        import sqlite3  # lazy: only a pane whose CLI keeps a database in place needs it (the host's memory)
+
         with contextlib.suppress(OSError, sqlite3.Error):
             path.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.closing(sqlite3.connect(path)) as database:
