@@ -87,6 +87,19 @@ async def listed_polters_tools(host: SessionHost, title: str = "claude") -> None
         await asyncio.sleep(0.1)
 
 
+async def prompt_with_polters_tools(pane: HostPane, model: FakeModelServer, line: str, wanted: str) -> None:
+    """Type ``line`` until the model is offered ``wanted`` with it: a CLI connected to the gateway may still send
+    its first prompt before Polter's tools are in its list (the model then answers with no call)."""
+    for _attempt in range(3):
+        asked = len(model.requests)
+        await type_line(pane, line)
+        await wait_until(lambda: len(model.requests) > asked, timeout=90, message=lambda: text_of(pane))
+        if any(wanted in request.tools for request in model.requests[asked:]):
+            return
+        await asyncio.sleep(2)  # (the CLI's tool list arrives in the background: give it a moment, then ask again)
+    raise AssertionError(f"the model was never offered {wanted}: {model.requests[-1].tools}")
+
+
 @pytest.fixture
 def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No way out but 127.0.0.1, once the module's CLIs are installed (npm needs the registry)."""
@@ -178,7 +191,7 @@ async def test_a_role_that_may_open_helpers_only_is_refused_a_leads_pane(
                 lambda: "? for shortcuts" in screen_of(claude), timeout=120, message=lambda: screen_of(claude)
             )
             await listed_polters_tools(host)
-            await type_line(claude, "open a lead")
+            await prompt_with_polters_tools(claude, model, "open a lead", tool("open"))
 
             def opens() -> list[object]:
                 return [row for row in host.workspace.audit_rows
