@@ -213,7 +213,8 @@ async def test_ten_thousand_lines_of_scrollback_reached_by_keys_and_the_wheel(th
 async def test_scroll_mode_keys(through_session: bool) -> None:
     async with one_pane(size=(60, 12), through_session=through_session) as (terminal, pilot):
         await type_line(pilot, "seq 1 100")
-        await wait_for_text(terminal, "100\n$")
+        # Until the window has drawn the end (a frame still on its way would move the history being read).
+        await wait_until(lambda: "100\n$" in rendered(terminal), message=lambda: rendered(terminal))
         history = terminal.screen_model.history_size  # type: ignore[union-attr]
         terminal.enter_scroll_mode()
         await pilot.press("up", "k")
