@@ -176,6 +176,14 @@ def human_types(host: SessionHost, number: int, text: str) -> None:
 # -- panes, read, send --------------------------------------------------------------------------------------
 
 
+async def at_work(host: SessionHost, number: int) -> None:
+    """Until the message sent to pane ``number`` is typed and the host reads the pane at work: only then is the next
+    message queued, not typed at once (under load the agent may not have drawn its turn yet)."""
+    pane = host.panes[number - 1]
+    await wait_until(lambda: host.team.membership(pane).delivered == 1, message="the first typed")
+    await wait_until(lambda: pane.agent_state is AgentState.WORKING, message=lambda: text_of(host, pane.id))
+
+
 async def test_panes_lists_the_session_and_read_returns_another_panes_screen(monkeypatch: pytest.MonkeyPatch) -> None:
     async with await team_session(monkeypatch, "lead", "helper", "quiet") as host:
         human_types(host, 1, "marker 42")
@@ -367,8 +375,7 @@ async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queue
     async with await team_session(monkeypatch, "lead", "helper") as host:
         host.team.settle = 0.2  # an answer drawn at once shows no work: the next is typed after 0.2 s of quiet
         await floor(host, 1, "send", pane=2, message="work 12")  # busy while the sends queue, even at load
-        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1)
-        await wait_until(lambda: host.panes[1].agent_state is AgentState.WORKING, message=lambda: text_of(host, "p2"))
+        await at_work(host, 2)
         async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token(host, 1)) as client:
             replies = await asyncio.gather(
                 *(client.call_tool("send", {"pane": 2, "message": f"m-{index}"}) for index in range(100))
@@ -450,7 +457,7 @@ async def test_a_pane_that_closes_ends_the_waits_on_it_and_its_queue_with_an_err
 ) -> None:
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 30")
-        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await at_work(host, 2)
         queued = await floor(host, 1, "send", pane=2, message="never typed")
         assert "queued for pane 2 (1 waiting)" in said(queued)
         assert host.panes[1].state().agent.queued == 1  # type: ignore[union-attr]
@@ -466,7 +473,7 @@ async def test_a_pane_that_closes_ends_the_waits_on_it_and_its_queue_with_an_err
 async def test_nothing_queued_is_typed_into_a_restarted_program(monkeypatch: pytest.MonkeyPatch) -> None:
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 30")
-        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await at_work(host, 2)
         await floor(host, 1, "send", pane=2, message="never 2")
         pane = host.panes[1]
         await host._restart(pane)
@@ -542,7 +549,7 @@ async def test_queues_and_waits_outlive_the_window(monkeypatch: pytest.MonkeyPat
     """The host keeps them: the window detaches while a message waits and a wait is pending, another attaches."""
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 2")
-        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await at_work(host, 2)
         await floor(host, 1, "send", pane=2, message="after detach 42")
         waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
         await wait_until(lambda: host.team.membership(host.panes[1]).waits, message="the wait in the host")
@@ -571,7 +578,7 @@ async def test_a_pane_sends_at_most_its_roles_messages_a_minute(monkeypatch: pyt
 async def test_a_program_that_ends_ends_the_waits_on_it_and_its_queue(monkeypatch: pytest.MonkeyPatch) -> None:
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 30")
-        await wait_until(lambda: host.team.membership(host.panes[1]).delivered == 1, message="the first typed")
+        await at_work(host, 2)
         await floor(host, 1, "send", pane=2, message="never")
         waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
         await wait_until(lambda: host.team.membership(host.panes[1]).waits, message="the wait in the host")
