@@ -10,14 +10,24 @@ whose gateway died is over with it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from polter.errors import ControlError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import AskAnswer, AskInfo
 from polter.tasks import BackgroundTasks
 
-__all__ = ["Asks"]
+__all__ = ["Asks", "unless_over"]
+
+
+async def unless_over(answer: Awaitable[object]) -> None:
+    """Send an answer to the gateway; one it finds already over (404: timed out, answered elsewhere, its caller
+    gone) is no error: the first answer counts."""
+    try:
+        await answer
+    except ControlError as exc:
+        if exc.status != 404:
+            raise
 
 
 class Asks:
@@ -83,8 +93,4 @@ class Asks:
             self._tasks.run(self._send(ask, future.result()), f"answering the ask {ask.id}")
 
     async def _send(self, ask: AskInfo, answer: AskAnswer) -> None:
-        try:
-            await self._client().answer(ask.id, answer)
-        except ControlError as exc:
-            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
-                raise
+        await unless_over(self._client().answer(ask.id, answer))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from polter.errors import ControlError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import ElicitationInfo, ElicitationReply
+from polter.host.asks import unless_over
 
 __all__ = ["Forms"]
 
@@ -49,8 +49,4 @@ class Forms:
 
     async def answer(self, elicitation_id: str, reply: ElicitationReply) -> None:
         """Answer a form (the first answer counts; a later one finds it over)."""
-        try:
-            await self._client().answer_elicitation(elicitation_id, reply)
-        except ControlError as exc:
-            if exc.status != 404:  # 404: it was already over (timed out, answered elsewhere)
-                raise
+        await unless_over(self._client().answer_elicitation(elicitation_id, reply))

@@ -30,7 +30,7 @@ from typing import Final
 
 from polter.adapters import TestMode
 from polter.adapters.plugins import RuntimeDir
-from polter.errors import ControlError, EgressError, GatewayError
+from polter.errors import EgressError, GatewayError
 from polter.gateway.client import GatewayClient
 from polter.gateway.models import (
     AskAnswer,
@@ -49,7 +49,7 @@ from polter.gateway.models import (
 )
 from polter.host.agent_launch import AgentLauncher
 from polter.host.agents import Agent, denied_skills
-from polter.host.asks import Asks
+from polter.host.asks import Asks, unless_over
 from polter.host.confined import PaneSockets
 from polter.host.forms import Forms
 from polter.host.human_lines import HumanLines
@@ -396,12 +396,8 @@ class Workspace:
         self.asks.answer(ask_id, answer)
 
     async def answer_team(self, request_id: str, reply: TeamReply) -> None:
-        """The host's answer to a team call (404: the call is over, its caller gone or timed out)."""
-        try:
-            await self.client.answer_team(request_id, reply)
-        except ControlError as exc:
-            if exc.status != 404:
-                raise
+        """The host's answer to a team call (one that is over, its caller gone or timed out, is no error)."""
+        await unless_over(self.client.answer_team(request_id, reply))
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ import pytest
 from support.gateway import fixture_server, write_roles
 from support.session import hosted
 from support.waiting import wait_until
-from support.workspace_app import QUIET_BASH
+from support.workspace_app import QUIET_BASH, SCRIPTED_AGENT
 
 from polter.adapters.plugins import discover
 from polter.gateway.client import pane_client
@@ -79,10 +79,6 @@ messages_per_minute = 2
 research = ["@read-only"]
 """,
 }
-
-
-SCRIPTED_AGENT = [sys.executable, "-m", "polter.demo.agent"]
-"""The bundled scripted agent: reads what is typed as a prompt; ``work N`` is a turn of N seconds of work."""
 
 
 def team_plans(roles: tuple[str, ...], cwd: Path | None = None) -> list[PanePlan]:

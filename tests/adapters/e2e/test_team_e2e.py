@@ -20,6 +20,7 @@ from support.fake_models import FakeModelServer, Rule
 from support.gateway import write_roles
 from support.session import hosted
 from support.waiting import wait_until
+from support.workspace_app import SCRIPTED_AGENT
 
 from polter.adapters import TestMode
 from polter.adapters.plugins import discover
@@ -223,7 +224,7 @@ async def test_gemini_cli_hands_the_scripted_agent_work_waits_for_it_and_reads_i
             PanePlan(PaneSetup(adapter="gemini-cli", role="e2e-lead", cwd=project, title="gemini"), cli.adapter,
                      "the test"),
             PanePlan(PaneSetup(adapter="shell", role="e2e-helper", cwd=project, title="scripted",
-                               command=[sys.executable, "-m", "polter.demo.agent"]), shell, "the test"),
+                               command=SCRIPTED_AGENT), shell, "the test"),
         ]  # fmt: skip
         launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
         async with hosted(launch=launch) as host:
