@@ -27,11 +27,11 @@ run: $(STAMP) $(NATIVE)
 system-tools:
 	@sh tests/support/system-tools.sh
 
-# The whole suite, end-to-end tests included (they install what they need into .cache/). Twice as many
-# workers as the 2 cores it is sized for: most of a test's time is waiting (for a CLI, a server, a
-# screen), and a worker that waits leaves its core to another; an idle worker steals queued tests, so
-# no worker ends last with a long tail. TEST_WORKERS=2 runs it as before.
-TEST_WORKERS ?= 4
+# The whole suite, end-to-end tests included (they install what they need into .cache/). One worker per
+# core of the 2 it is sized for; an idle worker steals queued tests, so no worker ends last with a long
+# tail. TEST_WORKERS=4 overlaps the tests' waits (for a CLI, a server, a screen), but on a quiet 2-core
+# machine it was no faster (12-16 min against 13.8) and the team tests' timing failed more often.
+TEST_WORKERS ?= 2
 test: $(STAMP) $(NATIVE) system-tools
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
