@@ -287,7 +287,8 @@ async def review(app: App[None], pilot: Pilot[None]) -> None:
 
 
 def team_app() -> HostedApp:
-    """A coder and a reviewer (bundled roles) in shell panes, for the team tools (docs/team.md)."""
+    """A coder in a shell pane and a reviewer (bundled roles) running the scripted agent (messages go only to
+    programs that read prompts), for the team tools (docs/team.md)."""
     from polter.adapters.plugins import discover
     from polter.launch.config import PaneSetup
     from polter.launch.planning import Launch, PanePlan
@@ -295,7 +296,8 @@ def team_app() -> HostedApp:
     os.environ["PS1"] = PROMPT
     registry = discover(entry_points=False)
     bash = shutil.which("bash") or "/bin/bash"
-    plans = [PanePlan(PaneSetup(adapter="shell", role=role, title=title, cwd=ROOT, command=[bash, "--norc", "--noprofile"]),
+    commands = {"lead": [bash, "--norc", "--noprofile"], "review": [sys.executable, "-m", "polter.demo.agent"]}
+    plans = [PanePlan(PaneSetup(adapter="shell", role=role, title=title, cwd=ROOT, command=commands[title]),
                       registry.get("shell"), "the screenshot") for role, title in (("coder", "lead"), ("reviewer", "review"))]
     return HostedApp(launch=Launch(plans, registry))
 
@@ -306,10 +308,10 @@ async def team_handoff(app: HostedApp, pilot: Pilot[None]) -> None:
 
     await until(lambda: app.host.ready and len(app.session_screen.grid.panes) == 2)
     lead, review = app.session_screen.grid.panes
-    await until(lambda: shows(lead.terminal, "$") and shows(review.terminal, "$"))
+    await until(lambda: shows(lead.terminal, "$") and shows(review.terminal, "you>"))
     token = app.host.panes[0].agent.token  # type: ignore[union-attr]
     async with pane_client("polter", url=app.host.workspace.url, token=token) as client:
-        await client.call_tool("send", {"pane": 2, "message": "; git log --oneline -5; sleep 20"})
+        await client.call_tool("send", {"pane": 2, "message": "work 20"})
         await until(lambda: shows(review.terminal, "[from pane 1 · coder]"))
         await client.call_tool("send", {"pane": 2, "message": "Review polter/host/team.py; answer with send"})
     await until(lambda: review.remote.state.agent is not None and review.remote.state.agent.queued == 1)
