@@ -182,10 +182,9 @@ def version_mismatch(host: str, greeting: wire.RelayGreeting) -> str:
     there = Installation(greeting.clone, greeting.commit).describe(greeting.version, greeting.protocol)
     here = this_installation()
     if greeting.clone is not None and here.commit is not None:
-        update = (
-            f"update the one on {host} to this one's commit (`ssh {host} 'cd {shlex.quote(greeting.clone)} && "
-            f"git fetch && git checkout {here.short_commit} && make .venv/.installed'`, from a remote that has it)"
-        )
+        there_command = f"cd {shlex.quote(greeting.clone)} && git fetch && git checkout {here.short_commit}"
+        command = f"ssh {host} {shlex.quote(there_command + ' && make .venv/.installed')}"  # quoted once, as a whole
+        update = f"update the one on {host} to this one's commit (`{command}`, from a remote that has it)"
     else:
         update = f"install on {host} the Polter this is ({_how_to_install()})"
     return f"{host} runs {there} and this is {_here()}: {update}, or run here the Polter {host} has"
