@@ -322,6 +322,8 @@ class RelayLink:
             return f"the ssh to {self.host} was killed ({_signal_name(-returncode)})"
         if self.stderr:
             return f"the ssh to {self.host} ended: {self.stderr}"
+        if returncode == 255:  # ssh's own failure, or the relay killed on the host
+            return f"the ssh to {self.host} ended (exit 255: its connection, or the relay on {self.host}, ended)"
         return f"the ssh to {self.host} ended (exit {returncode})" if returncode else None
 
 

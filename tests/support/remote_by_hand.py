@@ -6,14 +6,16 @@
 
 An sshd on a loopback port (:mod:`support.sshd`) whose login ``far`` has Polter folders of its own under the folder
 given (another machine's sessions, config and home), and an ``ssh`` that reaches it (the folder's ``client/ssh``,
-first on ``PATH`` in ``env.sh``). Its ``polter.toml`` opens two bash panes. Ctrl-C ends the sshd; the sessions
-started on ``far`` run on (``polter kill far:NAME`` ends one).
+first on ``PATH`` in ``env.sh``). Its ``polter.toml`` opens two bash panes. Ctrl-C ends the sshd (a link down, for
+a window attached); the sessions started on ``far`` run on (``polter kill far:NAME`` ends one). Started again, it
+listens on another port with new keys, and the same ``ssh`` finds it: a window that was reconnecting attaches.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -28,9 +30,13 @@ PANES = '[[panes]]\nadapter = "shell"\ncommand = ["bash", "--norc", "--noprofile
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/polter-far").resolve()
     env = login_env(folder / "far-dirs")
+    os.rmdir(env["POLTER_RUNTIME_DIR"])  # (one per process: the next start must find the sessions of this one)
+    env["POLTER_RUNTIME_DIR"] = str(folder / "far-run")
+    Path(env["POLTER_RUNTIME_DIR"]).mkdir(mode=0o700, exist_ok=True)
     config = Path(env["POLTER_CONFIG_DIR"], "polter.toml")
     if not config.exists():
         config.write_text(PANES)
+    shutil.rmtree(folder / "sshd", ignore_errors=True)  # fresh keys at each start (a port of its own too)
     sshd = SshHost(folder / "sshd", {HOST: env})
     sshd.start()
     client = ssh_client(folder / "client", [sshd])
