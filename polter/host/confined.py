@@ -14,6 +14,7 @@ from typing import Final
 
 from polter.adapters import Adapter, PaneToPrepare, PreparedPane
 from polter.adapters.plugins import discover
+from polter.errors import ConfigError
 from polter.host.agents import Agent
 from polter.paths import config_dir, lasting_runtime_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
@@ -35,7 +36,12 @@ class PaneSockets:
 
     @classmethod
     def of_this_session(cls) -> PaneSockets:
-        return cls(lasting_runtime_dir() / "panes" / str(os.getpid()))
+        try:
+            folder = lasting_runtime_dir()
+        except ConfigError as exc:  # (another user's /tmp/polter-UID, say: the session still starts)
+            folder = runtime_dir()
+            logger.warning("the panes' sockets are in %s, which a logout may remove under them: %s", folder, exc)
+        return cls(folder / "panes" / str(os.getpid()))
 
     @property
     def gateway(self) -> Path:
@@ -168,7 +174,10 @@ def user_configs(prepared: PreparedPane) -> tuple[Path, ...]:
 def hidden_folders(session_state: Path) -> tuple[Path, ...]:
     """What no pane may see: Polter's state (admin credential, audit, other panes' runtime dirs), its config
     (servers' credentials) and the sessions' sockets (the panes' too: a sandbox mounts only its own)."""
-    return tuple(dict.fromkeys([session_state, state_dir(), config_dir(), runtime_dir(), lasting_runtime_dir()]))
+    folders = [session_state, state_dir(), config_dir(), runtime_dir()]
+    with contextlib.suppress(ConfigError):  # (not usable: the panes' sockets are in the runtime dir)
+        folders.append(lasting_runtime_dir())
+    return tuple(dict.fromkeys(folders))
 
 
 def confined_launch(
