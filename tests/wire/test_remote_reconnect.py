@@ -104,6 +104,7 @@ async def test_asks_wait_across_a_dropped_link_and_their_answers_reach_the_host(
                 lambda: any("the ssh to here was killed (SIGKILL)" in notice for notice in notices(app)),
                 message=lambda: f"the notice saying what ended: {notices(app)}",
             )
+            assert any("What you type until then is not sent." in notice for notice in notices(app)), notices(app)
             session.asks.answer("before", "allow_once")  # answered while the link is down
             host.workspace.asks.arrived(make_ask(id="during", pane="p1"))  # asked while the link is down
             gate.set()
