@@ -51,11 +51,11 @@ def main() -> None:
     (folder / "env.sh").write_text("".join(f"export {name}={shlex.quote(value)}\n" for name, value in exports.items()))
     print(f"sshd for {HOST} on 127.0.0.1:{sshd.port} (log {sshd.log}); in your shell: . {folder / 'env.sh'}", flush=True)
     try:
-        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+        signal.sigwait({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
     finally:
         sshd.stop()
 
 
 if __name__ == "__main__":
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
     main()
