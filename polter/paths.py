@@ -25,6 +25,7 @@ __all__ = [
     "bundled_dir",
     "config_dir",
     "fallback_runtime_dir",
+    "lasting_runtime_dir",
     "make_private_dirs",
     "project_roles_dir",
     "runtime_dir",
@@ -80,6 +81,20 @@ def runtime_dir() -> Path:
         path = Path(xdg) / APP_NAME
     else:
         path = fallback_runtime_dir()
+    return _private_dir(path)
+
+
+def lasting_runtime_dir() -> Path:
+    """Where a session keeps the sockets its panes' sandboxes mount (the gateway's, the egress proxy's):
+    ``$POLTER_RUNTIME_DIR``, else ``/tmp/polter-UID``, never ``$XDG_RUNTIME_DIR``. logind removes that one when the
+    login's last session ends, under sessions that run on, and a sandbox keeps the folder it mounted at its start:
+    a socket made again in a new folder would be out of its view."""
+    override = os.environ.get(ENV_RUNTIME_DIR)
+    return _private_dir(Path(override) if override else fallback_runtime_dir())
+
+
+def _private_dir(path: Path) -> Path:
+    """``path``, made 0700 if missing and checked to be the user's own and private (sockets there are a way in)."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = path.stat()
     if info.st_uid != os.getuid() or info.st_mode & 0o077:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.loopback import answering
 
 from polter import cli
 from polter.cli import build_parser
@@ -61,3 +63,17 @@ async def test_the_audit_names_a_cli_tool_by_its_kind_and_target(
     assert cli.main(["audit", "--state-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Bash (shell) git push origin" in out and "time/get_current_time" in out, out
+
+
+def test_a_gateway_that_takes_the_connection_and_answers_nothing_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a sandboxed pane meets when its forwarder cannot reach the gateway's socket: accepted, then closed."""
+    with answering(socket.create_server(("127.0.0.1", 0))) as server:
+        url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        monkeypatch.setenv("POLTER_TOKEN", "a-token")
+        monkeypatch.setenv("POLTER_GATEWAY_URL", url)
+        assert cli.main(["tools"]) != 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"polter: the gateway at {url} did not answer ("), err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err

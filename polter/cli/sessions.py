@@ -120,7 +120,13 @@ def run_attach(args: argparse.Namespace) -> int:
     if remote is not None:
         return attach_remote(remote)
     print_notes(notes)
-    return attach_window(choose(live, args.name).name)
+    try:
+        chosen = choose(live, args.name)
+    except SessionMissing as exc:  # (a name that is no session here may be a machine: say how to reach one)
+        if args.name is None:
+            raise
+        raise SessionMissing(f"{exc}; on a machine {args.name} over ssh: `polter attach {args.name}:`") from None
+    return attach_window(chosen.name)
 
 
 def run_ls(args: argparse.Namespace) -> int:

@@ -259,9 +259,13 @@ async def pane_client(
         async with Client(streamable_http_client(f"{base}/mcp/{server}", http_client=http), mode=mode) as client:
             yield client
     except Exception as exc:
-        cause = _first_cause(exc, (AuthError, ControlError, httpx2.ConnectError))
+        cause = _first_cause(exc, (AuthError, ControlError, httpx2.TransportError))
         if isinstance(cause, httpx2.ConnectError):
             raise GatewayUnavailable(f"cannot reach the gateway at {base}: {cause}") from exc
+        if isinstance(cause, httpx2.TransportError):  # (in a sandbox: the forwarder took the connection, then none)
+            raise GatewayUnavailable(
+                f"the gateway at {base} did not answer ({type(cause).__name__}{f': {cause}' if str(cause) else ''})"
+            ) from exc
         if cause is not None:
             raise cause from exc
         raise

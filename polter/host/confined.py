@@ -14,8 +14,9 @@ from typing import Final
 
 from polter.adapters import Adapter, PaneToPrepare, PreparedPane
 from polter.adapters.plugins import discover
+from polter.errors import ConfigError
 from polter.host.agents import Agent
-from polter.paths import config_dir, runtime_dir, state_dir
+from polter.paths import config_dir, lasting_runtime_dir, runtime_dir, state_dir
 from polter.protocol import BuiltinsPolicy
 from polter.sandbox.confine import CliFiles, ModelApi, PaneFacts, confine
 from polter.terminal.launch import LaunchSpec
@@ -27,14 +28,20 @@ __all__ = ["PaneSockets", "cli_files", "confined_launch", "every_clis_config", "
 
 @dataclass(frozen=True)
 class PaneSockets:
-    """Where a session keeps the sockets its panes reach: in the runtime dir (short paths, as a Unix socket's must
-    be; out of every pane's view), each in a folder of its own, which is what a sandbox mounts."""
+    """Where a session keeps the sockets its panes reach: in the lasting runtime dir (short paths, as a Unix socket's
+    must be; out of every pane's view; not removed by a logout under a running sandbox, see
+    :func:`~polter.paths.lasting_runtime_dir`), each in a folder of its own, which is what a sandbox mounts."""
 
     root: Path
 
     @classmethod
     def of_this_session(cls) -> PaneSockets:
-        return cls(runtime_dir() / "panes" / str(os.getpid()))
+        try:
+            folder = lasting_runtime_dir()
+        except ConfigError as exc:  # (another user's /tmp/polter-UID, say: the session still starts)
+            folder = runtime_dir()
+            logger.warning("the panes' sockets are in %s, which a logout may remove under them: %s", folder, exc)
+        return cls(folder / "panes" / str(os.getpid()))
 
     @property
     def gateway(self) -> Path:
@@ -166,8 +173,11 @@ def user_configs(prepared: PreparedPane) -> tuple[Path, ...]:
 
 def hidden_folders(session_state: Path) -> tuple[Path, ...]:
     """What no pane may see: Polter's state (admin credential, audit, other panes' runtime dirs), its config
-    (servers' credentials) and the sessions' sockets."""
-    return tuple(dict.fromkeys([session_state, state_dir(), config_dir(), runtime_dir()]))
+    (servers' credentials) and the sessions' sockets (the panes' too: a sandbox mounts only its own)."""
+    folders = [session_state, state_dir(), config_dir(), runtime_dir()]
+    with contextlib.suppress(ConfigError):  # (not usable: the panes' sockets are in the runtime dir)
+        folders.append(lasting_runtime_dir())
+    return tuple(dict.fromkeys(folders))
 
 
 def confined_launch(

@@ -37,6 +37,7 @@ class ConfirmScreen(ModalScreen[bool]):
         & #detail { width: auto; max-width: 100%; color: $text-muted; margin-bottom: 1; }
         & #buttons { width: 100%; height: auto; align-horizontal: right; }
         & Button { margin-left: 2; }
+        &.-withdrawn { background: transparent; & > #dialog { display: none; } }
     }
     """
 
@@ -52,6 +53,8 @@ class ConfirmScreen(ModalScreen[bool]):
         self.detail = detail
         self.yes_label = yes
         self.no_label = no
+        self.withdrawn = False
+        """The question is over (decided elsewhere, or not in time): its answer would count for nothing."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -64,6 +67,19 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+
+    def withdraw(self) -> None:
+        """Close as "no" without anyone answering. Textual takes off only the top screen, so a dialog under
+        another one hides now (its dimmed backdrop too) and goes as soon as it is on top again."""
+        self.withdrawn = True
+        if self.app.screen is self:
+            self.dismiss(False)
+            return
+        self.add_class("-withdrawn")
+
+    def on_screen_resume(self) -> None:
+        if self.withdrawn:
+            self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

@@ -48,6 +48,5 @@ class HostQuestions:
         dialog = self._shown.pop(question_id, None)
         if dialog is None:
             return
-        if self.screen.app.screen is dialog:
-            dialog.dismiss(False)
+        dialog.withdraw()
         self.screen.notify(f"{why}: {dialog.question}", severity=severity, timeout=10)

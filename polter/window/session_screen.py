@@ -212,7 +212,8 @@ class SessionScreen(EchoScreen[None]):
         for pane in self.grid.panes:
             pane.show_host()
         self.notify(
-            f"{message.reason}\nTrying again in {message.delay:g} s (try {message.attempt}); the session runs on.",
+            f"{message.reason}\nTrying again in {message.delay:g} s (try {message.attempt}); the session runs on. "
+            "What you type until then is not sent.",
             title=f"Reconnecting to {self.session.name}",
             severity="warning",
             timeout=max(3.0, message.delay + 1),

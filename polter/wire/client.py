@@ -24,6 +24,7 @@ __all__ = ["SessionClient"]
 
 EventHandler = Callable[[BaseModel], None]
 ResultT = TypeVar("ResultT")
+CLOSED = "the session host closed the connection"
 
 
 class SessionClient:
@@ -36,11 +37,12 @@ class SessionClient:
         welcome: wire.Welcome,
         on_event: EventHandler,
         on_lost: Callable[[str], None],
-        closer: Callable[[], Awaitable[None]] | None = None,
+        closer: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self._reader, self._writer = reader, writer
         self._closer = closer
-        """Ends what carries the connection besides the stream (ssh, for a session on another host)."""
+        """Ends what carries the connection besides the stream (ssh, for a session on another host), and says how
+        that ended when it ended by itself (ssh killed, its connection lost): why the connection was lost."""
         self.welcome = welcome
         self.on_event = on_event
         self.on_lost = on_lost
@@ -81,7 +83,7 @@ class SessionClient:
         on_event: EventHandler = lambda event: None,
         on_lost: Callable[[str], None] = lambda reason: None,
         timeout: float = 10.0,
-        closer: Callable[[], Awaitable[None]] | None = None,
+        closer: Callable[[], Awaitable[str | None]] | None = None,
     ) -> SessionClient:
         """Say hello to session ``label`` over a stream that reaches it (its socket, or a relay on another host);
         ``closer`` ends what carries the stream when the connection ends or fails."""
@@ -135,7 +137,7 @@ class SessionClient:
     # -- receiving ---------------------------------------------------------------------------------
 
     async def _read(self) -> None:
-        reason = "the session host closed the connection"
+        reason = CLOSED
         try:
             while line := await self._reader.readline():
                 try:
@@ -163,7 +165,9 @@ class SessionClient:
             self._replies.clear()
             self._writer.close()
             if self._closer is not None and not self._closing:
-                await self._closer()
+                carrier_ended = await self._closer()
+                if carrier_ended and reason == CLOSED:
+                    reason = carrier_ended
             self.closed.set()
             if not self._closing:
                 self.on_lost(reason)
@@ -182,7 +186,7 @@ class SessionClient:
         self.closed.set()
 
 
-async def _close(writer: asyncio.StreamWriter, closer: Callable[[], Awaitable[None]] | None) -> None:
+async def _close(writer: asyncio.StreamWriter, closer: Callable[[], Awaitable[str | None]] | None) -> None:
     writer.close()
     if closer is not None:
         await closer()

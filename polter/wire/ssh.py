@@ -22,6 +22,7 @@ import contextlib
 import re
 import shlex
 import shutil
+import signal
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -182,10 +183,9 @@ def version_mismatch(host: str, greeting: wire.RelayGreeting) -> str:
     there = Installation(greeting.clone, greeting.commit).describe(greeting.version, greeting.protocol)
     here = this_installation()
     if greeting.clone is not None and here.commit is not None:
-        update = (
-            f"update the one on {host} to this one's commit (`ssh {host} 'cd {shlex.quote(greeting.clone)} && "
-            f"git fetch && git checkout {here.short_commit} && make .venv/.installed'`, from a remote that has it)"
-        )
+        there_command = f"cd {shlex.quote(greeting.clone)} && git fetch && git checkout {here.short_commit}"
+        command = f"ssh {host} {shlex.quote(there_command + ' && make .venv/.installed')}"  # quoted once, as a whole
+        update = f"update the one on {host} to this one's commit (`{command}`, from a remote that has it)"
     else:
         update = f"install on {host} the Polter this is ({_how_to_install()})"
     return f"{host} runs {there} and this is {_here()}: {update}, or run here the Polter {host} has"
@@ -299,19 +299,39 @@ class RelayLink:
             raise SessionError(f"{self.host}: {answer.reason}")
         return answer
 
-    async def aclose(self) -> None:
-        """End ssh: its input closes (the relay leaves the session), then it is terminated if it lingers."""
+    async def aclose(self) -> str | None:
+        """End ssh: its input closes (the relay leaves the session), then it is terminated if it lingers. Says how
+        ssh ended when that was not this (killed, or its connection lost: what it wrote last)."""
         with contextlib.suppress(ConnectionError, RuntimeError):
             self.writer.close()
+        killed = False
         try:
             await asyncio.wait_for(self.process.wait(), 5)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
+                killed = True
             await self.process.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stderr_done.wait(), 1)  # what it said last, before it ended
         self._stderr_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._stderr_task
+        returncode = self.process.returncode
+        if returncode is not None and returncode < 0 and not killed:
+            return f"the ssh to {self.host} was killed ({_signal_name(-returncode)})"
+        if self.stderr:
+            return f"the ssh to {self.host} ended: {self.stderr}"
+        if returncode == 255:  # ssh's own failure, or the relay killed on the host
+            return f"the ssh to {self.host} ended (exit 255: its connection, or the relay on {self.host}, ended)"
+        return f"the ssh to {self.host} ended (exit {returncode})" if returncode else None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 RelayAnswer = Annotated[wire.SessionList | wire.Started | wire.Refused, Field(discriminator="type")]

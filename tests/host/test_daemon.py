@@ -157,6 +157,7 @@ async def test_plain_polter_offers_to_attach_to_a_detached_session(config: Path)
 async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
     result = polter("attach", "nowhere")
     assert result.returncode == 1 and "no session named nowhere is running (running: none)" in result.stderr
+    assert "; on a machine nowhere over ssh: `polter attach nowhere:`" in result.stderr  # (it may be a host's name)
     result = polter("kill", "nowhere")
     assert result.returncode == 1 and "no session named nowhere" in result.stderr
 

@@ -100,6 +100,11 @@ async def test_asks_wait_across_a_dropped_link_and_their_answers_reach_the_host(
             await wait_until(lambda: app.session_screen.asks.queue.get("before") is not None, message="the first ask")
             gate = link_down_until(session, monkeypatch)
             await wait_until(lambda: session.reconnection.active, message="the window to see the link down")
+            await wait_until(
+                lambda: any("the ssh to here was killed (SIGKILL)" in notice for notice in notices(app)),
+                message=lambda: f"the notice saying what ended: {notices(app)}",
+            )
+            assert any("What you type until then is not sent." in notice for notice in notices(app)), notices(app)
             session.asks.answer("before", "allow_once")  # answered while the link is down
             host.workspace.asks.arrived(make_ask(id="during", pane="p1"))  # asked while the link is down
             gate.set()

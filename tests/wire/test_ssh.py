@@ -3,13 +3,25 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from polter import __version__
 from polter.errors import SessionError
-from polter.wire.ssh import CONTROL_PERSIST, SshTarget, control_options, explain_failure, parse_target, ssh_argv
+from polter.wire import messages as wire
+from polter.wire.installed import this_installation
+from polter.wire.ssh import (
+    CONTROL_PERSIST,
+    SshTarget,
+    control_options,
+    explain_failure,
+    parse_target,
+    ssh_argv,
+    version_mismatch,
+)
 
 
 def test_targets_name_a_host_and_a_session() -> None:
@@ -71,3 +83,13 @@ def test_a_bare_name_is_a_host_of_polter_toml_unless_a_session_here_has_it(isola
     assert target_of("gpu", {"gpu"}) is None  # a session here of that name comes first
     assert target_of("main", {"main"}) is None
     assert target_of("box:main", set()) == SshTarget("box", "main")
+
+
+def test_the_update_a_version_mismatch_names_is_one_command_that_the_host_s_shell_reads_back_whole() -> None:
+    greeting = wire.RelayGreeting(version="0.0.9", clone="/srv/my polter's clone", commit="1" * 40)
+    line = version_mismatch("gpu", greeting)
+    [command] = re.findall(r"`(ssh [^`]+)`", line)
+    ssh, host, there = shlex.split(command)  # what the shell here runs: ssh, the host, one command for the host
+    assert (ssh, host) == ("ssh", "gpu")
+    assert shlex.split(there)[:2] == ["cd", "/srv/my polter's clone"]  # what the host's shell runs
+    assert there.endswith(f"git fetch && git checkout {this_installation().short_commit} && make .venv/.installed")
