@@ -120,25 +120,42 @@ def _reachable(folder: Path) -> bool:
 
 def _python_for_others(folder: Path) -> str:
     """A Python an ordinary user can run Polter with: this one where they can reach it, else a venv of the system's
-    Python (the same minor version) with this venv's libraries and this checkout (root's own interpreter, under
-    ``/root``, is out of their reach)."""
+    Python (the same minor version) with this venv's libraries and this checkout's Polter inside it (root's own
+    interpreter, under ``/root``, is out of their reach, and so is a checkout in a private folder, as a clean
+    clone in ``mktemp -d`` is)."""
     here = Path(sys.executable)
     if all(_reachable(path) for path in (here.parent, Path(sys.base_prefix), VENV_BIN.parent, CHECKOUT)):
         return sys.executable
     system = Path("/usr/bin/python3")
     version = subprocess.run([system, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
     assert version.stdout.strip() == str(sys.version_info[:2]), f"an ordinary user's Python {sys.version_info[:2]}"
-    for needed in (VENV_BIN.parent, CHECKOUT):
-        assert _reachable(needed), f"{needed} must be readable by an ordinary user to run Polter as one"
     venv = folder / "venv"
     subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
     [site] = venv.glob("lib/python*/site-packages")
     [ours] = VENV_BIN.parent.glob("lib/python*/site-packages")
-    (site / "polter-tests.pth").write_text(f"import site; site.addsitedir({str(ours)!r})\n")  # (its .pth files too)
+    if _reachable(ours) and _reachable(CHECKOUT):
+        (site / "polter-tests.pth").write_text(f"import site; site.addsitedir({str(ours)!r})\n")  # (its .pth files too)
+    else:  # inside the venv, which the panes' sandboxes show as Polter's own (the system's /tmp they do not)
+        _link_tree(ours, site / "libraries")
+        for name in ("polter", "plugins", "roles"):
+            _link_tree(CHECKOUT / name, venv / "checkout" / name)
+        (site / "polter-tests.pth").write_text(
+            f"import site, sys; site.addsitedir({str(site / 'libraries')!r}); sys.path.insert(0, {str(venv / 'checkout')!r})\n"
+        )
     script = venv / "bin" / "polter"
     script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom polter.cli import main\nsys.exit(main())\n")
     script.chmod(0o755)
     return str(venv / "bin" / "python")
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """``source`` again at ``target``, as hard links to its files (a copy across file systems): readable by whoever
+    may read the files, wherever the folders above ``source`` are private."""
+    try:
+        shutil.copytree(source, target, symlinks=True, copy_function=os.link)
+    except (OSError, shutil.Error):
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target, symlinks=True)
 
 
 @pytest.fixture(params=USERS)
