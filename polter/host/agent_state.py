@@ -14,15 +14,18 @@ __all__ = ["ACTIVE_SECONDS", "ECHO_SECONDS", "screen_activity"]
 ACTIVE_SECONDS: Final = 1.5
 """Output within this long counts as the program working."""
 ECHO_SECONDS: Final = 0.3
-"""Output this soon after a key is the echo of the human's typing, not the program working."""
+"""Output this soon after a key is the echo of the human's typing, and this soon after a resize the program's
+redraw for the new size: not the program working."""
 
 
-def screen_activity(now: float, last_output: float, last_input: float, *, foreground_job: bool) -> AgentState:
+def screen_activity(
+    now: float, last_output: float, last_input: float, *, foreground_job: bool, last_resize: float = 0.0
+) -> AgentState:
     """``working`` while the program draws by itself (or a job it started runs in the foreground),
     else ``idle``. Waiting-for-input cannot be told from activity alone: only an adapter reading the
     CLI's screen can see a question on it."""
     if foreground_job:
         return AgentState.WORKING
     drawing = now - last_output < ACTIVE_SECONDS
-    echo = 0.0 <= last_output - last_input < ECHO_SECONDS
-    return AgentState.WORKING if drawing and not echo else AgentState.IDLE
+    answer = any(0.0 <= last_output - cause < ECHO_SECONDS for cause in (last_input, last_resize))
+    return AgentState.WORKING if drawing and not answer else AgentState.IDLE

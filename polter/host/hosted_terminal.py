@@ -111,6 +111,8 @@ class HostedTerminal:
         """``time.monotonic()`` of the program's latest output (0 before any): screen activity."""
         self.last_input = 0.0
         """``time.monotonic()`` of the human's latest input."""
+        self.last_resize = 0.0
+        """``time.monotonic()`` of the latest resize (the program's redraw for it is no work of its own)."""
         self._frame_handle: asyncio.TimerHandle | None = None
         self._frame_due = 0.0
         self._last_frame = 0.0
@@ -229,6 +231,7 @@ class HostedTerminal:
         if screen is None or columns < 1 or lines < 1 or (columns, lines) == (screen.columns, screen.lines):
             return
         screen.resize(columns, lines)
+        self.last_resize = time.monotonic()
         if self.running:
             assert self.process is not None
             self.process.resize(columns, lines)

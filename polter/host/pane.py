@@ -106,6 +106,7 @@ class HostPane:
                 terminal.last_output,
                 terminal.last_input,
                 foreground_job=foreground is not None and process is not None and foreground != process.program_group,
+                last_resize=terminal.last_resize,
             )
         return state
 

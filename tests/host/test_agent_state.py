@@ -3,10 +3,11 @@ screen activity (the rules alone, then real panes under Pilot against the real g
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from support.waiting import wait_until
-from support.workspace_app import badges, panes, run_in, shell_plans, workspace_app
+from support.workspace_app import badges, host_of, panes, run_in, shell_plans, workspace_app
 
 from polter.adapters import AgentState, ScreenView
 from polter.adapters.plugins import discover
@@ -61,3 +62,36 @@ async def test_the_adapters_reading_of_the_screen_wins(monkeypatch: Any) -> None
         await wait_until(lambda: badges(pane).get("state") == "waiting for you", message="the adapter's reading")
         await pilot.press("y", "enter")
         await wait_until(lambda: badges(pane).get("state") == "idle", message="idle after the answer")
+
+
+def test_a_redraw_right_after_a_resize_is_not_work() -> None:
+    """The program redraws for the new size (SIGWINCH): like the echo of a key, it did not start by itself."""
+    assert screen_activity(100.0, last_output=99.9, last_input=0.0, foreground_job=False, last_resize=99.8) == IDLE
+    assert screen_activity(100.0, last_output=99.9, last_input=0.0, foreground_job=False, last_resize=99.0) == WORKING
+
+
+async def test_resizing_the_window_neither_shows_work_nor_tells_of_a_finished_turn(monkeypatch: Any) -> None:
+    """Every pane redraws when the window's size changes; a pane the human typed into must not read as at work for
+    it, nor its return to idle as a turn done (a notice in every pane at every resize)."""
+    async with workspace_app(monkeypatch, shell_plans("open")) as (app, pilot):
+        [pane] = panes(app)
+        host = host_of(app)
+        [hosted] = host.panes
+        await run_in(pilot, pane, "echo typed", "typed")
+        await wait_until(lambda: badges(pane).get("state") == "idle", message="idle after the command")
+        told: list[object] = []
+        tell = host.attention._tell
+        monkeypatch.setattr(
+            host.attention, "_tell", lambda p, transition: (told.append(transition), tell(p, transition))
+        )
+        for size in ((100, 30), (70, 20)):
+            resized = hosted.terminal.last_output
+            await pilot.resize_terminal(*size)
+            await wait_until(lambda: hosted.terminal.last_output > resized, message="the shell's redraw for the size")
+            states: set[str] = set()
+            deadline = time.monotonic() + ACTIVE_SECONDS + host.attention.transitions.quiet + 0.5
+            while time.monotonic() < deadline:  # what it shows while a redraw could still count as work
+                states.add(badges(pane).get("state", ""))
+                await pilot.pause(0.05)
+            assert states == {"idle"}, states
+        assert told == []
