@@ -41,6 +41,7 @@ class PaneSockets:
         except ConfigError as exc:  # (another user's /tmp/polter-UID, say: the session still starts)
             folder = runtime_dir()
             logger.warning("the panes' sockets are in %s, which a logout may remove under them: %s", folder, exc)
+        _remove_left_behind(folder / "panes")
         return cls(folder / "panes" / str(os.getpid()))
 
     @property
@@ -54,6 +55,24 @@ class PaneSockets:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _remove_left_behind(panes: Path) -> None:
+    """The sockets' folders of sessions whose host is gone without removing them (SIGKILL, a crash): each is named
+    by its host's PID, which no process has any more."""
+    for folder in panes.iterdir() if panes.is_dir() else ():
+        if folder.name.isdigit() and not _running(int(folder.name)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process (the folder is this user's all the same: left alone)
+    return True
 
 
 def in_place(path: Path) -> Path:

@@ -5,11 +5,15 @@ private files copied."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from polter.adapters import PaneFile, PreparedPane, StateHome
 from polter.adapters.plugins import RuntimeDir, write_pane_files
-from polter.host.confined import cli_files, every_clis_config
+from polter.host.confined import PaneSockets, cli_files, every_clis_config
 from polter.terminal.launch import LaunchSpec
 
 
@@ -17,10 +21,16 @@ def test_a_moved_homes_state_is_writable_and_the_rest_of_the_users_folder_is_hel
     user = tmp_path / "home" / ".cli"
     (user / "extensions").mkdir(parents=True)
     (user / "projects.json").write_text('{"projects": {}}')
-    home = StateHome(folder="cli", user_folder=user, keep=("sessions/", "history.jsonl", "projects.json", "extensions/"),
-                     copied=("projects.json",), shared=("extensions/", "trusted.json"))
-    prepared = PreparedPane(launch=LaunchSpec(argv=("cli",)), files={"cli/settings.json": PaneFile(text="{}")},
-                            homes=(home,))
+    home = StateHome(
+        folder="cli",
+        user_folder=user,
+        keep=("sessions/", "history.jsonl", "projects.json", "extensions/"),
+        copied=("projects.json",),
+        shared=("extensions/", "trusted.json"),
+    )
+    prepared = PreparedPane(
+        launch=LaunchSpec(argv=("cli",)), files={"cli/settings.json": PaneFile(text="{}")}, homes=(home,)
+    )
     runtime = tmp_path / "run" / "p1"
     RuntimeDir(runtime).create()
     write_pane_files(runtime, prepared.files, prepared.homes)
@@ -39,8 +49,9 @@ def test_a_private_file_is_copied_fresh_and_a_missing_one_made_first(tmp_path: P
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     state_file = home / ".claude.json"
-    prepared = PreparedPane(launch=LaunchSpec(argv=("claude",)), state_folders=(home / ".claude" / "projects",),
-                            private_files=(state_file,))
+    prepared = PreparedPane(
+        launch=LaunchSpec(argv=("claude",)), state_folders=(home / ".claude" / "projects",), private_files=(state_file,)
+    )
     runtime = tmp_path / "run" / "p1"
     RuntimeDir(runtime).create()
     own = (home / ".claude", state_file)
@@ -65,4 +76,33 @@ def test_every_clis_config_but_the_panes_own() -> None:
     codex = registry.get("codex")
     found = every_clis_config(home, codex)
     assert home / ".codex" not in found
-    assert {home / ".claude", home / ".claude.json", home / ".gemini", home / ".qwen", home / ".config" / "opencode"} <= set(found)
+    assert {
+        home / ".claude",
+        home / ".claude.json",
+        home / ".gemini",
+        home / ".qwen",
+        home / ".config" / "opencode",
+    } <= set(found)
+
+
+def test_a_session_removes_the_sockets_folders_its_killed_predecessors_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host killed with SIGKILL leaves its panes' sockets' folder; the next session's start removes it, and
+    leaves those of hosts that still run."""
+    (tmp_path / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("POLTER_RUNTIME_DIR", str(tmp_path / "run"))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    panes = tmp_path / "run" / "panes"
+    left = panes / str(gone.pid) / "gateway"
+    left.mkdir(parents=True)
+    (left / "gateway.sock").touch()
+    running = panes / str(os.getppid()) / "gateway"
+    running.mkdir(parents=True)
+
+    sockets = PaneSockets.of_this_session()
+
+    assert sockets.root == panes / str(os.getpid())
+    assert not (panes / str(gone.pid)).exists()
+    assert running.is_dir()
