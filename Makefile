@@ -32,6 +32,10 @@ system-tools:
 # tail. TEST_WORKERS=4 overlaps the tests' waits (for a CLI, a server, a screen), but on a quiet 2-core
 # machine it was no faster (12-16 min against 13.8) and the team tests' timing failed more often.
 TEST_WORKERS ?= 2
+# The suite starts hundreds of Python processes (gateways, hooks, servers) and each worker imports every test
+# module: with PYTHONDONTWRITEBYTECODE set (some shells and containers set it) none of them keeps its compiled
+# bytecode, and each compiles Polter and the tests again (a worker's collection alone: 10 s of CPU against 5).
+test test-fast: export PYTHONDONTWRITEBYTECODE =
 test: $(STAMP) $(NATIVE) system-tools
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 

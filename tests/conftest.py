@@ -37,6 +37,14 @@ def pytest_configure(config: pytest.Config) -> None:
         report.start(CACHE)
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture, so that this order is the last word
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest modules first (``support/order.py``): under worksteal no long test is left for the end."""
+    from support.order import longest_first
+
+    items[:] = longest_first(items)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """What the end-to-end tests report (e.g. the versions of the real CLIs they drove)."""
     from support import report

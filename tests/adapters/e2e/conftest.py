@@ -3,8 +3,11 @@ each checked to be the version it claims, and reported in the run's summary."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from support.report import report
 from support.tools import npm_bin, npm_package
@@ -35,15 +38,33 @@ class RealCli:
         return self.binary.parent
 
 
+_CHECKED: dict[str, RealCli] = {}
+PREPARES_HOME = {"opencode"}
+"""The CLIs whose version is checked in each test's own home, as the tests rely on what that writes there."""
+
+
 def real_cli(name: str) -> RealCli:
-    """Install (once) and return the pinned CLI, with its adapter pointed at it."""
-    package, version, command = PINNED[name]
-    binary = npm_bin(package, version, command)
-    adapter = type(discover(entry_points=False).get(name))(executable=binary)
-    detection = adapter.detect()
-    assert detection.installed and detection.version == version, detection
-    report(f"{adapter.display_name} {detection.version} ({package}@{version}): driven by the adapter '{name}'")
-    return RealCli(name, adapter, binary, version)
+    """Install (once) and return the pinned CLI, with its adapter pointed at it.
+
+    Its version is checked once per test process, in a home of its own (``--version`` starts the CLI: Gemini
+    CLI's start costs seconds), except opencode's: its ``--version`` creates ``~/.cache`` (and more)
+    in the test's home, which a confined opencode (test_kernel_sandbox_e2e) cannot create itself (EROFS)."""
+    if name not in _CHECKED or name in PREPARES_HOME:
+        package, version, command = PINNED[name]
+        binary = npm_bin(package, version, command)
+        adapter = type(discover(entry_points=False).get(name))(executable=binary)
+        if name in PREPARES_HOME:
+            detection = adapter.detect()
+        else:
+            with (
+                tempfile.TemporaryDirectory(prefix="cli-home-", ignore_cleanup_errors=True) as home,
+                mock.patch.dict(os.environ, {"HOME": home}),
+            ):
+                detection = adapter.detect()
+        assert detection.installed and detection.version == version, detection
+        report(f"{adapter.display_name} {detection.version} ({package}@{version}): driven by the adapter '{name}'")
+        _CHECKED[name] = RealCli(name, adapter, binary, version)
+    return _CHECKED[name]
 
 
 def write_test_skills(project: Path) -> None:

@@ -108,9 +108,11 @@ def _for_test(adapter: Any, *, hooks: bool) -> Any:
     return adjusted(adapter, hook=hooks, env={"ENABLE_TOOL_SEARCH": "false"})
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> PolterGateway:
-    with PolterGateway(tmp_path, ROLES) as running:
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> PolterGateway:
+    """One gateway for the module's tests (a start costs seconds): each test registers its own panes and reads
+    only their audit rows, so no test sees another's."""
+    with PolterGateway(tmp_path_factory.mktemp("builtins-e2e"), ROLES) as running:
         yield running
 
 

@@ -111,9 +111,11 @@ def hook_rows(rows: list[dict[str, Any]], name: str) -> list[tuple[str, str]]:
     return [(row["layer"], row["decision"]) for row in rows if row["name"] == name and row["layer"] in ("hook", "call")]
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> PolterGateway:
-    with PolterGateway(tmp_path, ROLES) as running:
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> PolterGateway:
+    """One gateway for the module's tests (a start costs seconds): each test registers its own panes and reads
+    only their audit rows, so no test sees another's."""
+    with PolterGateway(tmp_path_factory.mktemp("gateway-e2e"), ROLES) as running:
         yield running
 
 

@@ -55,9 +55,11 @@ def ran_python(row: dict[str, Any]) -> bool:
     return (row.get("target") or "").startswith("python3 -c") and row["decision"] == "allow"
 
 
-@pytest.fixture
-def gateway(tmp_path: Path) -> PolterGateway:
-    with PolterGateway(tmp_path, {**ROLES, "analyst": ANALYST}) as running:
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> PolterGateway:
+    """One gateway for the module's tests (a start costs seconds): each test registers its own panes and reads
+    only their audit rows, so no test sees another's."""
+    with PolterGateway(tmp_path_factory.mktemp("sandbox-e2e"), {**ROLES, "analyst": ANALYST}) as running:
         yield running
 
 
