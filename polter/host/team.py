@@ -59,6 +59,10 @@ its CLI's hooks said ended is over at once."""
 ENTER_AFTER: Final = 0.15
 """Seconds between a message's paste and its Enter: a CLI that tells a paste by its speed (Codex) takes an Enter that
 follows at once as a newline in the paste, and the prompt is never submitted."""
+REPORT_GRACE: Final = 5.0
+"""Seconds a pane whose CLI has reported through its hooks (since its program started) has to report a turn typed
+into it, before its screen alone may say the turn is over (a hook that never comes does not hold a queue for
+ever)."""
 TICK: Final = 0.05
 """How often queues and waits look at their panes while any is pending."""
 MAX_WAIT_LINES: Final = 500
@@ -257,13 +261,17 @@ class Team:
         return state.value
 
     def turn_over(self, pane: HostPane, since: float, worked: bool, *, quiet: bool = True) -> bool:
-        """Whether a turn begun at ``since`` is over: the agent is idle and its CLI's hooks said a turn ended since,
-        or it showed as work (``worked``) since, or (``quiet``) its screen has been quiet for :attr:`settle`
-        seconds since."""
+        """Whether a turn begun at ``since`` is over. A CLI with hooks says so: the turn is over once it reported,
+        since, that its agent is idle (the turn ended), and not before while that report is believed, however long
+        its screen stalls. A program without hooks is read from its screen: idle after it showed as work
+        (``worked``) since, or (``quiet``) after its screen was quiet for :attr:`settle` seconds since. A pane whose
+        CLI reported before is given :data:`REPORT_GRACE` to report the turn before its screen is believed."""
         if pane.agent_state is not AgentState.IDLE:
             return False
-        if pane.reading.turn_ended and pane.reported_at >= since:
+        if pane.reported_at >= since and pane.reading.source == "cli":
             return True
+        if pane.report is not None and time.monotonic() - since < REPORT_GRACE:
+            return False
         return worked or (quiet and time.monotonic() - max(since, pane.terminal.last_output) >= self.settle)
 
     def _observe(self, pane: HostPane, member: _Membership) -> None:

@@ -23,6 +23,7 @@ from support.waiting import wait_until
 from support.workspace_app import QUIET_BASH, SCRIPTED_AGENT
 
 from polter.adapters.plugins import discover
+from polter.demo.agent import NO_REPORTS
 from polter.gateway.client import pane_client
 from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER, AgentState
@@ -296,14 +297,53 @@ async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monk
         await floor(host, 1, "send", pane=2, message="work 1.6")  # it draws a line every 0.2 s, then says it is done
         waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
         assert not waited.is_error, said(waited)
-        # What it wrote meanwhile; the turn's last line too, except where the load stalled its output longer than
-        # the screen's working window and the screen read it done early (a known limit of reading the screen).
-        assert waited.structured_content["state"] == "done" and "Working for 1.6 s." in waited.structured_content["text"]
-        await wait_until(lambda: "Worked 1.6 s: done." in text_of(host, "p2"), message=lambda: text_of(host, "p2"))
+        assert waited.structured_content["state"] == "done"  # the agent's own report (its Stop) said so
+        assert "Working for 1.6 s." in waited.structured_content["text"]
+        assert "Worked 1.6 s: done." in waited.structured_content["text"]  # what it wrote meanwhile, to the end
         idle = await floor(host, 1, "wait", pane=2, until="idle", timeout=5)
         assert not idle.is_error and idle.structured_content["state"] == "idle"
         refused = await floor(host, 2, "wait", pane=1, until="idle", timeout=1)
         assert refused.is_error and "team.wait" in said(refused)  # helper's role has no wait
+
+
+async def test_done_follows_the_agents_report_through_a_stall_longer_than_the_screens_working_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scripted agent reports its turns through the gateway's hook path with its pane's token, as a CLI's hooks
+    do. Its output stalls (stopped, as a loaded machine stalls it) longer than the screen's working window, so its
+    screen reads idle: the wait until done does not return, and returns only with the turn's last line."""
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        target = host.panes[1]
+        await floor(host, 1, "send", pane=2, message="work 8")
+        await wait_until(lambda: "· 1/40" in text_of(host, target.id), timeout=30, message=lambda: text_of(host, "p2"))
+        assert target.reading.source == "cli" and target.agent_state is AgentState.WORKING  # the turn's start report
+        waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
+        await wait_until(lambda: host.team.membership(target).waits, message="the wait in the host")
+        process = target.terminal.process
+        assert process is not None and process.program_pid is not None
+        os.kill(process.program_pid, signal.SIGSTOP)
+        try:
+            await wait_until(lambda: target.read_agent_state() is AgentState.IDLE, timeout=30,
+                             message="the screen reading the stalled agent idle")  # fmt: skip
+            looked, waits = host.team.ticks, host.team.membership(target).waits
+            await wait_until(lambda: host.team.ticks > looked + 2 or not waits, message="the host looking again")
+            assert "Worked 8 s" not in text_of(host, target.id)
+            assert [wait.future.done() for wait in waits] == [False], "the wait ended while the agent stalled"
+        finally:
+            os.kill(process.program_pid, signal.SIGCONT)
+        waited = await asyncio.wait_for(waiting, 60)
+        assert not waited.is_error and "Worked 8 s: done." in waited.structured_content["text"], said(waited)
+
+
+async def test_a_program_without_hooks_is_read_done_from_its_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback: the scripted agent with its reports off, as a program that has no hooks."""
+    monkeypatch.setenv(NO_REPORTS, "1")
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="work 1.6")
+        waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
+        assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
+        assert "Working for 1.6 s." in waited.structured_content["text"]
+        assert host.panes[1].report is None and host.panes[1].reading.source == "screen"  # its screen said it
 
 
 async def report(host: SessionHost, number: int, payload: dict[str, Any]) -> None:
