@@ -486,6 +486,60 @@ async def test_panes_opened_by_panes_nest_only_as_deep_as_the_role_allows(monkey
         assert refused.is_error and "team.depth" in said(refused) and "depth 2" in said(refused)
 
 
+async def hook(host: SessionHost, number: int, adapter: str, payload: dict[str, Any]) -> str:
+    """The CLI's pre-tool hook payload (with the ``cwd`` every CLI sends), posted as its hook posts it with the pane's
+    token: the decision."""
+    payload = {**payload, "cwd": os.getcwd()}
+    headers = {"Authorization": f"Bearer {token(host, number)}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(base_url=host.workspace.url or "", headers=headers, timeout=60) as http:
+        response = await http.post(f"/hook/{adapter}/payload", params={"reply": "command"}, json=payload)
+    assert response.status_code == 200, response.text
+    code, _, rest = response.content.split(b"\n", 2)
+    output = json.loads(rest or b"{}").get("hookSpecificOutput") if code == b"0" else {"permissionDecision": "deny"}
+    return "allow" if output is None else str(output["permissionDecision"])
+
+
+async def test_a_clis_own_sub_agent_opens_at_its_panes_depth_and_is_booked_to_the_pane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CLIs' own sub-agents (Claude Code's Agent, Codex's spawn_agent) run inside the pane's CLI: what they call
+    reaches the gateway with the pane's token (Claude Code's hook adds agent_id and agent_type), so their calls are
+    the pane's. A sub-agent's open opens at its pane's depth plus one, and a pane at the depth limit opens no more
+    through one."""
+    async with await team_session(monkeypatch, "lead") as host:
+        for depth in (1, 2):
+            opened = await floor(host, depth, "open", adapter="shell", role="lead", task="hi")
+            assert not opened.is_error and opened.structured_content["pane"] == depth + 1, said(opened)
+            show(host, host.panes[depth].id)
+        deepest, middle = host.panes[2], host.panes[1]
+        assert (host.team.membership(middle).depth, host.team.membership(deepest).depth) == (1, 2)
+        open_call = {"adapter": "shell", "role": "lead", "task": "from a sub-agent"}
+        # pane 3 (at team.depth 2): Claude Code starts a sub-agent, and the sub-agent calls the floor's open
+        started = {"hook_event_name": "PreToolUse", "tool_name": "Agent",
+                   "tool_input": {"subagent_type": "general-purpose", "prompt": "open a helper"}}  # fmt: skip
+        assert await hook(host, 3, "claude-code", started) == "allow"  # it stays inside the pane: no pane, no depth
+        inside = {"hook_event_name": "PreToolUse", "tool_name": f"mcp__{FLOOR_SERVER}__open", "tool_input": open_call,
+                  "agent_id": "a7", "agent_type": "general-purpose"}  # fmt: skip
+        assert await hook(host, 3, "claude-code", inside) == "allow"  # the hook lets the call decide
+        refused = await floor(host, 3, "open", **open_call)  # the sub-agent's MCP call: its CLI's, the pane's token
+        assert refused.is_error and "team.depth" in said(refused) and "at depth 2" in said(refused), said(refused)
+        # pane 2 (depth 1): Codex's sub-agent opens a pane at depth 2, opened by pane 2
+        spawned = {"hook_event_name": "PreToolUse", "tool_name": "spawn_agent",
+                   "tool_input": {"agent_type": "worker", "message": "open a helper"}}  # fmt: skip
+        assert await hook(host, 2, "codex", spawned) == "allow"
+        opened = await floor(host, 2, "open", **open_call)
+        assert not opened.is_error and opened.structured_content["pane"] == 4, said(opened)
+        assert (host.team.membership(host.panes[3]).depth, host.team.membership(host.panes[3]).opened_by) == (2, "p2")
+        booked = [(row.pane, row.layer, row.name, row.decision) for row in host.workspace.audit_rows
+                  if row.pane in (middle.id, deepest.id) and row.name in ("Agent", "spawn_agent", "open")]  # fmt: skip
+        assert booked == [
+            (middle.id, "call", "open", "allow"),  # (pane 2 opening pane 3, above)
+            (deepest.id, "hook", "Agent", "allow"), (deepest.id, "hook", "open", "allow"),
+            (deepest.id, "call", "open", "deny"), (middle.id, "hook", "spawn_agent", "allow"),
+            (middle.id, "call", "open", "allow"),
+        ], booked  # fmt: skip
+
+
 # -- faults --------------------------------------------------------------------------------------------------
 
 
