@@ -71,6 +71,12 @@ send = ["@sender"]
 send = ["*"]
 messages_per_minute = 2
 """,
+    "blinkered": f"""description = "Sees the helpers only, sends to whom it sees"
+{ALLOW}
+[team]
+see = ["helper"]
+send = ["*"]
+""",
     "quiet": f"""description = "No [team]: sees and reads, nothing else"
 {ALLOW}
 """,
@@ -215,6 +221,22 @@ async def test_send_types_the_message_marked_with_its_sender_and_limits_hold(mon
         await wait_until(lambda: "[from pane 2 · helper] answered" in text_of(host, "p1"))
         rows = [row for row in host.workspace.audit_rows if row.server == FLOOR_SERVER and row.name == "send"]
         assert any('to pane 2 (helper): "delivered 42" (12 characters)' in row.reason for row in rows)
+
+
+async def test_a_pane_the_role_does_not_see_is_as_missing_as_one_that_does_not_exist(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sending to a pane the role may not see is the same tool error as to a pane that does not exist: it names the
+    panes the caller can see, and nothing of the hidden one."""
+    async with await team_session(monkeypatch, "blinkered", "helper", "quiet") as host:
+        listed = json.loads(said(await floor(host, 1, "panes")))
+        assert [(pane["number"], pane["role"]) for pane in listed] == [(2, "helper")]
+        for number in (3, 7):
+            refused = await floor(host, 1, "send", pane=number, message="hello")
+            assert refused.is_error, said(refused)
+            assert f"there is no pane {number} you can see; the panes you can see: 2 (helper)" in said(refused)
+            assert "quiet" not in said(refused)
+        assert "hello" not in text_of(host, "p3") and host.team.queued(host.panes[2]) == 0
 
 
 async def test_nothing_is_typed_into_a_shell_pane_nor_opened_with_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
