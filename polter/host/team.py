@@ -262,15 +262,18 @@ class Team:
 
     def turn_over(self, pane: HostPane, since: float, worked: bool, *, quiet: bool = True) -> bool:
         """Whether a turn begun at ``since`` is over. A CLI with hooks says so: the turn is over once it reported,
-        since, that its agent is idle (the turn ended), and not before while that report is believed, however long
-        its screen stalls. A program without hooks is read from its screen: idle after it showed as work
-        (``worked``) since, or (``quiet``) after its screen was quiet for :attr:`settle` seconds since. A pane whose
-        CLI reported before is given :data:`REPORT_GRACE` to report the turn before its screen is believed."""
+        since, that its agent is idle (the turn ended), and not while it reports work, however long its screen
+        stalls. A program without hooks is read from its screen: idle after it showed as work (``worked``) since, or
+        (``quiet``) after its screen was quiet for :attr:`settle` seconds since. A pane whose CLI reported before
+        has :data:`REPORT_GRACE` to report the turn before its screen alone is believed; one whose last report (work,
+        a dialog) was followed by the human's keys is read from its screen too."""
         if pane.agent_state is not AgentState.IDLE:
             return False
-        if pane.reported_at >= since and pane.reading.source == "cli":
-            return True
-        if pane.report is not None and time.monotonic() - since < REPORT_GRACE:
+        report = pane.report
+        if report is not None and pane.reported_at >= since:
+            if report.state is AgentState.IDLE:
+                return True
+        elif report is not None and time.monotonic() - since < REPORT_GRACE:
             return False
         return worked or (quiet and time.monotonic() - max(since, pane.terminal.last_output) >= self.settle)
 
@@ -317,11 +320,15 @@ class Team:
         return f"typed into pane {self._panes.number(pane)}"
 
     def _ready(self, pane: HostPane, member: _Membership) -> bool:
-        """Whether a message may be typed into the pane now."""
+        """Whether a message may be typed into the pane now: never while its screen shows a question; while it draws
+        only if its CLI's hooks said it is idle (a last line drawn just before its Stop is no work)."""
         terminal = pane.terminal
         if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
             return False
-        return pane.read_agent_state() is AgentState.IDLE and self.turn_over(pane, member.delivered_at, member.worked)
+        screen = pane.read_agent_state()
+        if screen is AgentState.WAITING or (screen is not AgentState.IDLE and pane.reading.source != "cli"):
+            return False
+        return self.turn_over(pane, member.delivered_at, member.worked)
 
     def _deliver(self, pane: HostPane, member: _Membership) -> None:
         if not member.queue or not self._ready(pane, member):
