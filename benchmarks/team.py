@@ -139,7 +139,8 @@ async def main(rounds: int) -> None:
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"{rounds} rounds a session; {load}")
     print(_figures("reference, the host pasting into the pane until it shows", hooked["pastes"] + screen["pastes"]))
-    print(_figures("send to an idle pane until the text shows", hooked["sends"] + screen["sends"]))
+    print(_figures("send to an idle pane until the text shows (its agent reports)", hooked["sends"]))
+    print(_figures("send to an idle pane until the text shows (no hooks)", screen["sends"]))
     print(_figures("wait until done, from the host taking the agent's Stop report to the return", hooked["waits"]))
     print(_figures("wait until done, no hooks: from the screen's state change (last output + 1.5 s) to the return",
                    screen["waits"]))  # fmt: skip
