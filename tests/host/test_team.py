@@ -430,22 +430,28 @@ def _waiting(host: SessionHost) -> list[str]:
 async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queued_none_lost(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from polter.wire.methods import HandoffsParams
+
     async with await team_session(monkeypatch, "lead", "helper") as host:
-        # The agent reports each turn (its Stop once its prompt is back): the next is typed then, never into its
-        # output (the screen's quiet, on a loaded machine, came before the prompt and mixed the echoes).
-        await floor(host, 1, "send", pane=2, message="work 12")  # busy while the sends queue, even at load
-        await at_work(host, 2)
+        # The human holds what agents send pane 2 until the burst is in: each send's place in the queue is then the
+        # one its reply gives (a busy turn of the agent could end before a hundred calls arrive on a loaded machine,
+        # and a message typed meanwhile gives two replies the same place).
+        window: SessionClient = host.client  # type: ignore[attr-defined]
+        await window.call(HandoffsParams(pane="p2", mode="muted"))
         async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token(host, 1)) as client:
             replies = await asyncio.gather(
                 *(client.call_tool("send", {"pane": 2, "message": f"m-{index}"}) for index in range(100))
             )
+        await window.call(HandoffsParams(pane="p2", mode="on"))
+        # Then each is typed once the agent reports the last one's turn over (its Stop, once its prompt is back),
+        # never into its output.
         places = {}
         for index, reply in enumerate(replies):
             found = re.search(r"\((\d+) waiting\)", said(reply))
             assert found is not None, said(reply)
             places[int(found.group(1))] = index
         assert sorted(places) == list(range(1, 101)), sorted(places)  # each queued behind the ones before it
-        await wait_until(lambda: "m-" + str(places[100]) in _echoed(host), timeout=60,
+        await wait_until(lambda: "m-" + str(places[100]) in _echoed(host), timeout=180,
                          message=lambda: text_of(host, "p2")[-2000:])  # fmt: skip
         assert _echoed(host) == [f"m-{places[place]}" for place in range(1, 101)]
 
