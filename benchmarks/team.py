@@ -7,11 +7,12 @@ official MCP client with pane 1's token. Same-run references:
 
 - send: the host pasting the same text into the pane itself (no gateway, no MCP) until it shows, so the figure says
   what the tool adds to typing;
-- wait, screen: the state change's own timestamp, the moment the screen rule turns the agent idle (its last output
-  plus ``ACTIVE_SECONDS``); the agent works (``work 0.6``: a line every 0.2 s), goes quiet, and ``wait`` until done
-  returns;
-- wait, hooks: the state change's own timestamp, the moment the host took the CLI's Stop report (``reported_at``);
-  the report is posted with the pane's token, as a CLI's hook does, while the agent still draws its work.
+- wait, hooks: the state change's own timestamp, the moment the host took the agent's Stop report
+  (``reported_at``): the scripted agent reports its turns through the gateway's hook path with its pane's token, as
+  a CLI's state hooks do; it works (``work 0.6``: a line every 0.2 s), reports Stop, and ``wait`` until done returns;
+- wait, screen: a second session whose agents report nothing (``POLTER_DEMO_NO_REPORTS``: a program without hooks);
+  the state change's own timestamp is the moment the screen rule turns the agent idle (its last output plus
+  ``ACTIVE_SECONDS``).
 
 Run: ``.venv/bin/python benchmarks/team.py [rounds]``; prints the figures and ``uptime``'s load.
 """
@@ -19,7 +20,7 @@ Run: ``.venv/bin/python benchmarks/team.py [rounds]``; prints the figures and ``
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 import statistics
 import subprocess
 import sys
@@ -54,21 +55,24 @@ def _figures(name: str, values: list[float]) -> str:
             f"({len(values)} rounds)")  # fmt: skip
 
 
-async def main(rounds: int) -> None:
-    import httpx
-
+async def rounds_of(rounds: int, *, reports: bool) -> dict[str, list[float]]:
+    """One session, ``rounds`` rounds: the figures (ms) by name."""
     from polter.adapters.plugins import discover
+    from polter.demo.agent import NO_REPORTS
     from polter.gateway.client import pane_client
+    from polter.host.agent_state import ACTIVE_SECONDS
+    from polter.host.session_host import SessionHost
+    from polter.launch.config import PaneSetup
+    from polter.launch.planning import Launch, PanePlan
     from polter.protocol import FLOOR_SERVER, AgentState
     from polter.wire import messages as wire
-    from polter.host.agent_state import ACTIVE_SECONDS
     from polter.wire.client import SessionClient
-    from polter.launch.config import PaneSetup
-    from polter.host.session_host import SessionHost
-    from polter.launch.planning import Launch, PanePlan
     from polter.wire.registry import session_files
 
+    figures: dict[str, list[float]] = {"pastes": [], "sends": [], "waits": []}
     with private_dirs() as scratch:
+        if not reports:
+            os.environ[NO_REPORTS] = "1"  # the panes inherit it: their agents report nothing
         roles = scratch / "config" / "roles"
         roles.mkdir(parents=True)
         (roles / "bench-lead.toml").write_text(ROLE)
@@ -85,7 +89,6 @@ async def main(rounds: int) -> None:
             for pane in host.panes:
                 client.send(wire.ResizeInput(pane=pane.id, columns=120, lines=40))
             target = host.panes[1]
-            target_token = target.agent.token  # type: ignore[union-attr]
 
             def shows(text: str) -> bool:
                 screen = target.terminal.screen
@@ -94,16 +97,8 @@ async def main(rounds: int) -> None:
             async def idle() -> None:
                 await until(lambda: target.read_agent_state() is AgentState.IDLE and not host.team.queued(target))
 
-            async def report(payload: dict[str, object]) -> None:
-                headers = {"Authorization": f"Bearer {target_token}", "Content-Type": "application/json"}
-                async with httpx.AsyncClient(base_url=host.workspace.url or "", headers=headers) as http:
-                    (
-                        await http.post("/hook/claude-code/state", content=json.dumps(payload).encode())
-                    ).raise_for_status()
-
             await until(lambda: shows("you>"))
             token = host.panes[0].agent.token  # type: ignore[union-attr]
-            sends, pastes, screen_waits, hook_waits = [], [], [], []
             async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token) as mcp:
                 for index in range(rounds):
                     await idle()
@@ -111,7 +106,7 @@ async def main(rounds: int) -> None:
                     started = time.perf_counter()
                     target.terminal.paste(marker)
                     await until(lambda marker=marker: shows(marker), interval=0.0005)
-                    pastes.append((time.perf_counter() - started) * 1000)
+                    figures["pastes"].append((time.perf_counter() - started) * 1000)
                     target.terminal.key("ctrl+u")  # the line discipline forgets it
                     await asyncio.sleep(host.team.settle)
                     await idle()
@@ -119,37 +114,36 @@ async def main(rounds: int) -> None:
                     started = time.perf_counter()
                     await mcp.call_tool("send", {"pane": 2, "message": marker})
                     await until(lambda marker=marker: shows(marker), interval=0.0005)
-                    sends.append((time.perf_counter() - started) * 1000)
+                    figures["sends"].append((time.perf_counter() - started) * 1000)
                     await idle()
 
                     await mcp.call_tool("send", {"pane": 2, "message": "work 0.6"})
                     waited = await mcp.call_tool("wait", {"pane": 2, "until": "done", "timeout": 30})
                     returned = time.monotonic()
-                    if not waited.is_error:
-                        screen_waits.append((returned - (target.terminal.last_output + ACTIVE_SECONDS)) * 1000)
-                    await idle()
-
-                    await mcp.call_tool("send", {"pane": 2, "message": "work 1.5"})
-                    await until(lambda: shows("Working for 1.5 s"))
-                    await report({"hook_event_name": "UserPromptSubmit", "prompt": "work 1.5"})
-                    waiting = asyncio.ensure_future(mcp.call_tool("wait", {"pane": 2, "until": "done", "timeout": 30}))
-                    await until(lambda: host.team.membership(target).waits)
-                    await report({"hook_event_name": "Stop", "last_assistant_message": "done"})
-                    waited = await waiting
-                    returned = time.monotonic()
-                    if not waited.is_error:
-                        hook_waits.append((returned - target.reported_at) * 1000)
+                    if waited.is_error:
+                        continue
+                    changed = target.reported_at if reports else target.terminal.last_output + ACTIVE_SECONDS
+                    figures["waits"].append((returned - changed) * 1000)
         finally:
+            os.environ.pop(NO_REPORTS, None)
             if client is not None:
                 await client.aclose()
             await host.end("the benchmark is over")
             await runner
+    return figures
+
+
+async def main(rounds: int) -> None:
+    hooked = await rounds_of(rounds, reports=True)
+    screen = await rounds_of(rounds, reports=False)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    print(f"{rounds} rounds; {load}")
-    print(_figures("reference, the host pasting into the pane until it shows", pastes))
-    print(_figures("send to an idle pane until the text shows", sends))
-    print(_figures("wait until done, from the screen's state change (last output + 1.5 s) to the return", screen_waits))
-    print(_figures("wait until done, from the host taking the CLI's Stop report to the return", hook_waits))
+    print(f"{rounds} rounds a session; {load}")
+    print(_figures("reference, the host pasting into the pane until it shows", hooked["pastes"] + screen["pastes"]))
+    print(_figures("send to an idle pane until the text shows (its agent reports)", hooked["sends"]))
+    print(_figures("send to an idle pane until the text shows (no hooks)", screen["sends"]))
+    print(_figures("wait until done, from the host taking the agent's Stop report to the return", hooked["waits"]))
+    print(_figures("wait until done, no hooks: from the screen's state change (last output + 1.5 s) to the return",
+                   screen["waits"]))  # fmt: skip
 
 
 if __name__ == "__main__":

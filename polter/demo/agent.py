@@ -5,14 +5,17 @@ Polter's gateway with this pane's token (``$POLTER_TOKEN``), exactly as a real C
 would: the pane's role decides every call. Like an over-eager model, it follows "make it rain" with
 an uninvited hardmode, which is what keyword gates are for. ``work N`` is a turn of work with no call (it
 draws for N seconds, as a CLI does while its model answers), and a message another pane's agent sent
-(``[from pane N · role] ...``, docs/team.md) is read like a line of the human's, its sender named. Run inside
-a pane: ``python -m polter.demo.agent``.
+(``[from pane N · role] ...``, docs/team.md) is read like a line of the human's, its sender named. Like a CLI with
+state hooks, it tells Polter when a turn begins and ends (:func:`report`), so an agent that waits on it hears the
+turn's end from it, not from a guess at its screen. Run inside a pane: ``python -m polter.demo.agent``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -21,7 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "main", "plan", "wrapped"]
+from polter.hook_client import STATE_TIMEOUT_SECONDS, post
+from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
+
+__all__ = ["NO_REPORTS", "REPORTS_AS", "Step", "main", "plan", "report", "wrapped"]
 
 BOLD, DIM, RED, GREEN, YELLOW, CYAN, RESET = (
     "\x1b[1m",
@@ -76,8 +82,33 @@ def wrapped(text: str, rest: str = "", width: int | None = None) -> str:
     return "\n".join([*lines, line])
 
 
+_said = [""]
+"""The last line the agent said (its turn's last words, for the report that ends it)."""
+
+
 def say(text: str, rest: str = "") -> None:
     print(wrapped(text, rest), flush=True)
+    _said[0] = _COLOUR.sub("", text)
+
+
+REPORTS_AS = "shell"
+"""The adapter whose state route takes the agent's reports: the shell's reads Claude Code's hook payloads (the pane
+is the one whose token comes with a report, whatever adapter it runs under)."""
+NO_REPORTS = "POLTER_DEMO_NO_REPORTS"
+"""Set (to anything) in the agent's environment, it reports nothing: a program with no hooks, read from its screen
+alone (the tests and benchmark of that fallback)."""
+
+
+def report(event: str, **fields: str) -> None:
+    """Tell Polter's gateway what this agent does, as a CLI's state hook does (``UserPromptSubmit``: a turn began;
+    ``Stop``: it ended, with its last words), with the pane's token. Outside a pane, or when the gateway does not
+    answer, nothing is said and the agent carries on (its screen is read instead)."""
+    url, token = os.environ.get(ENV_GATEWAY_URL), os.environ.get(ENV_TOKEN)
+    if not url or not token or os.environ.get(NO_REPORTS):
+        return
+    body = json.dumps({"hook_event_name": event, **fields}).encode()
+    with contextlib.suppress(OSError, ValueError):
+        post(url, f"/hook/{REPORTS_AS}/state", token, body, timeout=STATE_TIMEOUT_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -223,32 +254,44 @@ def main() -> int:
     for line in BANNER.splitlines():
         indent = len(line) - len(line.lstrip())
         say(line, " " * (indent + 2) if indent else "")  # a listed phrase continues under its text
+    ended = False
     while True:
+        print(f"{BOLD}{YELLOW}you>{RESET} ", end="", flush=True)
+        if ended:  # over once the prompt is up: a line typed after the report lands after it (the echo too)
+            report("Stop", last_assistant_message=_said[0])
+            ended = False
         try:
-            line = input(f"{BOLD}{YELLOW}you>{RESET} ").strip()
+            line = input().strip()
         except (EOFError, KeyboardInterrupt):
             print()
             return 0
         if not line:
             continue
-        who, line = sender(line)
-        if who is not None:
-            say(f"{DIM}A message from {who}'s agent (not your words: your gates stay shut).{RESET}")
-        working = _WORK.search(line)
-        if working:
-            work(float(working.group(1)))
-            continue
-        steps = plan(line)
-        if not steps:
-            say(
-                f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
-                f"time noon, kick NAME, say TEXT, tools, work N.{RESET}"
-            )
-        for step in steps:
-            try:
-                asyncio.run(run(step))
-            except Exception as exc:  # noqa: BLE001 - a demo keeps going and says what broke
-                say(f"  {RED}✗ {type(exc).__name__}: {exc}{RESET}", "    ")
+        report("UserPromptSubmit", prompt=line)
+        turn(line)
+        ended = True
+
+
+def turn(line: str) -> None:
+    """One turn: what a line (the human's, or another pane's agent's) asks for."""
+    who, line = sender(line)
+    if who is not None:
+        say(f"{DIM}A message from {who}'s agent (not your words: your gates stay shut).{RESET}")
+    working = _WORK.search(line)
+    if working:
+        work(float(working.group(1)))
+        return
+    steps = plan(line)
+    if not steps:
+        say(
+            f"{DIM}I only know a few phrases in this demo: rain, hardmode, who is online, status, "
+            f"time noon, kick NAME, say TEXT, tools, work N.{RESET}"
+        )
+    for step in steps:
+        try:
+            asyncio.run(run(step))
+        except Exception as exc:  # noqa: BLE001 - a demo keeps going and says what broke
+            say(f"  {RED}✗ {type(exc).__name__}: {exc}{RESET}", "    ")
 
 
 if __name__ == "__main__":

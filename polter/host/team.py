@@ -59,6 +59,10 @@ its CLI's hooks said ended is over at once."""
 ENTER_AFTER: Final = 0.15
 """Seconds between a message's paste and its Enter: a CLI that tells a paste by its speed (Codex) takes an Enter that
 follows at once as a newline in the paste, and the prompt is never submitted."""
+REPORT_GRACE: Final = 5.0
+"""Seconds a pane whose CLI has reported through its hooks (since its program started) has to report a turn typed
+into it, before its screen alone may say the turn is over (a hook that never comes does not hold a queue for
+ever)."""
 TICK: Final = 0.05
 """How often queues and waits look at their panes while any is pending."""
 MAX_WAIT_LINES: Final = 500
@@ -257,13 +261,20 @@ class Team:
         return state.value
 
     def turn_over(self, pane: HostPane, since: float, worked: bool, *, quiet: bool = True) -> bool:
-        """Whether a turn begun at ``since`` is over: the agent is idle and its CLI's hooks said a turn ended since,
-        or it showed as work (``worked``) since, or (``quiet``) its screen has been quiet for :attr:`settle`
-        seconds since."""
+        """Whether a turn begun at ``since`` is over. A CLI with hooks says so: the turn is over once it reported,
+        since, that its agent is idle (the turn ended), and not while it reports work, however long its screen
+        stalls. A program without hooks is read from its screen: idle after it showed as work (``worked``) since, or
+        (``quiet``) after its screen was quiet for :attr:`settle` seconds since. A pane whose CLI reported before
+        has :data:`REPORT_GRACE` to report the turn before its screen alone is believed; one whose last report (work,
+        a dialog) was followed by the human's keys is read from its screen too."""
         if pane.agent_state is not AgentState.IDLE:
             return False
-        if pane.reading.turn_ended and pane.reported_at >= since:
-            return True
+        report = pane.report
+        if report is not None and pane.reported_at >= since:
+            if report.state is AgentState.IDLE:
+                return True
+        elif report is not None and time.monotonic() - since < REPORT_GRACE:
+            return False
         return worked or (quiet and time.monotonic() - max(since, pane.terminal.last_output) >= self.settle)
 
     def _observe(self, pane: HostPane, member: _Membership) -> None:
@@ -309,11 +320,15 @@ class Team:
         return f"typed into pane {self._panes.number(pane)}"
 
     def _ready(self, pane: HostPane, member: _Membership) -> bool:
-        """Whether a message may be typed into the pane now."""
+        """Whether a message may be typed into the pane now: never while its screen shows a question; while it draws
+        only if its CLI's hooks said it is idle (a last line drawn just before its Stop is no work)."""
         terminal = pane.terminal
         if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
             return False
-        return pane.read_agent_state() is AgentState.IDLE and self.turn_over(pane, member.delivered_at, member.worked)
+        screen = pane.read_agent_state()
+        if screen is AgentState.WAITING or (screen is not AgentState.IDLE and pane.reading.source != "cli"):
+            return False
+        return self.turn_over(pane, member.delivered_at, member.worked)
 
     def _deliver(self, pane: HostPane, member: _Membership) -> None:
         if not member.queue or not self._ready(pane, member):

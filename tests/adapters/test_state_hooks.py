@@ -148,8 +148,17 @@ def test_opencode_reports_from_its_plugin(bundled: AdapterRegistry, make_pane: C
     assert report(opencode, type="message.updated") is None
 
 
-def test_the_shell_reports_nothing(bundled: AdapterRegistry) -> None:
-    assert bundled.get("shell").state_report({"hook_event_name": "Stop"}) is None
+def test_the_shell_installs_no_hooks_and_reads_the_turns_a_program_it_runs_reports(
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare]
+) -> None:
+    """A shell has no hooks (its screen is read); the bundled scripted agent, run in its place, reports its turns in
+    Claude Code's payloads to the shell's state route."""
+    shell = bundled.get("shell")
+    assert "hook" not in " ".join(shell.prepare(make_pane()).launch.argv)
+    assert report(shell, hook_event_name="UserPromptSubmit", prompt="work 2") == (WORKING, "UserPromptSubmit", "", False)
+    assert report(shell, hook_event_name="Stop", last_assistant_message="Worked 2 s: done.") == (
+        IDLE, "Stop", "Worked 2 s: done.", True)  # fmt: skip
+    assert report(shell, hook_event_name="SessionStart") is None
 
 
 @pytest.mark.parametrize(

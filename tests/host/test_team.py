@@ -23,6 +23,7 @@ from support.waiting import wait_until
 from support.workspace_app import QUIET_BASH, SCRIPTED_AGENT
 
 from polter.adapters.plugins import discover
+from polter.demo.agent import NO_REPORTS
 from polter.gateway.client import pane_client
 from polter.paths import config_dir
 from polter.protocol import FLOOR_SERVER, AgentState
@@ -69,6 +70,12 @@ send = ["@sender"]
 [team]
 send = ["*"]
 messages_per_minute = 2
+""",
+    "blinkered": f"""description = "Sees the helpers only, sends to whom it sees"
+{ALLOW}
+[team]
+see = ["helper"]
+send = ["*"]
 """,
     "quiet": f"""description = "No [team]: sees and reads, nothing else"
 {ALLOW}
@@ -216,6 +223,22 @@ async def test_send_types_the_message_marked_with_its_sender_and_limits_hold(mon
         assert any('to pane 2 (helper): "delivered 42" (12 characters)' in row.reason for row in rows)
 
 
+async def test_a_pane_the_role_does_not_see_is_as_missing_as_one_that_does_not_exist(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sending to a pane the role may not see is the same tool error as to a pane that does not exist: it names the
+    panes the caller can see, and nothing of the hidden one."""
+    async with await team_session(monkeypatch, "blinkered", "helper", "quiet") as host:
+        listed = json.loads(said(await floor(host, 1, "panes")))
+        assert [(pane["number"], pane["role"]) for pane in listed] == [(2, "helper")]
+        for number in (3, 7):
+            refused = await floor(host, 1, "send", pane=number, message="hello")
+            assert refused.is_error, said(refused)
+            assert f"there is no pane {number} you can see; the panes you can see: 2 (helper)" in said(refused)
+            assert "quiet" not in said(refused)
+        assert "hello" not in text_of(host, "p3") and host.team.queued(host.panes[2]) == 0
+
+
 async def test_nothing_is_typed_into_a_shell_pane_nor_opened_with_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
     """A shell (or any program that is no agent CLI) would run a message as a command: an agent's words must never
     run as commands, so send to such a pane and open of one with a task are refused, and it shows nothing."""
@@ -296,14 +319,53 @@ async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monk
         await floor(host, 1, "send", pane=2, message="work 1.6")  # it draws a line every 0.2 s, then says it is done
         waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
         assert not waited.is_error, said(waited)
-        # What it wrote meanwhile; the turn's last line too, except where the load stalled its output longer than
-        # the screen's working window and the screen read it done early (a known limit of reading the screen).
-        assert waited.structured_content["state"] == "done" and "Working for 1.6 s." in waited.structured_content["text"]
-        await wait_until(lambda: "Worked 1.6 s: done." in text_of(host, "p2"), message=lambda: text_of(host, "p2"))
+        assert waited.structured_content["state"] == "done"  # the agent's own report (its Stop) said so
+        assert "Working for 1.6 s." in waited.structured_content["text"]
+        assert "Worked 1.6 s: done." in waited.structured_content["text"]  # what it wrote meanwhile, to the end
         idle = await floor(host, 1, "wait", pane=2, until="idle", timeout=5)
         assert not idle.is_error and idle.structured_content["state"] == "idle"
         refused = await floor(host, 2, "wait", pane=1, until="idle", timeout=1)
         assert refused.is_error and "team.wait" in said(refused)  # helper's role has no wait
+
+
+async def test_done_follows_the_agents_report_through_a_stall_longer_than_the_screens_working_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scripted agent reports its turns through the gateway's hook path with its pane's token, as a CLI's hooks
+    do. Its output stalls (stopped, as a loaded machine stalls it) longer than the screen's working window, so its
+    screen reads idle: the wait until done does not return, and returns only with the turn's last line."""
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        target = host.panes[1]
+        await floor(host, 1, "send", pane=2, message="work 8")
+        await wait_until(lambda: "· 1/40" in text_of(host, target.id), timeout=30, message=lambda: text_of(host, "p2"))
+        assert target.reading.source == "cli" and target.agent_state is AgentState.WORKING  # the turn's start report
+        waiting = asyncio.ensure_future(floor(host, 1, "wait", pane=2, until="done", timeout=60))
+        await wait_until(lambda: host.team.membership(target).waits, message="the wait in the host")
+        process = target.terminal.process
+        assert process is not None and process.program_pid is not None
+        os.kill(process.program_pid, signal.SIGSTOP)
+        try:
+            await wait_until(lambda: target.read_agent_state() is AgentState.IDLE, timeout=30,
+                             message="the screen reading the stalled agent idle")  # fmt: skip
+            looked, waits = host.team.ticks, host.team.membership(target).waits
+            await wait_until(lambda: host.team.ticks > looked + 2 or not waits, message="the host looking again")
+            assert "Worked 8 s" not in text_of(host, target.id)
+            assert [wait.future.done() for wait in waits] == [False], "the wait ended while the agent stalled"
+        finally:
+            os.kill(process.program_pid, signal.SIGCONT)
+        waited = await asyncio.wait_for(waiting, 60)
+        assert not waited.is_error and "Worked 8 s: done." in waited.structured_content["text"], said(waited)
+
+
+async def test_a_program_without_hooks_is_read_done_from_its_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback: the scripted agent with its reports off, as a program that has no hooks."""
+    monkeypatch.setenv(NO_REPORTS, "1")
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="work 1.6")
+        waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
+        assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
+        assert "Working for 1.6 s." in waited.structured_content["text"]
+        assert host.panes[1].report is None and host.panes[1].reading.source == "screen"  # its screen said it
 
 
 async def report(host: SessionHost, number: int, payload: dict[str, Any]) -> None:
@@ -368,21 +430,28 @@ def _waiting(host: SessionHost) -> list[str]:
 async def test_a_hundred_concurrent_sends_are_typed_in_the_order_they_were_queued_none_lost(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from polter.wire.methods import HandoffsParams
+
     async with await team_session(monkeypatch, "lead", "helper") as host:
-        host.team.settle = 0.2  # an answer drawn at once shows no work: the next is typed after 0.2 s of quiet
-        await floor(host, 1, "send", pane=2, message="work 12")  # busy while the sends queue, even at load
-        await at_work(host, 2)
+        # The human holds what agents send pane 2 until the burst is in: each send's place in the queue is then the
+        # one its reply gives (a busy turn of the agent could end before a hundred calls arrive on a loaded machine,
+        # and a message typed meanwhile gives two replies the same place).
+        window: SessionClient = host.client  # type: ignore[attr-defined]
+        await window.call(HandoffsParams(pane="p2", mode="muted"))
         async with pane_client(FLOOR_SERVER, url=host.workspace.url, token=token(host, 1)) as client:
             replies = await asyncio.gather(
                 *(client.call_tool("send", {"pane": 2, "message": f"m-{index}"}) for index in range(100))
             )
+        await window.call(HandoffsParams(pane="p2", mode="on"))
+        # Then each is typed once the agent reports the last one's turn over (its Stop, once its prompt is back),
+        # never into its output.
         places = {}
         for index, reply in enumerate(replies):
             found = re.search(r"\((\d+) waiting\)", said(reply))
             assert found is not None, said(reply)
             places[int(found.group(1))] = index
         assert sorted(places) == list(range(1, 101)), sorted(places)  # each queued behind the ones before it
-        await wait_until(lambda: "m-" + str(places[100]) in _echoed(host), timeout=60,
+        await wait_until(lambda: "m-" + str(places[100]) in _echoed(host), timeout=180,
                          message=lambda: text_of(host, "p2")[-2000:])  # fmt: skip
         assert _echoed(host) == [f"m-{places[place]}" for place in range(1, 101)]
 
@@ -443,6 +512,60 @@ async def test_panes_opened_by_panes_nest_only_as_deep_as_the_role_allows(monkey
             show(host, host.panes[depth].id)
         refused = await floor(host, 3, "open", adapter="shell", role="lead", task="hi")
         assert refused.is_error and "team.depth" in said(refused) and "depth 2" in said(refused)
+
+
+async def hook(host: SessionHost, number: int, adapter: str, payload: dict[str, Any]) -> str:
+    """The CLI's pre-tool hook payload (with the ``cwd`` every CLI sends), posted as its hook posts it with the pane's
+    token: the decision."""
+    payload = {**payload, "cwd": os.getcwd()}
+    headers = {"Authorization": f"Bearer {token(host, number)}", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(base_url=host.workspace.url or "", headers=headers, timeout=60) as http:
+        response = await http.post(f"/hook/{adapter}/payload", params={"reply": "command"}, json=payload)
+    assert response.status_code == 200, response.text
+    code, _, rest = response.content.split(b"\n", 2)
+    output = json.loads(rest or b"{}").get("hookSpecificOutput") if code == b"0" else {"permissionDecision": "deny"}
+    return "allow" if output is None else str(output["permissionDecision"])
+
+
+async def test_a_clis_own_sub_agent_opens_at_its_panes_depth_and_is_booked_to_the_pane(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CLIs' own sub-agents (Claude Code's Agent, Codex's spawn_agent) run inside the pane's CLI: what they call
+    reaches the gateway with the pane's token (Claude Code's hook adds agent_id and agent_type), so their calls are
+    the pane's. A sub-agent's open opens at its pane's depth plus one, and a pane at the depth limit opens no more
+    through one."""
+    async with await team_session(monkeypatch, "lead") as host:
+        for depth in (1, 2):
+            opened = await floor(host, depth, "open", adapter="shell", role="lead", task="hi")
+            assert not opened.is_error and opened.structured_content["pane"] == depth + 1, said(opened)
+            show(host, host.panes[depth].id)
+        deepest, middle = host.panes[2], host.panes[1]
+        assert (host.team.membership(middle).depth, host.team.membership(deepest).depth) == (1, 2)
+        open_call = {"adapter": "shell", "role": "lead", "task": "from a sub-agent"}
+        # pane 3 (at team.depth 2): Claude Code starts a sub-agent, and the sub-agent calls the floor's open
+        started = {"hook_event_name": "PreToolUse", "tool_name": "Agent",
+                   "tool_input": {"subagent_type": "general-purpose", "prompt": "open a helper"}}  # fmt: skip
+        assert await hook(host, 3, "claude-code", started) == "allow"  # it stays inside the pane: no pane, no depth
+        inside = {"hook_event_name": "PreToolUse", "tool_name": f"mcp__{FLOOR_SERVER}__open", "tool_input": open_call,
+                  "agent_id": "a7", "agent_type": "general-purpose"}  # fmt: skip
+        assert await hook(host, 3, "claude-code", inside) == "allow"  # the hook lets the call decide
+        refused = await floor(host, 3, "open", **open_call)  # the sub-agent's MCP call: its CLI's, the pane's token
+        assert refused.is_error and "team.depth" in said(refused) and "at depth 2" in said(refused), said(refused)
+        # pane 2 (depth 1): Codex's sub-agent opens a pane at depth 2, opened by pane 2
+        spawned = {"hook_event_name": "PreToolUse", "tool_name": "spawn_agent",
+                   "tool_input": {"agent_type": "worker", "message": "open a helper"}}  # fmt: skip
+        assert await hook(host, 2, "codex", spawned) == "allow"
+        opened = await floor(host, 2, "open", **open_call)
+        assert not opened.is_error and opened.structured_content["pane"] == 4, said(opened)
+        assert (host.team.membership(host.panes[3]).depth, host.team.membership(host.panes[3]).opened_by) == (2, "p2")
+        booked = [(row.pane, row.layer, row.name, row.decision) for row in host.workspace.audit_rows
+                  if row.pane in (middle.id, deepest.id) and row.name in ("Agent", "spawn_agent", "open")]  # fmt: skip
+        assert booked == [
+            (middle.id, "call", "open", "allow"),  # (pane 2 opening pane 3, above)
+            (deepest.id, "hook", "Agent", "allow"), (deepest.id, "hook", "open", "allow"),
+            (deepest.id, "call", "open", "deny"), (middle.id, "hook", "spawn_agent", "allow"),
+            (middle.id, "call", "open", "allow"),
+        ], booked  # fmt: skip
 
 
 # -- faults --------------------------------------------------------------------------------------------------

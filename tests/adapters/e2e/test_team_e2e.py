@@ -1,8 +1,9 @@
 """The real CLIs work with other panes through the floor server's team tools (docs/team.md), in panes of a real
 session host, against the fake model API (scripted to call the tools):
 
-- Claude Code as ``coder`` opens a Codex ``reviewer`` pane with a task, waits for it to be done and reads its answer
-  (Codex answers the fake model's words); the audit shows the four calls;
+- Claude Code as ``coder`` opens a Codex ``reviewer`` pane with a task; Codex sends its answer to the pane that gave it
+  the task (the only one its role may send to), and it arrives in Claude Code as a prompt marked with its sender;
+  Claude Code waits for the reviewer to be done and reads its screen; the audit shows the four kinds of call;
 - a role that may open helpers only is refused a lead's pane with the reason, through the same CLI;
 - Gemini CLI sends to the bundled scripted agent, waits for it and reads what it did.
 """
@@ -122,7 +123,8 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
              arguments={"adapter": "codex", "role": "reviewer", "task": "Look over the change and answer"}),
         Rule(when="wait for it", call=tool("wait"), arguments={"pane": 2, "until": "done", "timeout": 240}),
         Rule(when="read it", call=tool("read"), arguments={"pane": 2, "lines": 40}),
-    ]  # fmt: skip
+        Rule(when="Look over the change", call=tool("send"), arguments={"pane": 1, "message": "Reviewed: ship it"}),
+    ]  # fmt: skip (the last one is the reviewer's: Codex's model answers its task by sending to pane 1)
     claude_code = adjusted(claude.adapter, env={"ENABLE_TOOL_SEARCH": "false"})  # MCP tools in the model's list
     with FakeModelServer(rules) as model:
         plans = [PanePlan(PaneSetup(adapter="claude-code", role="coder", cwd=project, title="claude"), claude_code,
@@ -145,12 +147,20 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
             await wait_until(lambda: any("[from pane 1 · coder] Look over the change" in request.prompt
                                          for request in model.requests if request.protocol == "openai"),
                              timeout=180, message=lambda: text_of(reviewer))  # fmt: skip
+            # The reviewer's answer, sent to the pane that gave it the task: typed into Claude Code once it is idle,
+            # a prompt its model reads with the sender named (not the human's words).
+            await wait_until(lambda: any("[from pane 2 · reviewer] Reviewed: ship it" in request.prompt
+                                         for request in model.requests if request.protocol == "anthropic"),
+                             timeout=180, message=lambda: text_of(lead))  # fmt: skip
+            assert lead.task_from == (reviewer.id, "pane 2 · reviewer")
             await ask(lead, model, "wait for it", '"state":"done"')
-            await ask(lead, model, "read it", "Hello from fake model")
+            await ask(lead, model, "read it", "[from pane 1 · coder] Look over the change")
             calls = [(row.name, row.decision) for row in host.workspace.audit_rows
                      if row.server == FLOOR_SERVER and row.layer == "call"]  # fmt: skip
-            assert calls == [("open", "allow"), ("wait", "allow"), ("read", "allow")], calls
-            assert reviewer.reading.source == "cli" or "Hello from fake model" in text_of(reviewer)
+            assert calls == [("open", "allow"), ("send", "allow"), ("wait", "allow"), ("read", "allow")], calls
+            [sent] = [row for row in host.workspace.audit_rows
+                      if row.server == FLOOR_SERVER and row.name == "send" and row.layer == "call"]  # fmt: skip
+            assert sent.pane == reviewer.id and 'to pane 1 (coder): "Reviewed: ship it"' in sent.reason, sent
 
 
 async def ask(pane: HostPane, model: FakeModelServer, words: str, expect: str) -> None:
