@@ -184,8 +184,8 @@ def check_same_as_pyte(data: bytes, columns: int, lines: int) -> None:
 TEXT_FRAGMENTS = [
     "\x1b", "[", "]", "P", "_", "^", "X", "\\", "\x07", "\x18", "\x1a", "?", ";", ":", " ", "!", "0", "1", "31",
     "m", "H", "K", "(", "B", "#", "8", "\r\n", "\r", "\n", "\t", "\x00", "\x7f", "\x85", "\x9c", "\xa0", "\u200d",
-    "abc", "the fox", "中", "\x1b[1;31m", "\x1b[0m", "\x1b[m", "\x1b[38;2;0;200;120m", "\x1b]0;title", "\x1b\\", "\x1bPq#0\x1b\\",
-    "\x1b[2J", "\x1b[?25l", "\x1b(B", "12345\r\n", "INFO \x1b[0m words\r\n",
+    "abc", "the fox", "中", "\x1b[1;31m", "\x1b[0m", "\x1b[m", "\x1b[38;2;0;200;120m", "\x1b]0;title", "\x1b\\",
+    "\x1bPq#0\x1b\\", "\x1b[2J", "\x1b[?25l", "\x1b(B", "12345\r\n", "INFO \x1b[0m words\r\n",
 ]  # fmt: skip
 
 
