@@ -128,8 +128,11 @@ class DirectWriter(WriterThread):
 
 def _nonblocking_descriptor(file: IO[str]) -> int | None:
     """A descriptor of the same terminal opened anew, non-blocking: ``O_NONBLOCK`` on the file's own would
-    hold for every descriptor of it (the keyboard's reads too)."""
+    hold for every descriptor of it (the keyboard's reads too). None when it is no terminal (a file opened
+    anew would be written from its start)."""
     try:
+        if not os.isatty(file.fileno()):
+            return None
         return os.open(f"/proc/self/fd/{file.fileno()}", os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except (OSError, ValueError):
         return None

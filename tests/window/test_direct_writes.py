@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from textual.drivers import linux_driver
@@ -160,3 +161,19 @@ def test_a_replaced_thread_writes_what_it_holds_first(terminal: Terminal) -> Non
         assert terminal.read() == b"old queued echo"
     finally:
         writer.stop()
+
+
+def test_no_terminal_no_direct_write(tmp_path: Path) -> None:
+    """Standard error redirected to a file: a file opened anew would be written from its start, so everything
+    goes through the thread."""
+    path = tmp_path / "err"
+    with path.open("w", encoding="utf-8") as file:
+        file.write("kept ")
+        file.flush()
+        writer = DirectWriter(file)
+        writer.start()
+        with writer.at_once():
+            writer.write("echo")
+        writer.stop()
+    assert writer.direct_writes == 0
+    assert path.read_text(encoding="utf-8") == "kept echo"
