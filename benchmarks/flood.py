@@ -19,6 +19,9 @@ frame that carries the file's last line. Target: within one frame (1/60 s) of th
 window then draws it at its next composition, 1/120 s; ``benchmarks/terminal_latency.py --outer`` times
 that path through tmux).
 
+``--engine``: the screen engine alone instead, the same files as the PTY hands them on (CR LF) in 32 KiB
+feeds, CPU time, best of three; compiled, or pure Python with ``POLTER_PURE_PYTHON=1``.
+
 Target: Polter within 2x tmux on every file at both sizes. Run: ``.venv/bin/python benchmarks/flood.py``
 (``--sizes 80x24``, ``--files log``, ``--rounds N``, ``--lag-rounds N`` narrow it; ``--rounds 0``: the lag only). The last line is JSON.
 """
@@ -43,7 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sessions import BASH, kill_session, private_dirs, work_dir, write_config  # noqa: E402
 
 from polter.host.hosted_terminal import HostedTerminal  # noqa: E402
+from polter.terminal import _native  # noqa: E402
 from polter.terminal.launch import LaunchSpec  # noqa: E402
+from polter.terminal.screen import TerminalScreen  # noqa: E402
 
 SIZES = ((160, 45), (80, 24))
 MEGABYTES = 5
@@ -52,6 +57,7 @@ TARGET_RATIO = 2.0
 POLL = 0.05
 TIMEOUT = 180.0
 LAG_ROUNDS = 3
+ENGINE_FEED = 32_768
 FRAME = 1 / 60
 """The last screen's target: its frame within one frame of the output stopping."""
 COLOURS = ("\x1b[1;31m", "\x1b[33m", "\x1b[38;5;208m", "\x1b[38;2;0;200;120m", "\x1b[48;5;236m", "\x1b[36m")
@@ -194,6 +200,30 @@ def last_frame_lags(paths: dict[str, Path], sizes: tuple[tuple[int, int], ...], 
     return figures
 
 
+def engine_rates(paths: dict[str, Path], sizes: tuple[tuple[int, int], ...]) -> list[dict[str, Any]]:
+    """The screen engine alone: CPU seconds and MB/s to feed each file, best of three."""
+    figures = []
+    for file, path in paths.items():
+        data = path.read_bytes().replace(b"\n", b"\r\n")  # what the terminal's output processing hands on
+        for columns, lines in sizes:
+            best = min(_engine_seconds(data, columns, lines) for _ in range(3))
+            figures.append({
+                "file": file, "size": f"{columns}x{lines}", "cpu_s": round(best, 3),
+                "mb_per_s": round(len(data) / 1e6 / best, 1), "load_average": round(os.getloadavg()[0], 2),
+            })  # fmt: skip
+            print(f"  engine {file:8} {columns}x{lines}: {best:.3f} s CPU, {figures[-1]['mb_per_s']} MB/s "
+                  f"(load {figures[-1]['load_average']})", flush=True)  # fmt: skip
+    return figures
+
+
+def _engine_seconds(data: bytes, columns: int, lines: int) -> float:
+    screen = TerminalScreen(columns, lines)
+    started = time.process_time()
+    for start in range(0, len(data), ENGINE_FEED):
+        screen.feed(data[start : start + ENGINE_FEED])
+    return time.process_time() - started
+
+
 def measure(
     sizes: tuple[tuple[int, int], ...] = SIZES,
     files: tuple[str, ...] = tuple(FILES),
@@ -273,8 +303,17 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", default=list(FILES), choices=list(FILES))
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--lag-rounds", type=int, default=LAG_ROUNDS, help="rounds of the last screen's lag (0: none)")
+    parser.add_argument("--engine", action="store_true", help="the screen engine alone (CPU time, MB/s)")
     args = parser.parse_args()
     sizes = tuple((int(c), int(r)) for c, r in (size.split("x") for size in args.sizes))
+    if args.engine:
+        core = "compiled" if _native.search_path() else "pure Python"
+        print(f"the screen engine alone ({core}), {ENGINE_FEED // 1024} KiB feeds, best of 3:")
+        with private_dirs() as folder:
+            paths = {name: FILES[name](work_dir(folder)) for name in args.files}
+            figures = {"engine": core, "results": engine_rates(paths, sizes)}
+        print(json.dumps({"benchmark": "flood_engine", **figures, "cpus": os.cpu_count()}))
+        return
     print(
         f"a {MEGABYTES} MB cat until its last line is on the outer terminal's screen (tmux), {args.rounds} rounds each:"
     )

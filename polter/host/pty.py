@@ -38,7 +38,12 @@ from polter.terminal.launch import LaunchSpec
 __all__ = ["PtyClosedError", "PtyProcess", "session_processes"]
 
 READ_SIZE: Final = 4096
-"""Bytes read per readable callback: bounds the work one busy pane adds to an event-loop turn."""
+"""Bytes asked for per read: a PTY gives no more at once (its line discipline's buffer is 4 KiB)."""
+
+READS_PER_CALLBACK: Final = 4
+"""Reads one readable callback makes while each fills its buffer (the program writes faster than it is
+read): a flood costs a quarter of the event-loop turns, and one busy pane still adds at most 16 KiB of
+copying to a turn (the screen engine parses it later, in batches: see `polter.host.hosted_terminal`)."""
 
 DRAIN_LIMIT: Final = 1024 * 1024
 """Output still buffered when the child exits is read up to this much, then the terminal closes."""
@@ -267,18 +272,28 @@ class PtyProcess:
 
     def _read_ready(self) -> None:
         assert self._fd is not None
-        try:
-            data = os.read(self._fd, READ_SIZE)
-        except BlockingIOError:
-            return
-        except OSError:  # EIO: every process closed its side of the terminal
-            data = b""
-        if not data:
+        chunks: list[bytes] = []
+        ended = False
+        for _ in range(READS_PER_CALLBACK):
+            try:
+                data = os.read(self._fd, READ_SIZE)
+            except BlockingIOError:
+                break
+            except OSError:  # EIO: every process closed its side of the terminal
+                data = b""
+            if not data:
+                ended = True
+                break
+            chunks.append(data)
+            if len(data) < READ_SIZE - 1:  # the buffer is empty (a full one gives 4095 bytes)
+                break
+        if chunks:
+            self._on_output(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if ended and self._fd is not None:
             self._end_of_output = True
-            self._loop.remove_reader(self._fd)
-            self._reading = False
-            return
-        self._on_output(data)
+            if self._reading:
+                self._loop.remove_reader(self._fd)
+                self._reading = False
 
     # -- exit ----------------------------------------------------------------------------------
 

@@ -121,9 +121,8 @@ def _finish(
             runs.append(style)
             runs.append(len(piece))
             previous = style
-    text = "".join(pieces)
+    text = "".join(pieces)  # the row's first x cells; the rest are blanks
     if x < columns:
-        text += " " * (columns - x)
         if blank is previous or blank == previous:
             runs[-1] += columns - x  # type: ignore[operator]
         else:
@@ -132,12 +131,12 @@ def _finish(
     end = columns
     if runs[-2] == DEFAULT_STYLE:
         last_run_start = columns - runs[-1]  # type: ignore[operator]
-        end = max(len(text.rstrip(" ")), last_run_start)
+        end = max(len(text.rstrip(" ")), last_run_start)  # at most x: the blanks after it are the run's
         if end > last_run_start:
             runs[-1] = end - last_run_start
         else:
             del runs[-2:]
-    texts.append(text[:end])
+    texts.append(text[:end] if end <= x else text + " " * (end - x))
     if len(runs) <= 2:
         row_styles.append(runs[0] if runs else DEFAULT_STYLE)  # type: ignore[arg-type]
     elif len(runs) < end:

@@ -4,9 +4,12 @@
 last control is `SENTINEL`, a NUL, when the text ran out) whose
 text items hold no control characters and whose control items are each one complete sequence:
 a C0/C1 character, ``"\\r\\n"``, a CSI sequence, an escape sequence or a whole string sequence
-(OSC/DCS/APC/PM/SOS with its terminator). The split itself is one C-level ``re.split``; only the
-end of a read needs care: an incomplete sequence there is carried over to the next read, and an
-unterminated string is followed in a small state so that a multi-megabyte DCS is never rescanned.
+(OSC/DCS/APC/PM/SOS with its terminator). `_TOKEN` specifies the split (``_TOKEN.split``);
+`split_complete` does the same in bulk, by string methods that scan in C: the regular expression engine
+tests every character of the text against the pattern's first characters, a third of the engine's time
+on plain lines. Only the end of a read needs care: an incomplete sequence there is carried over to the
+next read, and an unterminated string is followed in a small state so that a multi-megabyte DCS is
+never rescanned.
 
 Whatever the chunking of the same bytes, the sequence of tokens handed on is the same: UTF-8 is
 decoded incrementally (invalid bytes become U+FFFD), and over-long sequences are ignored by the
@@ -52,6 +55,98 @@ _SKIP_CSI_INTERMEDIATES = re.compile(r"[ -/]*([@-~])?")
 _SKIP_ESC = re.compile(r"[ -/]*([0-~])?")
 
 
+# The split without scanning every character in Python or in the regex engine: the text is cut at its
+# ESCs (`str.split`), each piece is one escape sequence and the text after it, and that text is checked
+# for controls in one call (`str.isprintable`, false for every C0 and C1 control and DEL).
+_C0_CONTROL = re.compile(r"(\r\n|[\x00-\x1a\x1c-\x1f\x7f-\x9f])")
+_AFTER_ESC = re.compile(
+    r"\[[0-?]*[ -/]*[@-~]?"  # CSI, complete or interrupted
+    r"|[\]P_^X][^\x07\x18\x1a]*[\x07\x18\x1a]?"  # a string, to its BEL, CAN or SUB, else to the next ESC
+    r"|[ -/]*[0-~]?"  # another escape sequence, or an ESC that begins none
+)
+_SGR_BODY = re.compile(r"\[[0-?]*[ -/]*m")
+_MAX_CACHED = 4096
+_sgr_tokens: dict[str, str] = {}
+"""An SGR's text after its ESC → the whole sequence, one string for every time it comes: the feed loop's
+lookups by sequence then hash it once."""
+_SHORT = 24
+_short_segments: dict[str, tuple[str, str]] = {}
+"""A short piece that is an SGR and plain text (a coloured word, ``[0m`` and a space) → the two: colourful
+output repeats them."""
+_CRLF = "\r\n"
+
+
+def split_complete(text: str) -> list[str]:
+    """``[text, control, …, text]`` (odd length) for text with no unfinished sequence at its end: what
+    ``_TOKEN.split(text)`` returns (the tests compare the two), built in bulk."""
+    segments = text.split("\x1b")
+    parts: list[str] = []
+    _split_plain(segments[0], parts)
+    count = len(segments)
+    index = 1
+    while index < count:
+        segment = segments[index]
+        index += 1
+        short = len(segment) <= _SHORT
+        if short:
+            known = _short_segments.get(segment)
+            if known is not None:
+                parts += known
+                continue
+        end = segment.find("m") + 1 if segment.startswith("[") else 0
+        token = _sgr_tokens.get(segment[:end]) if end else None
+        if token is None:
+            match = _AFTER_ESC.match(segment)
+            assert match is not None  # the last alternative matches the empty string
+            end = match.end()
+            body = segment[:end]
+            if (
+                segment.startswith(("]", "P", "_", "^", "X"))
+                and end == len(segment)
+                and not body.endswith(("\x07", "\x18", "\x1a"))
+            ):
+                # A string that runs to the next ESC: ST (ESC \\) ends it; any other ESC ends it and begins
+                # the next sequence. The text ends with neither a string nor an ESC (see `_hold_tail`).
+                if index < count and segments[index].startswith("\\"):
+                    parts.append("\x1b" + segment + "\x1b\\")
+                    _split_plain(segments[index][1:], parts)
+                    index += 1
+                else:
+                    parts.append("\x1b" + segment)
+                    parts.append("")
+                continue
+            if not (body.endswith("m") and _SGR_BODY.fullmatch(body)):
+                parts.append("\x1b" + body)
+                _split_plain(segment[end:], parts)
+                continue
+            if len(_sgr_tokens) >= _MAX_CACHED:
+                _sgr_tokens.clear()
+            token = _sgr_tokens[body] = "\x1b" + body
+        rest = segment[end:]
+        if short and rest.isprintable():
+            if len(_short_segments) >= _MAX_CACHED:
+                _short_segments.clear()
+            _short_segments[segment] = (token, rest)
+        parts.append(token)
+        _split_plain(rest, parts)
+    return parts
+
+
+def _split_plain(text: str, parts: list[str]) -> None:
+    """Append ``text`` (no ESC in it) to ``parts`` as ``text, control, …, text``."""
+    if text.isprintable():
+        parts.append(text)
+        return
+    lines = text.split(_CRLF)
+    if len(lines) > 1 and "".join(lines).isprintable():
+        # Lines and nothing else (``cat``, ``seq``, a build log): interleaved with their CR LFs in one step.
+        run = [_CRLF] * (2 * len(lines) - 1)
+        run[::2] = lines
+        parts += run
+        return
+    parts += _C0_CONTROL.split(text)
+
+
 class Tokenizer:
     """Bytes in, ``[text, control, …]`` out; holds what a read left unfinished."""
 
@@ -86,7 +181,7 @@ class Tokenizer:
         last_esc = text.rfind("\x1b")
         if last_esc >= 0:
             text = self._hold_tail(text, last_esc)
-        parts = _TOKEN.split(text)
+        parts = split_complete(text)
         parts.append(SENTINEL)
         if head:
             return head + parts

@@ -10,7 +10,9 @@ the character they typed can.
 A :class:`~polter.window.terminal_view.TerminalView` that gets a frame soon after the human typed into it
 posts :class:`~polter.window.terminal_view.TerminalView.Echo` to its screen. A :class:`EchoScreen` then
 composes on the idle that follows that widget's next update, as Textual's timer would have, only now.
-Every other change still waits for the timer, so a flood is still drawn at the panes' own pace.
+Every other change still waits for the timer, so a flood is still drawn at the panes' own pace. What that
+composition writes goes to the terminal from the event loop's thread, not Textual's writer thread
+(:mod:`polter.window.direct_writes`).
 
 The one Textual internal this touches is ``Screen._on_timer_update`` (the timer's own callback: compose
 the dirty widgets and pause the timer). ``tests/window/test_echo_screen.py`` fails naming the Textual
@@ -27,6 +29,7 @@ from textual.messages import Update
 from textual.screen import Screen
 from textual.widget import Widget
 
+from polter.window.direct_writes import direct_writer
 from polter.window.terminal_view import TerminalView
 
 __all__ = ["EchoScreen"]
@@ -60,5 +63,10 @@ class EchoScreen(Screen[ResultType]):
     def on_idle(self, event: events.Idle) -> None:
         if self._draw_now:
             self._draw_now = False
-            self._on_timer_update()
+            writer = direct_writer(self.app)
+            if writer is None:
+                self._on_timer_update()
+            else:
+                with writer.at_once():  # the echo's bytes leave now, not when the writer thread gets to run
+                    self._on_timer_update()
             self.app.post_message(self.EchoDrawn())

@@ -15,7 +15,7 @@ from support.waiting import wait_until
 from polter.errors import SpawnError
 from polter.terminal.launch import LaunchSpec
 from polter.processes import describe_exit, process_exists
-from polter.host.pty import PtyProcess, session_processes
+from polter.host.pty import READ_SIZE, READS_PER_CALLBACK, PtyProcess, session_processes
 
 BASH = shutil.which("bash") or "/bin/bash"
 QUIET_BASH = (BASH, "--norc", "--noprofile")
@@ -230,3 +230,25 @@ async def test_process_exists_treats_a_zombie_as_gone() -> None:
     finally:
         child.wait()
     assert not process_exists(child.pid)
+
+
+async def test_a_flood_is_read_several_buffers_a_callback_and_every_byte_arrives_in_order(tmp_path: Path) -> None:
+    """A PTY read gives at most 4 KiB: while the program writes faster than it is read, one readable callback
+    reads up to READS_PER_CALLBACK of them (fewer event-loop turns in a flood)."""
+    written = tmp_path / "written"
+    script = f"import os; os.write(1, b''.join(b'%05d' % n for n in range(2000))); open({str(written)!r}, 'w').close()"
+    chunks: list[bytes] = []
+    process = PtyProcess.spawn(
+        LaunchSpec(argv=("python3", "-c", script + "; import time; time.sleep(30)")),
+        columns=80, lines=24, on_output=chunks.append, on_exit=lambda code: None,
+    )  # fmt: skip
+    try:
+        process.pause_reading()
+        await wait_until(written.exists, message="the program wrote its 10,000 bytes")  # all in the PTY's buffer
+        process.resume_reading()
+        await wait_until(lambda: sum(map(len, chunks)) >= 10_000, message=lambda: f"{sum(map(len, chunks))} bytes")
+        assert b"".join(chunks) == b"".join(b"%05d" % n for n in range(2000))
+        assert max(map(len, chunks)) > READ_SIZE, [len(chunk) for chunk in chunks]
+        assert max(map(len, chunks)) <= READS_PER_CALLBACK * READ_SIZE
+    finally:
+        await process.aclose()

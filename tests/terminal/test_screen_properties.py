@@ -2,6 +2,7 @@
 
 * Any bytes, fed in any chunking, never raise, and the chunking never changes the result.
 * On streams that avoid pyte's known bugs, the visible text and cursor equal `pyte.Screen`'s.
+* The tokenizer's split in bulk (`split_complete`) gives the tokens its regular expression specifies.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import pyte
 import wcwidth
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.generated import Tally
 
+from polter.terminal._parser import _TOKEN, Tokenizer, split_complete
 from polter.terminal._width import cluster_width
 from polter.terminal.screen import TerminalScreen
 
@@ -174,3 +177,38 @@ def check_same_as_pyte(data: bytes, columns: int, lines: int) -> None:
     pyte.ByteStream(theirs).feed(data)
     assert ours.display() == theirs.display
     assert (ours.cursor.x, ours.cursor.y) == (min(theirs.cursor.x, columns - 1), theirs.cursor.y)
+
+
+# Text as the tokenizer holds it after decoding: sequences (SGRs repeated, so that the caches hit),
+# strings and their ends, lines, C0 and C1 controls, and printable text that `str.isprintable` is not.
+TEXT_FRAGMENTS = [
+    "\x1b", "[", "]", "P", "_", "^", "X", "\\", "\x07", "\x18", "\x1a", "?", ";", ":", " ", "!", "0", "1", "31",
+    "m", "H", "K", "(", "B", "#", "8", "\r\n", "\r", "\n", "\t", "\x00", "\x7f", "\x85", "\x9c", "\xa0", "\u200d",
+    "abc", "the fox", "中", "\x1b[1;31m", "\x1b[0m", "\x1b[m", "\x1b[38;2;0;200;120m", "\x1b]0;title", "\x1b\\",
+    "\x1bPq#0\x1b\\", "\x1b[2J", "\x1b[?25l", "\x1b(B", "12345\r\n", "INFO \x1b[0m words\r\n",
+]  # fmt: skip
+
+
+def _case(text: str) -> str:
+    if "\x1b" not in text:
+        return "lines only" if "\r\n" in text and text.replace("\r\n", "").isprintable() else "no ESC"
+    if "\x1b\\" in text and any(f"\x1b{kind}" in text for kind in "]P_^X"):
+        return "a string and ST"
+    if "\x1b[" in text and "m" in text:
+        return "SGRs"
+    return "other sequences"
+
+
+def test_the_bulk_split_is_the_regular_expressions_split() -> None:
+    seen = Tally()
+
+    @settings(max_examples=1500, deadline=None)
+    @given(st.lists(st.sampled_from(TEXT_FRAGMENTS), max_size=40).map("".join))
+    def check(text: str) -> None:
+        last_esc = text.rfind("\x1b")
+        complete = Tokenizer()._hold_tail(text, last_esc) if last_esc >= 0 else text  # as `split_text` hands it on
+        seen(_case(complete))
+        assert split_complete(complete) == _TOKEN.split(complete)
+
+    check()
+    seen.require({"lines only": 5, "no ESC": 20, "a string and ST": 10, "SGRs": 100, "other sequences": 100})
