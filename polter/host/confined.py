@@ -17,6 +17,7 @@ from polter.adapters.plugins import discover
 from polter.errors import ConfigError
 from polter.host.agents import Agent
 from polter.paths import config_dir, lasting_runtime_dir, runtime_dir, state_dir
+from polter.processes import process_exists
 from polter.protocol import BuiltinsPolicy
 from polter.sandbox.confine import CliFiles, ModelApi, PaneFacts, confine
 from polter.terminal.launch import LaunchSpec
@@ -61,18 +62,8 @@ def _remove_left_behind(panes: Path) -> None:
     """The sockets' folders of sessions whose host is gone without removing them (SIGKILL, a crash): each is named
     by its host's PID, which no process has any more."""
     for folder in panes.iterdir() if panes.is_dir() else ():
-        if folder.name.isdigit() and not _running(int(folder.name)):
+        if folder.name.isdigit() and not process_exists(int(folder.name)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process (the folder is this user's all the same: left alone)
-    return True
 
 
 def in_place(path: Path) -> Path:
