@@ -315,6 +315,12 @@ class HostedTerminal:
             self._output_at = loop.time()
             if self._quiet_handle is None:
                 self._quiet_handle = loop.call_at(self._output_at + QUIET, self._quiet)
+            paced = self._last_frame + self._frame_interval
+            if self._frame_handle is not None and self._frame_due < paced and not self._typed:
+                # a frame brought forward by a pause (_quiet), and the flood goes on: back to the busy rate
+                self._frame_handle.cancel()
+                self._frame_handle = None
+                self._schedule_frame()
 
     def _quiet(self) -> None:
         """A busy pane's output may have stopped: if none came for :data:`QUIET`, its pending frame goes out
