@@ -1,4 +1,4 @@
-"""The memory of everything Polter runs — the window, the session host and the gateway — at start and
+"""The memory of everything Polter runs — the window, the session host, the gateway and the egress proxy — at start and
 with 4 panes of 10,000 lines of scrollback each, against references measured in the same run.
 
 For this tree and a reference commit (``--reference``, default ``main``, run from a ``git archive`` of
@@ -7,11 +7,11 @@ it with the same interpreter and packages), one after the other:
 1. a real session: the host daemon (started as ``polter`` starts it) with four shell agent panes under
    a role, so the gateway runs as it does for users, and a real ``polter attach`` in a terminal (a PTY
    of 160x45);
-2. **at start**: once the window shows the four panes, each waiting for a go, the three processes'
+2. **at start**: once the window shows the four panes, each waiting for a go, the four processes'
    memory (the gateway's is its memory before any call);
 3. **full**: each pane then prints 12,000 coloured lines, so its scrollback is full (10,000 lines);
    once every pane shows its last line and the host's memory has settled (it compacts quiet
-   scrollback), the three processes' memory again;
+   scrollback), the four processes' memory again;
 4. what each process has imported at that moment (a ``sitecustomize`` on the session's ``PYTHONPATH``
    writes ``sys.modules`` on SIGUSR2), and, for this tree, what those modules cost by package: each
    list imported again in a fresh interpreter that measures the RSS each module's own execution adds
@@ -19,7 +19,7 @@ it with the same interpreter and packages), one after the other:
 
 Figures from ``/proc/PID/smaps_rollup``: RSS counts every page the process maps (shared libraries in
 full, in every process); PSS shares shared pages out between the processes that map them, so the PSS
-of the three processes adds up to what they cost together; USS is the pages no other process maps.
+of the four processes adds up to what they cost together; USS is the pages no other process maps.
 References of the same run: a bare interpreter that imported asyncio, and an empty Textual app in a
 terminal. Target: everything under 100 MB (PSS is the fair sum).
 
@@ -52,7 +52,8 @@ PANES = 4
 LINES = 12_000
 SIZE = (160, 45)
 TARGET_MB = 100.0
-PROCESSES = ("window", "host", "gateway")
+PROCESSES = ("window", "host", "gateway", "egress")
+"""Every Polter process of a session; the egress proxy starts with the first sandboxed pane."""
 MOMENTS = ("start", "full")
 
 SITECUSTOMIZE = """
@@ -188,7 +189,7 @@ async def showing(terminal: HostedTerminal, word: str) -> None:
 
 
 def session(tree: Path, work: Path) -> dict[str, Any]:
-    """One session run from ``tree``: the gateway at start, then the three processes with full scrollbacks."""
+    """One session run from ``tree``: its processes at start, then with full scrollbacks."""
     probe = work / "probe"
     probe.mkdir(parents=True)
     (work / "site").mkdir()
@@ -244,13 +245,16 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
 async def _attached(
     name: str, env: dict[str, str], work: Path, host: int, gateway: int, go: Path, probe: Path
 ) -> dict[str, Any]:
-    """The window attached: the three processes at start, then with full scrollbacks."""
+    """The window attached: the four processes at start, then with full scrollbacks."""
     terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", name), env=env, cwd=work))
     terminal.start(*SIZE)
     try:
         await showing(terminal, "waiting")
         assert terminal.process is not None
-        pids = {"window": terminal.process.pid, "host": host, "gateway": gateway}
+        egress = [pid for pid in children(host) if "polter.sandbox.egress" in command_line(pid)]
+        if not egress:
+            raise RuntimeError("the session's egress proxy is not running once its panes show")
+        pids = {"window": terminal.process.pid, "host": host, "gateway": gateway, "egress": egress[0]}
         for pid in pids.values():
             await asyncio.to_thread(settled, pid, 1.0)
         start = {part: memory_kib(pid) for part, pid in pids.items()}
