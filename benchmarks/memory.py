@@ -188,6 +188,16 @@ async def showing(terminal: HostedTerminal, word: str) -> None:
     )
 
 
+def child_of(host: int, marker: str, what: str, timeout: float = 60.0) -> int:
+    """The PID of the host's child whose command line holds ``marker``, once it runs."""
+    deadline = time.monotonic() + timeout
+    while not (found := [pid for pid in children(host) if marker in command_line(pid)]):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the session's {what} did not start")
+        time.sleep(0.05)
+    return found[0]
+
+
 def session(tree: Path, work: Path) -> dict[str, Any]:
     """One session run from ``tree``: its processes at start, then with full scrollbacks."""
     probe = work / "probe"
@@ -220,12 +230,12 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
             )
             host = next(int(info["pid"]) for info in json.loads(listing.stdout) if info["name"] == name)
             try:
-                deadline = time.monotonic() + 60
-                while not (gateways := [pid for pid in children(host) if "polter gateway" in command_line(pid)]):
-                    if time.monotonic() > deadline:
-                        raise TimeoutError("the session's gateway did not start")
-                    time.sleep(0.05)
-                return asyncio.run(_attached(name, env, work, host, gateways[0], go, probe))
+                pids = {
+                    "host": host,
+                    "gateway": child_of(host, "polter gateway", "gateway"),
+                    "egress": child_of(host, "polter.sandbox.egress", "egress proxy"),
+                }
+                return asyncio.run(_attached(name, env, work, pids, go, probe))
             finally:
                 subprocess.run(
                     [sys.executable, "-m", "polter", "kill", name],
@@ -243,7 +253,7 @@ def session(tree: Path, work: Path) -> dict[str, Any]:
 
 
 async def _attached(
-    name: str, env: dict[str, str], work: Path, host: int, gateway: int, go: Path, probe: Path
+    name: str, env: dict[str, str], work: Path, session_pids: dict[str, int], go: Path, probe: Path
 ) -> dict[str, Any]:
     """The window attached: the four processes at start, then with full scrollbacks."""
     terminal = HostedTerminal(LaunchSpec(argv=(sys.executable, "-m", "polter", "attach", name), env=env, cwd=work))
@@ -251,16 +261,13 @@ async def _attached(
     try:
         await showing(terminal, "waiting")
         assert terminal.process is not None
-        egress = [pid for pid in children(host) if "polter.sandbox.egress" in command_line(pid)]
-        if not egress:
-            raise RuntimeError("the session's egress proxy is not running once its panes show")
-        pids = {"window": terminal.process.pid, "host": host, "gateway": gateway, "egress": egress[0]}
+        pids = {"window": terminal.process.pid, **session_pids}
         for pid in pids.values():
             await asyncio.to_thread(settled, pid, 1.0)
         start = {part: memory_kib(pid) for part, pid in pids.items()}
         go.touch()
         await showing(terminal, "last-of")
-        await asyncio.to_thread(settled, host)
+        await asyncio.to_thread(settled, pids["host"])
         full = {part: memory_kib(pid) for part, pid in pids.items()}
         modules = await asyncio.to_thread(modules_of, pids, probe)
     finally:
