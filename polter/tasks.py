@@ -50,9 +50,13 @@ class BackgroundTasks:
         return task
 
     def cancel(self) -> None:
-        """Cancel every task still running (the owner closes)."""
+        """Cancel every task still running (the owner closes), but the one asking: an owner that closes from one of
+        its own tasks (a session ended by a window's call) would otherwise stop its closing half-way, at its next
+        await."""
+        current = asyncio.current_task()
         for task in list(self._tasks):
-            task.cancel()
+            if task is not current:
+                task.cancel()
 
     def __len__(self) -> int:
         return len(self._tasks)
