@@ -59,6 +59,11 @@ its CLI's hooks said ended is over at once."""
 ENTER_AFTER: Final = 0.15
 """Seconds between a message's paste and its Enter: a CLI that tells a paste by its speed (Codex) takes an Enter that
 follows at once as a newline in the paste, and the prompt is never submitted."""
+SHOWN_TAIL: Final = 24
+"""How much of a message's end (its spaces aside, as a prompt box wraps it) must be on the pane's screen before the
+Enter follows."""
+SHOWN_WITHIN: Final = 3.0
+"""Seconds after which the Enter follows even if the message's end was not seen drawn."""
 REPORT_GRACE: Final = 5.0
 """Seconds a pane whose CLI has reported through its hooks (since its program started) has to report a turn typed
 into it, before its screen alone may say the turn is over (a hook that never comes does not hold a queue for
@@ -340,11 +345,26 @@ class Team:
         terminal.paste(message.text if bracketed else message.text.replace("\n", " "))  # one message, one prompt
         process = terminal.process
 
+        loop = asyncio.get_running_loop()
+        tail = "".join(message.text.split())[-SHOWN_TAIL:]
+        shown_by = time.monotonic() + SHOWN_WITHIN
+
         def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
             if terminal.running and terminal.process is process:
                 terminal.key("enter")
 
-        asyncio.get_running_loop().call_later(ENTER_AFTER, submit)
+        def submit_once_shown() -> None:
+            """The Enter goes ENTER_AFTER after the program drew the paste, not after Polter wrote it: a busy program
+            reads the paste late, and an Enter read with it is a newline in the paste to Codex."""
+            if not (terminal.running and terminal.process is process):
+                return
+            drawn = terminal.screen is not None and tail in "".join("".join(terminal.screen.display()).split())
+            if drawn or time.monotonic() > shown_by:  # (a CLI that shows a long paste as a placeholder)
+                loop.call_later(ENTER_AFTER, submit)
+            else:
+                loop.call_later(TICK, submit_once_shown)
+
+        submit_once_shown()
         member.sender = message.sender
         member.delivered += 1
         member.delivered_at = time.monotonic()
