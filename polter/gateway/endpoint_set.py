@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
+from polter.gateway.panes import current_pane
 from polter.roles.engine import FLOOR_SERVER
 
 if TYPE_CHECKING:
@@ -83,7 +85,10 @@ class EndpointSet:
                 started.set()
                 await stop.wait()
 
-        task = asyncio.create_task(serve(), name=f"endpoint:{endpoint.name}")
+        # the first request's task builds the endpoints: their sessions' tasks must not inherit its pane
+        context = contextvars.copy_context()
+        context.run(current_pane.set, None)
+        task = asyncio.create_task(serve(), name=f"endpoint:{endpoint.name}", context=context)
         self._serving[endpoint.name] = (stop, task)
         ready = asyncio.ensure_future(started.wait())
         await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
