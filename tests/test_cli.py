@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import socket
 import subprocess
 import sys
@@ -30,7 +31,7 @@ def test_a_polter_error_becomes_one_line_and_its_exit_code(
         raise ConfigError("must be a list", path="roles/x.toml", line=3, field="tools.allow")
 
     parser.set_defaults(handler=fail)
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     assert cli.main([]) == 2
     assert capsys.readouterr().err == "polter: roles/x.toml:3: tools.allow: must be a list\n"
 
@@ -77,3 +78,28 @@ def test_a_gateway_that_takes_the_connection_and_answers_nothing_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith(f"polter: the gateway at {url} did not answer ("), err
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(action.choices for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+
+
+def test_a_command_line_that_names_a_command_gets_that_command_as_the_whole_parser_has_it() -> None:
+    """``COMMANDS_ELSEWHERE`` names every command that its module of the same name does not define."""
+    whole = _commands(build_parser())
+    for command, parser in whole.items():
+        alone = _commands(build_parser(command))
+        assert command in alone, f"polter {command}: its module is not named by COMMANDS_ELSEWHERE"
+        assert alone[command].get_default("handler") is parser.get_default("handler"), command
+        assert alone[command].format_help() == parser.format_help(), command
+
+
+def test_polter_attach_and_polter_gateway_import_no_other_commands_module() -> None:
+    """The window's and the gateway's command lines (``docs/architecture.md``, "Memory")."""
+    script = "import sys; from polter.cli import build_parser; build_parser(sys.argv[1]); print(*sorted(sys.modules))"
+    for command, module in (("attach", "polter.cli.sessions"), ("gateway", "polter.cli.gateway")):
+        result = subprocess.run([sys.executable, "-c", script, command], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        modules = set(result.stdout.split())
+        commands = {name for name in modules if name.startswith("polter.cli.")}
+        assert commands == {module, "polter.cli.app", "polter.cli._admin", "polter.cli.relay"}, (command, commands)

@@ -18,7 +18,7 @@ import signal
 import sys
 from typing import TextIO
 
-from polter.cli import build_parser
+from polter.cli import app_parser
 from polter.cli.app import plan
 from polter.errors import PolterError, SessionError
 from polter.host.session_host import SessionHost
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     ready = os.fdopen(args.ready_fd, "w")
     try:
-        host = SessionHost(session_files(args.name), plan(build_parser().parse_args(options)))
+        host = SessionHost(session_files(args.name), plan(app_parser().parse_args(options)))
     except PolterError as exc:
         ready.write(f"polter: {exc}")
         ready.close()

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import asyncio
 
+    from polter.gateway.hook_payloads import HookTranslator
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
@@ -76,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     import_sdk_lazily()  # before the gateway's first import of the SDK: only the parts it uses load
     import logging
 
-    from polter.adapters.plugins import find_adapter
     from polter.gateway.app import default_roles_dirs
     from polter.gateway.config import GatewayConfig
     from polter.gateway.serve import serve_forever
@@ -100,10 +101,18 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         with asyncio.Runner(loop_factory=_fast_loop_factory()) as runner:
-            runner.run(serve_forever(config, stop_with_stdin=args.stop_with_stdin, adapters=find_adapter))
+            runner.run(serve_forever(config, stop_with_stdin=args.stop_with_stdin, adapters=_find_adapter))
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _find_adapter(name: str) -> HookTranslator:
+    """The CLI adapter ``name``'s hook translator, the adapters' package imported at the first hook payload: a
+    gateway whose panes send none (shells) never loads it."""
+    from polter.adapters.plugins import find_adapter
+
+    return find_adapter(name)
 
 
 def _fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -1,8 +1,9 @@
 """``create_gateway(config) -> Starlette``: the whole gateway as one ASGI app.
 
-The app's lifespan starts, in order, the audit writer, every endpoint's MCP session managers, the
-upstream pool and the role-file and servers-file watchers, and stops them in reverse. Nothing is global: two gateways
-can run in one process (the tests do).
+The app's lifespan starts, in order, the audit writer, the MCP endpoints (whose session managers start at
+the first MCP request: :mod:`~polter.gateway.endpoint_set`), the upstream pool and the role-file and
+servers-file watchers, and stops them in reverse. Nothing is global: two gateways can run in one process
+(the tests do).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from starlette.routing import Route
 from polter.gateway.config import GatewayConfig
 from polter.gateway.control import control_routes, hook_route
 from polter.gateway.core import Gateway
-from polter.gateway.endpoints import EndpointSet
+from polter.gateway.endpoint_set import EndpointSet
 from polter.gateway.hook_payloads import FindTranslator, payload_route
 from polter.gateway.panes import new_token
 from polter.gateway.reload import reload_servers, watch_servers
@@ -50,7 +51,7 @@ class _McpRouter:
         self.endpoints = endpoints
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        endpoint = self.endpoints.get(scope["path_params"]["server"])
+        endpoint = await self.endpoints.get(scope["path_params"]["server"])
         if endpoint is None:
             known = ", ".join(sorted(self.endpoints))
             await JSONResponse({"error": f"no such server; this gateway serves: {known}"}, 404)(scope, receive, send)

@@ -14,37 +14,40 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Iterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
-    PromptsListChanged,
-    ResourcesListChanged,
-    ToolsListChanged,
-)
-
-from polter.gateway.sdk import session_connection
+if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
 
 __all__ = ["ChangeKind", "GetStreams", "PaneChannels"]
 
 logger = logging.getLogger(__name__)
 
 ChangeKind = Literal["tools", "prompts", "resources"]
-_EVENTS: dict[ChangeKind, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
-    "tools": ToolsListChanged,
-    "prompts": PromptsListChanged,
-    "resources": ResourcesListChanged,
-}
 _Key = tuple[str, str]  # (pane id, endpoint)
 
 
 class _Listeners:
+    """A pane's 2026-era listen streams of one endpoint, made at the first of them (an MCP request)."""
+
     def __init__(self) -> None:
+        # lazy: the SDK's server side loads with the gateway's first MCP request (docs/architecture.md)
+        from mcp.server.subscriptions import (
+            InMemorySubscriptionBus,
+            ListenHandler,
+            PromptsListChanged,
+            ResourcesListChanged,
+            ToolsListChanged,
+        )
+
         self.bus = InMemorySubscriptionBus()
         self.handler = ListenHandler(self.bus, max_subscriptions=64)
         self.open = 0
+        self.changed: dict[ChangeKind, type[ToolsListChanged | PromptsListChanged | ResourcesListChanged]] = {
+            "tools": ToolsListChanged,
+            "prompts": PromptsListChanged,
+            "resources": ResourcesListChanged,
+        }
 
 
 class GetStreams:
@@ -82,6 +85,8 @@ class PaneChannels:
 
     def remember_session(self, pane_id: str, endpoint: str, session: ServerSession) -> None:
         """Record a 2025-era session's connection (called on each of its requests; cheap when known)."""
+        from polter.gateway.sdk import session_connection  # lazy: as in _Listeners (a session means it is loaded)
+
         connection = session_connection(session)
         if connection is None:
             return
@@ -134,7 +139,7 @@ class PaneChannels:
         for (pane, name), listeners in list(self._listeners.items()):
             if (pane_id is None or pane == pane_id) and (endpoint is None or name == endpoint):
                 for kind in kinds:
-                    await listeners.bus.publish(_EVENTS[kind]())
+                    await listeners.bus.publish(listeners.changed[kind]())
                 reached += listeners.open
         return reached
 

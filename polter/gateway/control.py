@@ -39,7 +39,6 @@ from starlette.routing import Route
 from polter.gateway.asks import UnknownAsk
 from polter.gateway.audit import read_rows
 from polter.gateway.core import Gateway
-from polter.gateway.endpoints import PANE_SCOPE_KEY
 from polter.gateway.floor import capabilities
 from polter.gateway.forms import FormError
 from polter.gateway.models import (
@@ -55,7 +54,7 @@ from polter.gateway.models import (
     TeamReply,
 )
 from polter.gateway.outcomes import PaneNotFound, PhaseError
-from polter.gateway.panes import PaneConflict
+from polter.gateway.panes import PANE_SCOPE_KEY, PaneConflict
 from polter.gateway.server_requests import UnknownElicitation
 from polter.gateway.team_desk import UnknownTeamRequest
 from polter.protocol import HookRequest

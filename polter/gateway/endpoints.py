@@ -15,8 +15,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import mcp_types as types
@@ -36,20 +35,14 @@ from polter.gateway.core import Gateway
 from polter.gateway.features import POLICY_DENIED, refuse, trimmed_capabilities, utility_handlers
 from polter.gateway.floor import call_floor_tool, floor_tools
 from polter.gateway.models import McpClient
-from polter.gateway.panes import RegisteredPane
+from polter.gateway.panes import PANE_SCOPE_KEY, RegisteredPane, current_pane
 from polter.gateway.routing import LEVELS
 from polter.gateway.sdk import CallNext, GatewayServer, HandlerResult, use_middleware
 from polter.roles.engine import FLOOR_SERVER
 
-__all__ = ["PANE_SCOPE_KEY", "POLICY_DENIED", "Endpoint", "EndpointSet", "current_pane"]
+__all__ = ["POLICY_DENIED", "Endpoint", "build_endpoint"]
 
 logger = logging.getLogger(__name__)
-
-PANE_SCOPE_KEY = "polter.pane"
-"""Where the ASGI auth layer leaves the authenticated pane in the request scope."""
-
-current_pane: ContextVar[RegisteredPane | None] = ContextVar("polter_current_pane", default=None)
-"""The pane whose token made the request being handled."""
 
 
 class PaneMiddleware:
@@ -368,73 +361,7 @@ def _floor_server(gateway: Gateway) -> Server[Any]:
     return server
 
 
-class EndpointSet:
-    """The gateway's endpoints by name. Each is served (its session managers running) by a task of its
-    own, so a servers-file reload can add and remove endpoints while the gateway runs; removing one ends
-    its sessions."""
-
-    def __init__(self, gateway: Gateway, security: TransportSecuritySettings) -> None:
-        self.gateway, self.security = gateway, security
-        self.endpoints: dict[str, Endpoint] = {}
-        self._serving: dict[str, tuple[asyncio.Event, asyncio.Task[None]]] = {}
-        self._running = False
-        self.changing = asyncio.Lock()
-        """Held while the set of servers changes (a servers-file reload)."""
-        for name in [FLOOR_SERVER, *gateway.pool.names]:
-            self.endpoints[name] = self._build(name)
-
-    def get(self, name: str) -> Endpoint | None:
-        return self.endpoints.get(name)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.endpoints)
-
-    def _build(self, name: str) -> Endpoint:
-        server = _floor_server(self.gateway) if name == FLOOR_SERVER else _upstream_server(self.gateway, name)
-        return Endpoint(name, server, self.security, self.gateway.channels.get_streams)
-
-    async def add(self, name: str) -> None:
-        """Serve the pool's upstream ``name`` on ``/mcp/<name>``."""
-        endpoint = self._build(name)
-        if self._running:
-            await self._serve(endpoint)
-        self.endpoints[name] = endpoint
-
-    async def remove(self, name: str) -> None:
-        self.endpoints.pop(name, None)
-        serving = self._serving.pop(name, None)
-        if serving is not None:
-            stop, task = serving
-            stop.set()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def _serve(self, endpoint: Endpoint) -> None:
-        started, stop = asyncio.Event(), asyncio.Event()
-
-        async def serve() -> None:
-            async with endpoint.manager.run(), endpoint.streams.run():
-                started.set()
-                await stop.wait()
-
-        task = asyncio.create_task(serve(), name=f"endpoint:{endpoint.name}")
-        self._serving[endpoint.name] = (stop, task)
-        ready = asyncio.ensure_future(started.wait())
-        await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-        ready.cancel()
-        if task.done():
-            task.result()  # raises what stopped it
-
-    @contextlib.asynccontextmanager
-    async def run(self) -> AsyncIterator[EndpointSet]:
-        self._running = True
-        try:
-            for endpoint in self.endpoints.values():
-                await self._serve(endpoint)
-            yield self
-        finally:
-            self._running = False
-            for name in list(self._serving):
-                stop, _ = self._serving[name]
-                stop.set()
-            await asyncio.gather(*(task for _, task in self._serving.values()), return_exceptions=True)
-            self._serving.clear()
+def build_endpoint(gateway: Gateway, name: str, security: TransportSecuritySettings) -> Endpoint:
+    """The endpoint ``/mcp/<name>``: Polter's floor server, or the pool's upstream ``name``."""
+    server = _floor_server(gateway) if name == FLOOR_SERVER else _upstream_server(gateway, name)
+    return Endpoint(name, server, security, gateway.channels.get_streams)

@@ -15,6 +15,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -23,12 +24,23 @@ from mcp.server.auth.provider import AccessToken
 
 from polter.gateway.models import McpClient, PaneInfo, PaneRegistration, Phase
 
-__all__ = ["INPUT_LINES_KEPT", "PaneConflict", "PaneRegistry", "RegisteredPane", "hash_token", "new_token"]
+__all__ = [
+    "INPUT_LINES_KEPT",
+    "PANE_SCOPE_KEY",
+    "PaneConflict",
+    "PaneRegistry",
+    "RegisteredPane",
+    "current_pane",
+    "hash_token",
+    "new_token",
+]
 
 INPUT_LINES_KEPT = 20
 """How many of the human's latest lines a pane remembers for keyword gates."""
 CLIENTS_KEPT = 16
 """How many distinct MCP clients a pane remembers having seen (what each declared)."""
+PANE_SCOPE_KEY = "polter.pane"
+"""Where the ASGI auth layer leaves the authenticated pane in the request scope."""
 
 
 def new_token() -> str:
@@ -121,6 +133,10 @@ class RegisteredPane:
             last_input_at=self.last_input_at,
             clients=list(self.clients),
         )
+
+
+current_pane: ContextVar[RegisteredPane | None] = ContextVar("polter_current_pane", default=None)
+"""The pane whose token made the request being handled (set by the ASGI auth layer)."""
 
 
 class PaneRegistry:

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 
 from polter.gateway.core import Gateway
-from polter.gateway.endpoints import EndpointSet
+from polter.gateway.endpoint_set import EndpointSet
 from polter.gateway.models import ServersReload
 from polter.servers import check_servers, watch_file
 

@@ -29,12 +29,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, get_args
 
 import mcp_types as types
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import ResourceUpdated
-
-from polter.gateway.sdk import session_connection
 
 if TYPE_CHECKING:
+    from mcp.server.session import ServerSession
+
     from polter.gateway.core import Gateway
     from polter.gateway.panes import RegisteredPane
 
@@ -77,6 +75,9 @@ class _Listen:
         self.key, self.pane, self.endpoint, self.publish, self.uris = key, pane, endpoint, publish, uris
 
     async def resource_updated(self, uri: str) -> None:
+        # lazy: the SDK's server side loads with the gateway's first MCP request (docs/architecture.md)
+        from mcp.server.subscriptions import ResourceUpdated
+
         await self.publish(ResourceUpdated(uri=uri))
 
 
@@ -104,6 +105,8 @@ class Router:
 
     def session(self, pane: RegisteredPane, endpoint: str, session: ServerSession) -> _Session | None:
         """Routing's record of a 2025-era session, made on first use and forgotten when it ends."""
+        from polter.gateway.sdk import session_connection  # lazy: as above (a session means it is loaded)
+
         connection = session_connection(session)
         if connection is None:
             return None

@@ -3,7 +3,7 @@
 - ``Host`` and ``Origin`` are checked on every route with the SDK's own validator and explicit
   settings (loopback names only): a bad Host is 421, a bad Origin 403 (DNS-rebinding protection).
 - ``/mcp/*`` and ``/hook/*`` need a pane token; the pane goes into the request scope (and the
-  :data:`~polter.gateway.endpoints.current_pane` ContextVar) and becomes the request's principal, so
+  :data:`~polter.gateway.panes.current_pane` ContextVar) and becomes the request's principal, so
   the MCP session manager refuses a session to anyone but the pane that opened it.
 - ``/control/*`` needs the admin token. A pane token there is 403, an unknown or missing token 401.
 - The panes' socket (``GatewayConfig.pane_socket``, the only way into the gateway from a pane's sandbox) never
@@ -22,8 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from polter.gateway.endpoints import PANE_SCOPE_KEY, current_pane
-from polter.gateway.panes import PaneRegistry
+from polter.gateway.panes import PANE_SCOPE_KEY, PaneRegistry, current_pane
 
 __all__ = ["ADMIN_SCOPE_KEY", "GatewayAuth", "loopback_security"]
 

@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from polter.gateway.endpoints import PANE_SCOPE_KEY
 from polter.gateway.models import PaneStateReport
+from polter.gateway.panes import PANE_SCOPE_KEY
 
 if TYPE_CHECKING:
     from polter.gateway.core import Gateway

@@ -31,7 +31,6 @@ from polter.window.agent_actions import AgentActions
 from polter.window.asks import AskDesk
 from polter.window.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
 from polter.window.echo_screen import EchoScreen
-from polter.window.help_screen import HelpScreen
 from polter.window.host_questions import HostQuestions
 from polter.window.layout import Direction
 from polter.window.notices import SessionNotices
@@ -308,4 +307,6 @@ class SessionScreen(EchoScreen[None]):
 
     def action_help(self) -> None:
         """Every key, on a screen of its own."""
+        from polter.window.help_screen import HelpScreen  # lazy: Textual's Markdown, with markdown-it and pygments
+
         self.app.push_screen(HelpScreen(self.prefix, getattr(self.app, "palette_key", None)))

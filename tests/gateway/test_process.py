@@ -27,12 +27,14 @@ POLTER = [sys.executable, "-m", "polter"]
 
 
 class GatewayProcess:
-    def __init__(self, tmp_path: Path, *extra: str, stdin: int | None = None, python: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, tmp_path: Path, *extra: str, stdin: int | None = None, python: tuple[str, ...] = (), upstream: bool = True
+    ) -> None:
         self.state_dir = tmp_path / "state"
         self.servers = servers = tmp_path / "servers.toml"
         fixture = fixture_server()
         servers.write_text(f'[servers.fixture]\ncommand = {json.dumps(fixture.command)}\n'
-                           f'args = {json.dumps(fixture.args)}\n', encoding="utf-8")
+                           f'args = {json.dumps(fixture.args)}\n' if upstream else "", encoding="utf-8")
         roles = write_roles(tmp_path / "roles")
         self.process = subprocess.Popen(
             [sys.executable, *python, "-m", "polter", "gateway", "--servers", str(servers), "--roles-dir", str(roles),
@@ -293,3 +295,34 @@ def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) ->
     assert {"mcp.server.lowlevel.server", "mcp.client.stdio", "polter.gateway.app"} <= modules, stderr[-2000:]
     unwanted = among(modules, GATEWAY_NEVER_IMPORTS)
     assert not unwanted, f"mcp {SDK_VERSION}: the gateway imported {unwanted} (see polter/gateway/sdk_imports.py)"
+
+
+GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST = (
+    "mcp.server.session", "mcp.server.lowlevel", "mcp.server.streamable_http_manager", "mcp.server.subscriptions",
+    "mcp_types.methods", "mcp_types._v2025_11_25", "mcp_types._v2026_07_28", "polter.gateway.endpoints",
+    "polter.gateway.sdk",
+)  # fmt: skip
+"""The SDK's server side and every protocol era's wire models (``polter/gateway/endpoint_set.py``); an upstream's
+client session loads the wire models too, so a gateway without upstreams shows it."""
+
+
+def test_a_gateway_no_pane_has_called_over_mcp_has_not_loaded_the_sdks_server_side(tmp_path: Path) -> None:
+    """The real process without upstreams and a pane registered, read by ``python -X importtime``: what a session
+    of shell panes runs all its life."""
+    gateway = GatewayProcess(tmp_path, python=("-X", "importtime"), upstream=False)
+    try:
+
+        async def register() -> None:
+            token = json.loads((gateway.state_dir / "gateway.json").read_text())["admin_token"]
+            async with GatewayClient(gateway.url, token) as admin:
+                await admin.register("open")
+                assert (await admin.status()).panes == 1
+
+        asyncio.run(register())
+    finally:
+        gateway.process.terminate()
+        _, stderr = gateway.process.communicate(timeout=30)
+    modules = imported_modules(stderr)
+    assert {"polter.gateway.app", "polter.gateway.endpoint_set", "uvicorn.server"} <= modules, stderr[-2000:]
+    loaded = among(modules, GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST)
+    assert not loaded, f"a gateway no pane has called over MCP imported {loaded} (see polter/gateway/endpoint_set.py)"

@@ -99,6 +99,8 @@ import json, sys
 from polter.gateway.sdk_imports import import_sdk_lazily
 assert import_sdk_lazily()
 import polter.gateway.app, polter.gateway.serve, polter.gateway.upstreams
+at_boot = sorted(name for name in sys.modules if name.split(".")[0] in ("mcp", "mcp_types"))
+import polter.gateway.endpoints  # what the gateway's first MCP request loads
 at_start = sorted(name for name in sys.modules if name.split(".")[0] in ("mcp", "cryptography", "httpx2"))
 import mcp.types
 from mcp.server.lowlevel import Server
@@ -106,15 +108,15 @@ import mcp
 still_lean = "mcp.client.client" not in sys.modules and "mcp.server.mcpserver" not in sys.modules
 from mcp import Client, MCPError
 from mcp.server import MCPServer
-print(json.dumps({"at_start": at_start, "still_lean": still_lean, "again": import_sdk_lazily(),
+print(json.dumps({"at_boot": at_boot, "at_start": at_start, "still_lean": still_lean, "again": import_sdk_lazily(),
                   "names": [Client.__module__, MCPError.__module__, MCPServer.__module__, mcp.types.Tool.__name__]}))
 """
 
 
 def test_the_gateway_loads_the_sdk_lazily_and_every_name_the_sdk_exports_still_resolves() -> None:
     """``import_sdk_lazily`` (what ``polter gateway`` runs first): the gateway's modules load without the
-    SDK's client, high-level server and cryptography; a name of the packages' own ``__init__`` loads
-    it at first use; a second call does nothing."""
+    SDK's server side until its endpoints are built, and with them without the SDK's client, high-level server
+    and cryptography; a name of the packages' own ``__init__`` loads it at first use; a second call does nothing."""
     import json
     import subprocess
     import sys
@@ -122,6 +124,8 @@ def test_the_gateway_loads_the_sdk_lazily_and_every_name_the_sdk_exports_still_r
     result = subprocess.run([sys.executable, "-c", _LAZY_SDK], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"mcp {SDK_VERSION}: polter/gateway/sdk_imports.py broke: {result.stderr}"
     found = json.loads(result.stdout)
+    server_side = [name for name in found["at_boot"] if name.startswith(("mcp.server.session", "mcp_types.methods"))]
+    assert not server_side, f"mcp {SDK_VERSION}: the gateway's modules load {server_side} before an MCP request"
     loaded = set(found["at_start"])
     assert "mcp.server.lowlevel.server" in loaded and "mcp.shared.exceptions" in loaded
     unwanted = sorted(

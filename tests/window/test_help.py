@@ -62,3 +62,17 @@ def test_a_configured_palette_key_is_listed_and_ctrl_p_is_no_exception_by_defaul
     text = help_markdown("ctrl+b", palette_key="f2")
     assert "except the **prefix key** (`^b`) and the palette key `f2`." in text
     assert "| `f2` | command palette" in text
+
+
+def test_the_window_imports_the_help_screen_only_when_it_is_shown() -> None:
+    """Textual's ``Markdown`` brings markdown-it and pygments (3 MB): the window loads them for the help alone."""
+    import subprocess
+    import sys
+
+    script = "import sys; import polter.window; from polter.window.app import PolterApp; print(*sorted(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    modules = set(result.stdout.split())
+    assert "polter.window.session_screen" in modules
+    loaded = sorted(modules & {"polter.window.help_screen", "markdown_it", "pygments", "textual.widgets._markdown"})
+    assert not loaded, f"the window imported {loaded} before its help screen is shown"
