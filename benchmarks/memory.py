@@ -2,7 +2,8 @@
 with 4 panes of 10,000 lines of scrollback each, against references measured in the same run.
 
 For this tree and a reference commit (``--reference``, default ``main``, run from a ``git archive`` of
-it with the same interpreter and packages), one after the other:
+it with the same interpreter and packages), each with its bytecode compiled first (as a user's is after
+the first start), one after the other:
 
 1. a real session: the host daemon (started as ``polter`` starts it) with four shell agent panes under
    a role, so the gateway runs as it does for users, and a real ``polter attach`` in a terminal (a PTY
@@ -135,6 +136,14 @@ def export(reference: str, into: Path) -> Path:
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     return into
+
+
+def compiled(tree: Path) -> None:
+    """Both trees with their bytecode written, as a user's is after the first start (without it, every process
+    compiles Polter's modules as it imports them, and the compiler's memory stays in its heap), whether or not
+    this shell sets PYTHONDONTWRITEBYTECODE."""
+    folders = [str(tree / name) for name in ("polter", "plugins")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True, stdout=subprocess.DEVNULL)
 
 
 def write_config(folder: Path, go: Path) -> Path:
@@ -383,6 +392,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="polter-memory-") as directory:
         work = Path(directory)
         trees = {"this tree": ROOT, f"reference ({options.reference})": export(options.reference, work / "ref")}
+        for tree in trees.values():
+            compiled(tree)
         runs = {title: session(tree, work / f"run-{index}") for index, (title, tree) in enumerate(trees.items())}
         references = {"python_asyncio": bare_python(), "empty_textual_app": asyncio.run(empty_textual_app())}
         costs = {}
