@@ -13,7 +13,7 @@ import stat
 import subprocess
 import sys
 import time as time_module
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -257,6 +257,25 @@ def test_a_gateway_killed_mid_load_loses_no_committed_audit_row(gateway_process:
     assert not missing, f"{len(missing)} answered calls have no audit row"
 
 
+def modules_after(
+    gateway: GatewayProcess, work: Callable[[GatewayProcess, GatewayClient], Awaitable[None]]
+) -> tuple[set[str], str]:
+    """What the gateway (started with ``-X importtime``) imported once ``work`` ran with its admin client, and its
+    stderr."""
+
+    async def run() -> None:
+        token = json.loads((gateway.state_dir / "gateway.json").read_text())["admin_token"]
+        async with GatewayClient(gateway.url, token) as admin:
+            await work(gateway, admin)
+
+    try:
+        asyncio.run(run())
+    finally:
+        gateway.process.terminate()
+        _, stderr = gateway.process.communicate(timeout=30)
+    return imported_modules(stderr), stderr
+
+
 GATEWAY_NEVER_IMPORTS = (
     "mcp.client.client", "mcp.client.session_group", "mcp.client.streamable_http", "mcp.server.mcpserver",
     "mcp.server.request_state", "cryptography", "httpx2", "httpx", "rich", "textual", "tree_sitter",
@@ -272,26 +291,18 @@ def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) ->
     served in both protocol eras."""
     from polter.gateway.sdk import SDK_VERSION
 
-    gateway = GatewayProcess(tmp_path, python=("-X", "importtime"))
-    try:
 
-        async def settle() -> None:
-            token = json.loads((gateway.state_dir / "gateway.json").read_text())["admin_token"]
-            async with GatewayClient(gateway.url, token) as admin:
-                await wait_until_async(
-                    admin.status, lambda status: status.servers[0].state == "running", message="the upstream running"
-                )
-                pane = await admin.register("open")
-            for mode in ("legacy", "auto"):  # both protocol eras, served
-                async with pane_client("fixture", url=gateway.url, token=pane.token, mode=mode) as client:
-                    await client.list_tools()
-                    await client.call_tool("read_notes", {})
+    async def settle(gateway: GatewayProcess, admin: GatewayClient) -> None:
+        await wait_until_async(
+            admin.status, lambda status: status.servers[0].state == "running", message="the upstream running"
+        )
+        pane = await admin.register("open")
+        for mode in ("legacy", "auto"):  # both protocol eras, served
+            async with pane_client("fixture", url=gateway.url, token=pane.token, mode=mode) as client:
+                await client.list_tools()
+                await client.call_tool("read_notes", {})
 
-        asyncio.run(settle())
-    finally:
-        gateway.process.terminate()
-        _, stderr = gateway.process.communicate(timeout=30)
-    modules = imported_modules(stderr)
+    modules, stderr = modules_after(GatewayProcess(tmp_path, python=("-X", "importtime")), settle)
     assert {"mcp.server.lowlevel.server", "mcp.client.stdio", "polter.gateway.app"} <= modules, stderr[-2000:]
     unwanted = among(modules, GATEWAY_NEVER_IMPORTS)
     assert not unwanted, f"mcp {SDK_VERSION}: the gateway imported {unwanted} (see polter/gateway/sdk_imports.py)"
@@ -309,20 +320,12 @@ client session loads the wire models too, so a gateway without upstreams shows i
 def test_a_gateway_no_pane_has_called_over_mcp_has_not_loaded_the_sdks_server_side(tmp_path: Path) -> None:
     """The real process without upstreams and a pane registered, read by ``python -X importtime``: what a session
     of shell panes runs all its life."""
-    gateway = GatewayProcess(tmp_path, python=("-X", "importtime"), upstream=False)
-    try:
 
-        async def register() -> None:
-            token = json.loads((gateway.state_dir / "gateway.json").read_text())["admin_token"]
-            async with GatewayClient(gateway.url, token) as admin:
-                await admin.register("open")
-                assert (await admin.status()).panes == 1
+    async def register(_gateway: GatewayProcess, admin: GatewayClient) -> None:
+        await admin.register("open")
+        assert (await admin.status()).panes == 1
 
-        asyncio.run(register())
-    finally:
-        gateway.process.terminate()
-        _, stderr = gateway.process.communicate(timeout=30)
-    modules = imported_modules(stderr)
+    modules, stderr = modules_after(GatewayProcess(tmp_path, python=("-X", "importtime"), upstream=False), register)
     assert {"polter.gateway.app", "polter.gateway.endpoint_set", "uvicorn.server"} <= modules, stderr[-2000:]
     loaded = among(modules, GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST)
     assert not loaded, f"a gateway no pane has called over MCP imported {loaded} (see polter/gateway/endpoint_set.py)"
