@@ -193,6 +193,13 @@ class Opencode(Adapter):
             folders.append((Path(base) if base else home / default) / "opencode")
         return tuple(folders)
 
+    def made_folders(self, home: Path) -> tuple[Path, ...]:
+        """What opencode creates at every start outside its state (``mkdir`` of its cache's ``bin`` and of its config
+        folder), failing when it cannot: its cache holds the provider packages and tools the human's opencode runs,
+        so a pane may not write there."""
+        base = os.environ.get("XDG_CACHE_HOME")
+        return ((Path(base) if base else home / ".cache") / "opencode" / "bin", self.global_config_dir(home))
+
     # -- skills ------------------------------------------------------------------------------------------
 
     def skills(self, cwd: Path, home: Path | None = None) -> list[Skill]:
@@ -308,6 +315,7 @@ class Opencode(Adapter):
             hidden_skills=tuple(hidden_names),
             warnings=tuple(warnings),
             state_folders=self.state_folders(pane.user_home),
+            made_folders=self.made_folders(pane.user_home),
         )
 
     # -- hook --------------------------------------------------------------------------------------------

@@ -281,12 +281,20 @@ class PreparedPane(BaseModel):
     state_folders: tuple[Path, ...] = Field(
         default=(),
         description="The user's folders a CLI that keeps its state where it always does (not in ``homes``) writes "
-        "at every start: its data, state and cache folders (opencode's ~/.local/share/opencode). The pane's sandbox "
+        "at every start: its data and state folders (opencode's ~/.local/share/opencode). The pane's sandbox "
         "leaves them writable whatever the role, as it does ``homes``; never a folder of config or code the CLI "
         "runs outside the pane (opencode's plugins in ~/.config/opencode).",
     )
 
-    @field_validator("state_folders", "private_files")
+    made_folders: tuple[Path, ...] = Field(
+        default=(),
+        description="The user's folders a CLI creates at every start and cannot start without, but that hold what "
+        "the human's own CLI runs or reads (opencode's ~/.cache/opencode, where its provider packages live): made "
+        "to exist, empty, before a confined pane starts, and read-only in its sandbox like the rest of the home "
+        "(a sandbox cannot create a folder in a read-only home, and the CLI fails at its start).",
+    )
+
+    @field_validator("state_folders", "private_files", "made_folders")
     @classmethod
     def _absolute(cls, paths: tuple[Path, ...]) -> tuple[Path, ...]:
         for path in paths:

@@ -139,6 +139,8 @@ def cli_files(runtime_dir: Path, prepared: PreparedPane, own: Iterable[Path], ot
     own CLIs run (``own``: this CLI's ``Adapter.human_config``, ``others``: every other CLI's) read-only, this CLI's
     folders but for its state in them; its private files copied."""
     private = set(prepared.private_files)
+    for folder in prepared.made_folders:
+        in_place(folder)  # (it only has to exist: the sandbox holds it read-only)
     held = [*(home.user_folder for home in prepared.homes), *(path for path in own if path.is_dir())]
     protected = [*user_configs(prepared), *(path for path in own if path not in held and path not in private)]
     return CliFiles(

@@ -75,3 +75,16 @@ def test_opencode_names_the_state_it_keeps_in_place(
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     prepared = opencode.prepare(make_pane(confined=True))
     assert prepared.state_folders == (tmp_path / "data" / "opencode", home / ".local" / "state" / "opencode")
+
+
+def test_opencode_names_the_folders_it_makes_at_its_start(
+    bundled: AdapterRegistry, make_pane: Callable[..., PaneToPrepare], home: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its cache's ``bin`` (where ``$XDG_CACHE_HOME`` says) and its config folder: made to exist, never writable."""
+    opencode = bundled.get("opencode")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    prepared = opencode.prepare(make_pane(confined=True))
+    assert prepared.made_folders == (tmp_path / "cache" / "opencode" / "bin", home / ".config" / "opencode")
+    assert not set(prepared.made_folders) & set(prepared.state_folders)

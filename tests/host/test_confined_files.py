@@ -68,6 +68,24 @@ def test_a_private_file_is_copied_fresh_and_a_missing_one_made_first(tmp_path: P
     assert json.loads(state_file.read_text()) == {"numStartups": 3}
 
 
+def test_a_folder_the_cli_makes_at_its_start_exists_before_it_and_is_not_writable(tmp_path: Path) -> None:
+    """opencode creates its cache's ``bin`` at every start and fails when it cannot (a read-only home): the folder is
+    made first, empty, and stays out of the CLI's writable state (its cache holds code the human's opencode runs)."""
+    home = tmp_path / "home"
+    cache = home / ".cache" / "opencode" / "bin"
+    prepared = PreparedPane(launch=LaunchSpec(argv=("opencode",)), made_folders=(cache,))
+    runtime = tmp_path / "run" / "p1"
+    RuntimeDir(runtime).create()
+    files = cli_files(runtime, prepared, own=(), others=())
+    assert cache.is_dir() and not any(cache.iterdir())
+    assert not any(path == cache or cache.is_relative_to(path) for path in files.state), files.state
+
+
+def test_a_made_folder_must_be_absolute() -> None:
+    with pytest.raises(ValueError, match="'cache/opencode' must be an absolute path"):
+        PreparedPane(launch=LaunchSpec(argv=("opencode",)), made_folders=(Path("cache/opencode"),))
+
+
 def test_every_clis_config_but_the_panes_own() -> None:
     from polter.adapters.plugins import discover
 

@@ -39,28 +39,23 @@ class RealCli:
 
 
 _CHECKED: dict[str, RealCli] = {}
-PREPARES_HOME = {"opencode"}
-"""The CLIs whose version is checked in each test's own home, as the tests rely on what that writes there."""
 
 
 def real_cli(name: str) -> RealCli:
     """Install (once) and return the pinned CLI, with its adapter pointed at it.
 
     Its version is checked once per test process, in a home of its own (``--version`` starts the CLI: Gemini
-    CLI's start costs seconds), except opencode's: its ``--version`` creates ``~/.cache`` (and more)
-    in the test's home, which a confined opencode (test_kernel_sandbox_e2e) cannot create itself (EROFS)."""
-    if name not in _CHECKED or name in PREPARES_HOME:
+    CLI's start costs seconds), so that each test's home holds only what the CLI wrote in the test (a confined
+    opencode starts in a home it never ran in: test_kernel_sandbox_e2e)."""
+    if name not in _CHECKED:
         package, version, command = PINNED[name]
         binary = npm_bin(package, version, command)
         adapter = type(discover(entry_points=False).get(name))(executable=binary)
-        if name in PREPARES_HOME:
+        with (
+            tempfile.TemporaryDirectory(prefix="cli-home-", ignore_cleanup_errors=True) as home,
+            mock.patch.dict(os.environ, {"HOME": home}),
+        ):
             detection = adapter.detect()
-        else:
-            with (
-                tempfile.TemporaryDirectory(prefix="cli-home-", ignore_cleanup_errors=True) as home,
-                mock.patch.dict(os.environ, {"HOME": home}),
-            ):
-                detection = adapter.detect()
         assert detection.installed and detection.version == version, detection
         report(f"{adapter.display_name} {detection.version} ({package}@{version}): driven by the adapter '{name}'")
         _CHECKED[name] = RealCli(name, adapter, binary, version)
