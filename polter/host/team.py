@@ -62,6 +62,11 @@ follows at once as a newline in the paste, and the prompt is never submitted."""
 SHOWN_TAIL: Final = 24
 """How much of a message's end (its spaces aside, as a prompt box wraps it) must be on the pane's screen before the
 Enter follows."""
+SUBMIT_ATTEMPTS: Final = 3
+RESUBMIT_AFTER: Final = 1.0
+"""Seconds after an Enter before the message is looked for at the program's cursor, to send the Enter again."""
+RESUBMIT_TAIL: Final = 8
+"""How much of the message's end (its spaces aside) must lie just before the cursor."""
 SHOWN_WITHIN: Final = 3.0
 """Seconds after which the Enter follows even if the message's end was not seen drawn."""
 REPORT_GRACE: Final = 5.0
@@ -349,9 +354,22 @@ class Team:
         tail = "".join(message.text.split())[-SHOWN_TAIL:]
         shown_by = time.monotonic() + SHOWN_WITHIN
 
-        def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
+        def submit(attempt: int = 1) -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
             if terminal.running and terminal.process is process:
                 terminal.key("enter")
+                if attempt < SUBMIT_ATTEMPTS:
+                    loop.call_later(RESUBMIT_AFTER, resubmit, attempt + 1)
+
+        def resubmit(attempt: int) -> None:
+            """Enter again if the message still sits where the program's cursor is, at its end: the program took
+            the Enter while it could not submit (Codex while it starts its MCP servers dropped it). Never once the
+            human typed into the pane, and never at a question the program asks (its cursor is not at the message)."""
+            screen = terminal.screen
+            if screen is None or pane.typed.text or not (terminal.running and terminal.process is process):
+                return
+            cursor = screen.cursor
+            if cursor.visible and "".join(screen.text(cursor.y)[: cursor.x].split()).endswith(tail[-RESUBMIT_TAIL:]):
+                submit(attempt)
 
         def submit_once_shown() -> None:
             """The Enter goes ENTER_AFTER after the program drew the paste, not after Polter wrote it: a busy program

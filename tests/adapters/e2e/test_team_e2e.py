@@ -71,6 +71,11 @@ open = ["e2e-helper"]
 }
 
 
+def asked(model: FakeModelServer) -> list[tuple[str, str]]:
+    """What each request to the fake model ended with (a failure shows whether a CLI's prompt reached it)."""
+    return [(request.protocol, request.prompt[-120:]) for request in model.requests]
+
+
 def text_of(pane: HostPane) -> str:
     screen = pane.terminal.screen
     if screen is None:
@@ -146,7 +151,7 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
             )
             await wait_until(lambda: any("[from pane 1 · coder] Look over the change" in request.prompt
                                          for request in model.requests if request.protocol == "openai"),
-                             timeout=180, message=lambda: text_of(reviewer))  # fmt: skip
+                             timeout=180, message=lambda: f"{text_of(reviewer)}\nthe model was asked: {asked(model)}")  # fmt: skip
             # The reviewer's answer, sent to the pane that gave it the task: typed into Claude Code once it is idle,
             # a prompt its model reads with the sender named (not the human's words).
             await wait_until(lambda: any("[from pane 2 · reviewer] Reviewed: ship it" in request.prompt
