@@ -135,6 +135,12 @@ OPENCODE_KINDS = {
 """opencode 1.18.33's built-in tools by the role's kinds."""
 
 
+def _xdg_folder(variable: str, default: Path) -> Path:
+    """An XDG base folder: the variable's value where it is set, else the default."""
+    base = os.environ.get(variable)
+    return Path(base) if base else default
+
+
 def _key(name: str) -> str:
     """How opencode spells a server in tool ids (``<server>_<tool>``)."""
     return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
@@ -177,8 +183,7 @@ class Opencode(Adapter):
     )
 
     def global_config_dir(self, home: Path) -> Path:
-        base = os.environ.get("XDG_CONFIG_HOME")
-        return (Path(base) if base else home / ".config") / "opencode"
+        return _xdg_folder("XDG_CONFIG_HOME", home / ".config") / "opencode"
 
     def human_config(self, home: Path) -> tuple[Path, ...]:
         """``~/.config/opencode``: its config, plugins (JavaScript it runs), agents, commands and their packages."""
@@ -187,18 +192,16 @@ class Opencode(Adapter):
     def state_folders(self, home: Path) -> tuple[Path, ...]:
         """Where opencode keeps its state at every start (its data, with the database, logs and snapshots, and its
         state), writable in a confined pane: opencode has no home variable of its own to move them."""
-        folders = []
-        for variable, default in (("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state")):
-            base = os.environ.get(variable)
-            folders.append((Path(base) if base else home / default) / "opencode")
-        return tuple(folders)
+        return tuple(
+            _xdg_folder(variable, home / default) / "opencode"
+            for variable, default in (("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"))
+        )
 
     def made_folders(self, home: Path) -> tuple[Path, ...]:
         """What opencode creates at every start outside its state (``mkdir`` of its cache's ``bin`` and of its config
         folder), failing when it cannot: its cache holds the provider packages and tools the human's opencode runs,
         so a pane may not write there."""
-        base = os.environ.get("XDG_CACHE_HOME")
-        return ((Path(base) if base else home / ".cache") / "opencode" / "bin", self.global_config_dir(home))
+        return (_xdg_folder("XDG_CACHE_HOME", home / ".cache") / "opencode" / "bin", self.global_config_dir(home))
 
     # -- skills ------------------------------------------------------------------------------------------
 
