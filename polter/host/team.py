@@ -64,11 +64,6 @@ SHOWN_TAIL: Final = 24
 Enter follows."""
 SHOWN_WITHIN: Final = 3.0
 """Seconds after which the Enter follows even if the message's end was not seen drawn."""
-SUBMIT_ATTEMPTS: Final = 3
-RESUBMIT_AFTER: Final = 1.0
-"""Seconds after an Enter before the message is looked for at the program's cursor, to send the Enter again."""
-RESUBMIT_TAIL: Final = 8
-"""How much of the message's end (its spaces aside) must lie just before the cursor."""
 REPORT_GRACE: Final = 5.0
 """Seconds a pane whose CLI has reported through its hooks (since its program started) has to report a turn typed
 into it, before its screen alone may say the turn is over (a hook that never comes does not hold a queue for
@@ -357,22 +352,9 @@ class Team:
         def same_program() -> bool:
             return terminal.running and terminal.process is process
 
-        def submit(attempt: int = 1) -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
+        def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
             if same_program():
                 terminal.key("enter")
-                if attempt < SUBMIT_ATTEMPTS:
-                    loop.call_later(RESUBMIT_AFTER, resubmit, attempt + 1)
-
-        def resubmit(attempt: int) -> None:
-            """Enter again if the message still sits where the program's cursor is, at its end: the program took
-            the Enter while it could not submit (a program busy with its start may drop it). Never once the human
-            typed into the pane, and never at a question the program asks (its cursor is not at the message)."""
-            screen = terminal.screen
-            if screen is None or pane.typed.text or not same_program():
-                return
-            cursor = screen.cursor
-            if cursor.visible and "".join(screen.text(cursor.y)[: cursor.x].split()).endswith(tail[-RESUBMIT_TAIL:]):
-                submit(attempt)
 
         def submit_once_shown() -> None:
             """The Enter goes ENTER_AFTER after the program drew the paste, not after Polter wrote it: a busy program
