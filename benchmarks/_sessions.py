@@ -134,3 +134,39 @@ def children(pid: int) -> list[int]:
 def command_line(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
 
+
+class ControlClient:
+    """One tmux control-mode connection (``tmux -C``): commands go in, their output comes back framed by
+    ``%begin``/``%end``, with no process started per look at the screen."""
+
+    def __init__(self, socket: str, session: str) -> None:
+        self._process = subprocess.Popen(
+            ["tmux", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", session, "-f", "no-output"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+    def command(self, line: str) -> list[str]:
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.write(line + "\n")
+        self._process.stdin.flush()
+        output: list[str] = []
+        inside = False
+        for raw in self._process.stdout:
+            text = raw.rstrip("\n")
+            if text.startswith("%begin"):
+                inside, output = True, []
+            elif inside and (text.startswith("%end") or text.startswith("%error")):
+                if text.startswith("%error"):
+                    raise RuntimeError(f"tmux refused {line!r}: {output}")
+                return output
+            elif inside:
+                output.append(text)
+        raise RuntimeError("tmux's control connection closed")
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._process.wait(timeout=10)

@@ -4,9 +4,10 @@ The outer terminal is tmux (its own server, no config). Two of its sessions, the
 (``python -m polter`` with one bash pane: the window and its session host daemon, as a user starts it), the
 other runs bash. The same command is typed in each (``tmux send-keys``) and the time runs from its Enter
 until the file's last line is on the outer terminal's screen, read the same way for both: ``tmux
-capture-pane`` every :data:`POLL` seconds. So Polter's time holds everything between the PTY and the
-person: the host's screen engine, the frames to the window, Textual's drawing and the outer terminal
-parsing what Polter wrote.
+capture-pane`` every :data:`POLL` seconds, asked over one control-mode connection (no process per look,
+so the looks can be frequent and cost either contender next to nothing). So Polter's time holds everything
+between the PTY and the person: the host's screen engine, the frames to the window, Textual's drawing and the
+outer terminal parsing what Polter wrote.
 
 Files (about 5 MB each, the same every run): ``colours``, 12 colour changes a line (16, 256 and 24-bit);
 ``log``, one colour a line and plain words, like build or test output; ``seq``, ``seq 1 1000000``'s
@@ -34,6 +35,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sessions import BASH, kill_session, private_dirs, work_dir, write_config  # noqa: E402
+from _sessions import BASH, ControlClient, kill_session, private_dirs, work_dir, write_config  # noqa: E402
 
 from polter.host.hosted_terminal import HostedTerminal  # noqa: E402
 from polter.terminal import _native  # noqa: E402
@@ -54,7 +56,8 @@ SIZES = ((160, 45), (80, 24))
 MEGABYTES = 5
 ROUNDS = 3
 TARGET_RATIO = 2.0
-POLL = 0.05
+POLL = 0.005
+"""Seconds between two looks at a screen: a 0.2 s reference is then known to within a few percent."""
 TIMEOUT = 180.0
 LAG_ROUNDS = 3
 ENGINE_FEED = 32_768
@@ -106,11 +109,12 @@ FILES = {"colours": colours_file, "log": log_file, "seq": seq_file}
 
 
 class OuterTerminal:
-    """A tmux server of our own with a session per contender."""
+    """A tmux server of our own with a session per contender, read and typed into over one control connection."""
 
     def __init__(self, size: tuple[int, int]) -> None:
         self.socket = f"polter-flood-{os.getpid()}-{size[0]}x{size[1]}"
         self.size = size
+        self._client: ControlClient | None = None
 
     def tmux(self, *args: str, check: bool = True) -> str:
         command = ["tmux", "-L", self.socket, "-f", "/dev/null", *args]
@@ -121,12 +125,22 @@ class OuterTerminal:
         columns, lines = self.size
         self.tmux("new-session", "-d", "-s", name, "-x", str(columns), "-y", str(lines), *env, "-e", "PS1=$ ", command)
         self.tmux("set-option", "-t", name, "status", "off")  # the whole size is the pane's
+        self.tmux("set-option", "-t", name, "window-size", "manual")  # the control connection does not resize it
+
+    @property
+    def client(self) -> ControlClient:
+        if self._client is None:
+            self._client = ControlClient(self.socket, "bash")
+        return self._client
+
+    def keys(self, name: str, *keys: str) -> None:
+        self.client.command(" ".join(("send-keys", "-t", name, *keys)))
 
     def screen(self, name: str) -> str:
-        return self.tmux("capture-pane", "-p", "-t", name)
+        return "\n".join(self.client.command(f"capture-pane -p -t {name}"))
 
     def wait(self, name: str, condition: Any, what: str, timeout: float = TIMEOUT) -> float:
-        """Poll the screen every :data:`POLL` seconds until ``condition(screen)``; when it was first seen."""
+        """Look at the screen every :data:`POLL` seconds until ``condition(screen)``; when it was first seen."""
         deadline = time.perf_counter() + timeout
         while True:
             shown = self.screen(name)
@@ -137,6 +151,8 @@ class OuterTerminal:
             time.sleep(POLL)
 
     def kill(self) -> None:
+        if self._client is not None:
+            self._client.close()
         self.tmux("kill-server", check=False)
 
 
@@ -149,13 +165,13 @@ def _prompted(shown: str) -> bool:
 
 def one_round(outer: OuterTerminal, name: str, path: Path) -> float:
     """``cat PATH`` in session ``name``: seconds from its Enter until the last line is on the screen."""
-    outer.tmux("send-keys", "-t", name, "clear", "Enter")
+    outer.keys(name, "clear", "Enter")
     outer.wait(name, lambda shown: LAST_LINE not in shown and "clear" not in shown, "a cleared screen")
     command = f"cat {path}"
-    outer.tmux("send-keys", "-t", name, "-l", command)
+    outer.keys(name, "-l", shlex.quote(command))
     outer.wait(name, lambda shown: command in shown, "the typed command")
     started = time.perf_counter()
-    outer.tmux("send-keys", "-t", name, "Enter")
+    outer.keys(name, "Enter")
     return outer.wait(name, lambda shown: LAST_LINE in shown, "the last line") - started
 
 

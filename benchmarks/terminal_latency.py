@@ -60,7 +60,7 @@ from polter.window.app import PolterApp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sessions import BASH, kill_session, private_dirs, start_session, window, work_dir, write_config  # noqa: E402
+from _sessions import BASH, ControlClient, kill_session, private_dirs, start_session, window, work_dir, write_config  # noqa: E402
 from support.waiting import wait_until  # noqa: E402  (the tests' one way to wait: poll with a deadline)
 
 _until = partial(wait_until, timeout=30)
@@ -294,43 +294,6 @@ def report(figures: dict[str, Any]) -> None:
         f"  flood p99 {figures['flood']['p99_ms']} ms {verdict} the target of < {TARGET_P99_MS:.0f} ms "
         f"(idle p99 in the same run: {figures['idle']['p99_ms']} ms)"
     )
-
-
-class ControlClient:
-    """One tmux control-mode connection (``tmux -C``): commands go in, their output comes back framed by
-    ``%begin``/``%end``, with no process started per look at the screen."""
-
-    def __init__(self, socket: str, session: str) -> None:
-        self._process = subprocess.Popen(
-            ["tmux", "-L", socket, "-f", "/dev/null", "-C", "attach-session", "-t", session, "-f", "no-output"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-        )
-
-    def command(self, line: str) -> list[str]:
-        assert self._process.stdin is not None and self._process.stdout is not None
-        self._process.stdin.write(line + "\n")
-        self._process.stdin.flush()
-        output: list[str] = []
-        inside = False
-        for raw in self._process.stdout:
-            text = raw.rstrip("\n")
-            if text.startswith("%begin"):
-                inside, output = True, []
-            elif inside and (text.startswith("%end") or text.startswith("%error")):
-                if text.startswith("%error"):
-                    raise RuntimeError(f"tmux refused {line!r}: {output}")
-                return output
-            elif inside:
-                output.append(text)
-        raise RuntimeError("tmux's control connection closed")
-
-    def close(self) -> None:
-        if self._process.stdin is not None:
-            self._process.stdin.close()
-        self._process.wait(timeout=10)
 
 
 class OuterProbe:

@@ -41,7 +41,7 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
     texts: list[str] = []
     row_styles: list[Style | tuple[Style | int, ...]] = []
     pieces: list[str] = [" " * x] if x else []  # the current row's text so far...
-    piece_styles: list[Style] = [blank] if x else []  # ...and each piece's style
+    runs: list[Style | int] = [blank, x] if x else []  # ...and its styles as runs: (style, count, style, count, ...)
     leftover: tuple[str, str] | None = None
     for text, control in pairs:
         if not pieces and control == "\r\n" and style is blank and len(text) <= columns:
@@ -56,18 +56,18 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
                 break
             if x + len(text) <= columns:
                 pieces.append(text)
-                piece_styles.append(style)
+                _add_run(runs, style, len(text))
                 x += len(text)
             else:
                 while text:
                     if x >= columns:  # a pending wrap: the row is done and the next one scrolls in
-                        _finish(pieces, piece_styles, blank, x, columns, texts, row_styles)
+                        _finish(pieces, runs, blank, x, columns, texts, row_styles)
                         if style is not blank_for:
                             blank_for, blank = style, blank_style(style)
-                        pieces, piece_styles, x = [], [], 0
+                        pieces, runs, x = [], [], 0
                     piece = text[: columns - x]
                     pieces.append(piece)
-                    piece_styles.append(style)
+                    _add_run(runs, style, len(piece))
                     x += len(piece)
                     text = text[len(piece) :]
         if control[-1] == "m" and control[1] == "[":  # SGR, as in the general loop
@@ -77,56 +77,53 @@ def flood(screen: ScreenModel, pairs: Iterator[tuple[str, str]]) -> tuple[str, s
                 new = transitions.get((id(style), control))
                 style = new if new is not None else sgr_transition(style, control)
         elif control == "\r\n" or control == "\n":
-            _finish(pieces, piece_styles, blank, x, columns, texts, row_styles)
+            _finish(pieces, runs, blank, x, columns, texts, row_styles)
             if style is not blank_for:
                 blank_for, blank = style, blank_style(style)
             if control == "\r\n" or newline_mode:
                 x = 0
-            pieces, piece_styles = ([" " * x], [blank]) if x else ([], [])  # LF alone keeps the column
+            pieces, runs = ([" " * x], [blank, x]) if x else ([], [])  # LF alone keeps the column
         else:
             leftover = ("", control)
             break
     current_texts: list[str] = []
     current_styles: list[Style | tuple[Style | int, ...]] = []
-    _finish(pieces, piece_styles, blank, x, columns, current_texts, current_styles)
+    _finish(pieces, runs, blank, x, columns, current_texts, current_styles)
     _write_back(screen, texts, row_styles, (current_texts[0], current_styles[0]))
     screen._x, screen._style = x, style
     return leftover
 
 
+def _add_run(runs: list[Style | int], style: Style, count: int) -> None:
+    """``count`` more cells of ``style``: the last run grows when it has that style."""
+    if runs and (runs[-2] is style or runs[-2] == style):
+        runs[-1] += count  # type: ignore[operator]
+    else:
+        runs.append(style)
+        runs.append(count)
+
+
 def _finish(
     pieces: list[str],
-    piece_styles: list[Style],
+    runs: list[Style | int],
     blank: Style,
     x: int,
     columns: int,
     texts: list[str],
     row_styles: list[Style | tuple[Style | int, ...]],
 ) -> None:
-    """Store the row built so far (its cells from ``x`` on blank in the erase style ``blank``) as
-    `History.append` would store it and, for a row of several styles, `History.compact` after it (runs,
-    without trailing default blanks): building the runs from the pieces costs less than a style per cell."""
-    first = piece_styles[0] if piece_styles else blank
-    if piece_styles.count(first) == len(piece_styles) and (x == columns or blank == first):
+    """Store the row built so far (its cells from ``x`` on blank in the erase style ``blank``; ``runs``, which
+    this takes, its first ``x`` cells' styles) as `History.append` would store it and, for a row of several
+    styles, `History.compact` after it (runs, without trailing default blanks)."""
+    first = cast(Style, runs[0]) if runs else blank
+    if len(runs) <= 2 and (x == columns or blank == first):
         text = "".join(pieces)
         texts.append(text.rstrip(" ") if first == DEFAULT_STYLE else text + " " * (columns - x))
         row_styles.append(first)
         return
-    runs: list[Style | int] = []  # (style, count, style, count, ...), equal neighbours merged
-    previous: Style | None = None
-    for piece, style in zip(pieces, piece_styles, strict=True):
-        if style is previous or style == previous:
-            runs[-1] += len(piece)  # type: ignore[operator]
-        else:
-            runs.append(style)
-            runs.append(len(piece))
-            previous = style
     text = "".join(pieces)  # the row's first x cells; the rest are blanks
     if x < columns:
-        if blank is previous or blank == previous:
-            runs[-1] += columns - x  # type: ignore[operator]
-        else:
-            runs += (blank, columns - x)
+        _add_run(runs, blank, columns - x)
     # Trailing blanks of the default style are not kept; a blank of another style is content.
     end = columns
     if runs[-2] == DEFAULT_STYLE:
