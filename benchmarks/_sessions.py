@@ -147,11 +147,17 @@ class ControlClient:
             text=True,
             bufsize=1,
         )
+        self._block("attach-session")  # the attach is a command too: its (empty) block comes first
 
     def command(self, line: str) -> list[str]:
-        assert self._process.stdin is not None and self._process.stdout is not None
+        assert self._process.stdin is not None
         self._process.stdin.write(line + "\n")
         self._process.stdin.flush()
+        return self._block(line)
+
+    def _block(self, line: str) -> list[str]:
+        """The output of the next command's block (``line``: that command, for the error)."""
+        assert self._process.stdout is not None
         output: list[str] = []
         inside = False
         for raw in self._process.stdout:

@@ -14,6 +14,7 @@ all behave this way). Operations that move the cursor clamp it back into the row
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
 
 from pyte.charsets import VT100_MAP
 
@@ -21,6 +22,9 @@ from polter.terminal._history import History
 from polter.terminal._page import Page, SavedCursor
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style
 from polter.terminal._width import NOT_NARROW, cluster_width, joins
+
+if TYPE_CHECKING:
+    from polter.terminal._flood import FloodRow
 
 __all__ = ["ScreenModel"]
 
@@ -35,6 +39,8 @@ class ScreenModel:
         self.lines = lines
         self._history = History(scrollback)
         self._dirty: set[int] = set()
+        self._flood_rows: dict[int, FloodRow] = {}
+        """The screen rows the flood fast path made, by the id of their cell lists (see `_flood._write_back`)."""
         self._all_dirty = True
         self._reset_state()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["MAX_SEQUENCE", "SENTINEL", "Tokenizer"]
+__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_OPENERS", "Tokenizer", "sgr_at", "split_complete"]
 
 #: A CSI body or string payload longer than this many characters is ignored (still consumed).
 MAX_SEQUENCE = 4096
@@ -45,6 +45,8 @@ _TOKEN = re.compile(
 )
 #: Ends every split list, so that it pairs up; NUL is a control that does nothing.
 SENTINEL = "\x00"
+#: What follows the ESC of a string sequence (OSC, DCS, APC, PM, SOS): the only sequences that may hold a line feed.
+STRING_OPENERS = ("]", "P", "_", "^", "X")
 _STRING_OPEN = re.compile(r"\x1b[\]P_^X][^\x07\x1b\x18\x1a]*")
 _CSI_OPEN = re.compile(r"\x1b\[[0-?]*[ -/]*")
 _ESC_OPEN = re.compile(r"\x1b[ -/]*")
@@ -93,17 +95,15 @@ def split_complete(text: str) -> list[str]:
             if known is not None:
                 parts += known
                 continue
-        end = segment.find("m") + 1 if segment.startswith("[") else 0
-        token = _sgr_tokens.get(segment[:end]) if end else None
+        token = sgr_at(segment)
         if token is None:
             match = _AFTER_ESC.match(segment)
             assert match is not None  # the last alternative matches the empty string
             end = match.end()
-            body = segment[:end]
             if (
-                segment.startswith(("]", "P", "_", "^", "X"))
+                segment.startswith(STRING_OPENERS)
                 and end == len(segment)
-                and not body.endswith(("\x07", "\x18", "\x1a"))
+                and not segment.endswith(("\x07", "\x18", "\x1a"))
             ):
                 # A string that runs to the next ESC: ST (ESC \\) ends it; any other ESC ends it and begins
                 # the next sequence. The text ends with neither a string nor an ESC (see `_hold_tail`).
@@ -115,13 +115,10 @@ def split_complete(text: str) -> list[str]:
                     parts.append("\x1b" + segment)
                     parts.append("")
                 continue
-            if not (body.endswith("m") and _SGR_BODY.fullmatch(body)):
-                parts.append("\x1b" + body)
-                _split_plain(segment[end:], parts)
-                continue
-            if len(_sgr_tokens) >= _MAX_CACHED:
-                _sgr_tokens.clear()
-            token = _sgr_tokens[body] = "\x1b" + body
+            parts.append("\x1b" + segment[:end])  # not an SGR (`sgr_at` would have found it)
+            _split_plain(segment[end:], parts)
+            continue
+        end = len(token) - 1
         rest = segment[end:]
         if short and rest.isprintable():
             if len(_short_segments) >= _MAX_CACHED:
@@ -130,6 +127,25 @@ def split_complete(text: str) -> list[str]:
         parts.append(token)
         _split_plain(rest, parts)
     return parts
+
+
+def sgr_at(segment: str) -> str | None:
+    """The SGR sequence (with its ESC) that ``segment``, text that followed an ESC, begins with, as
+    `split_complete` would cut it; None when it begins anything else."""
+    if not segment.startswith("["):
+        return None
+    end = segment.find("m") + 1  # a CSI's parameters and intermediates hold no "m": the first is its end
+    if not end:
+        return None
+    body = segment[:end]
+    token = _sgr_tokens.get(body)
+    if token is None:
+        if _SGR_BODY.fullmatch(body) is None:
+            return None
+        if len(_sgr_tokens) >= _MAX_CACHED:
+            _sgr_tokens.clear()
+        token = _sgr_tokens[body] = "\x1b" + body
+    return token
 
 
 def _split_plain(text: str, parts: list[str]) -> None:
@@ -165,27 +181,40 @@ class Tokenizer:
         return self.split_text(self._decode(data))
 
     def split_text(self, text: str) -> list[str]:
+        head, text = self.complete(text)
+        if not text:
+            return head
+        parts = split_complete(text)
+        parts.append(SENTINEL)
+        if head:
+            return head + parts
+        return parts
+
+    def take(self, data: bytes) -> tuple[list[str], str]:
+        """Decode ``data``; see `complete`."""
+        return self.complete(self._decode(data))
+
+    def complete(self, text: str) -> tuple[list[str], str]:
+        """``text`` after what ends a sequence an earlier read began: that sequence as ``["", token]`` (or
+        ``[]``), and the rest with no unfinished sequence at its end (kept for the next read), for
+        `split_complete`."""
         head: list[str] = []
         if self._skip is not None:
             text = self._continue_skip(self._skip, text)
         if self._string_kind and text:
             token, text = self._continue_string(text)
             if token is None:
-                return head
+                return head, ""
             head = ["", token]
         if self._carry:
             text = self._carry + text
             self._carry = ""
         if not text:
-            return head
+            return head, ""
         last_esc = text.rfind("\x1b")
         if last_esc >= 0:
             text = self._hold_tail(text, last_esc)
-        parts = split_complete(text)
-        parts.append(SENTINEL)
-        if head:
-            return head + parts
-        return parts
+        return head, text
 
     # -- the end of a read -------------------------------------------------------------------
     def _hold_tail(self, text: str, last_esc: int) -> str:

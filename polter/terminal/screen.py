@@ -11,13 +11,13 @@ Not thread-safe: feed, resize and the readers must run on one thread (or under o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from itertools import chain
+from collections.abc import Callable
+from operator import length_hint
 
 from polter.terminal._controls import ControlSequences
 from polter.terminal._cursor import Cursor
-from polter.terminal._flood import flood
-from polter.terminal._parser import Tokenizer
+from polter.terminal._flood import flood, flood_ready
+from polter.terminal._parser import SENTINEL, STRING_OPENERS, Tokenizer, split_complete
 from polter.terminal._style import DEFAULT_STYLE, Style, sgr_transition, style_transitions
 from polter.terminal._width import NOT_NARROW
 
@@ -57,20 +57,46 @@ class TerminalScreen(ControlSequences):
 
     def feed(self, data: bytes) -> None:
         """Consume raw PTY output, in any chunking."""
-        parts = self._tokenizer.split(data)
-        if not parts:
+        head, text = self._tokenizer.take(data)
+        if head:
+            self._feed_pairs(head, stop=False)
+        if not self.flood_path:
+            if text:
+                self._feed_text(text, stop=False)
             return
+        # The flood takes lines while it can; a line it does not take goes to the general loop alone when it
+        # can be cut off (no string sequence in it, which could hold a line feed), else the rest does: that
+        # may stop once where the flood could take over again, so no text is split twice more than once.
+        position, end = 0, len(text)
+        stop = True
+        while position < end:
+            start = position
+            position = flood(self, text, position)
+            if position == end:
+                return
+            cut = _line_end(text, position) if position > start else 0
+            if cut:
+                self._feed_text(text[position:cut], stop=False)
+                position = cut
+                continue
+            consumed = self._feed_text(text[position:] if position else text, stop=stop)
+            if consumed < 0:
+                return
+            position += consumed
+            stop = False
+
+    def _feed_text(self, text: str, *, stop: bool) -> int:
+        """The general loop over ``text`` (no unfinished sequence at its end); see `_feed_pairs`."""
+        parts = split_complete(text)
+        parts.append(SENTINEL)
+        return self._feed_pairs(parts, stop=stop)
+
+    def _feed_pairs(self, parts: list[str], *, stop: bool) -> int:
+        """The general feed loop over ``parts``, ``[text, control, …]``. With ``stop``, it stops right after a line
+        feed that leaves the screen as the flood fast path takes it, and returns how many characters of the
+        parts it consumed; else it consumes them all and returns -1."""
         iterator = iter(parts)
         pairs = zip(iterator, iterator, strict=False)
-        leftover: tuple[str, str] | None = None
-        while self._feed_pairs(pairs if leftover is None else chain((leftover,), pairs)):
-            leftover = flood(self, pairs)
-            if leftover is None:
-                return
-
-    def _feed_pairs(self, pairs: Iterator[tuple[str, str]]) -> bool:
-        """The general feed loop over ``(text, control)`` pairs. Returns True when it stopped right after
-        a line feed scrolled the whole main screen (the flood fast path may take over), False at the end."""
         fast = self._fast
         transitions = style_transitions()
         not_narrow = NOT_NARROW.search
@@ -124,30 +150,13 @@ class TerminalScreen(ControlSequences):
                     handler()
                 else:
                     self._control(control)
-                if (
-                    y == last_line
-                    and (control == "\r\n" or control == "\n")
-                    and self._y == last_line
-                    and self.flood_path
-                    and self._flood_ready()
-                ):
-                    return True
+                if stop and y == last_line and (control == "\r\n" or control == "\n") and flood_ready(self):
+                    return sum(map(len, parts[: len(parts) - length_hint(iterator)]))
                 x, y, style = self._x, self._y, self._style
                 chars, styles = self._chars[y], self._styles[y]
                 plain, autowrap = self._plain_text, self._autowrap
         self._x, self._style = x, style
-        return False
-
-    def _flood_ready(self) -> bool:
-        """Whether the line feed just handled scrolled the whole main screen, with nothing set that the
-        flood fast path does not do (insert mode, DEC graphics, no auto-wrap)."""
-        return (
-            self._page is self._main
-            and self._top == 0
-            and self._bottom == self.lines - 1
-            and self._plain_text
-            and self._autowrap
-        )
+        return -1
 
     # -- output ------------------------------------------------------------------------------
     @property
@@ -284,3 +293,17 @@ class TerminalScreen(ControlSequences):
     def reverse_video(self) -> bool:
         """DECSCNM (``CSI ? 5 h``): the renderer swaps default colours for the whole screen."""
         return 5 in self._modes
+
+
+def _line_end(text: str, start: int) -> int:
+    """Where the line of ``text`` at ``start`` ends, after its line feed: a place the tokenizer may cut the text
+    (0 if it has no line feed, or holds the start of a string sequence, which could hold line feeds)."""
+    newline = text.find("\n", start)
+    if newline < 0:
+        return 0
+    escape = text.find("\x1b", start, newline)
+    while escape >= 0:
+        if text[escape + 1] in STRING_OPENERS:
+            return 0
+        escape = text.find("\x1b", escape + 1, newline)
+    return newline + 1

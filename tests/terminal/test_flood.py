@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.screens import STREAMS
 
-from polter.terminal.screen import TerminalScreen
+from polter.terminal.screen import Style, TerminalScreen
 
 # What a flood is made of, and (rarer) what ends one or changes how it must be drawn.
 FLOOD = [
@@ -27,6 +27,10 @@ OTHERS = [
     b"\r", b"\x1b[K", b"\x1b[2J", b"\x1b[H", b"\x1b[3;5r", b"\x1b[r", b"\x1b[4h", b"\x1b[4l", b"\x1b(0", b"\x1b(B",
     b"\x1b[?7l", b"\x1b[?7h", b"\x1b[20h", b"\x1b[20l", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1bM", b"\t",
     "中".encode(), "e\u0301".encode(), "❤️".encode(), b"\x1b[A", b"\x1b[5G", b"\x08", b"\x0b",
+    # strings, one holding a line feed (the flood may not cut the text there), a CSI that ends in neither SGR nor
+    # its own "m", C1 and NBSP (text the tokenizer keeps, but not Python's printable)
+    b"\x1b]0;title\x07", b"\x1b]2;a\r\nb\x07", b"\x1bPq\r\n#\x1b\\", b"\x1b]8;;http://x\x1b\\", b"\x1b[1Hm", b"\xc2\x9b",
+    "\u00a0".encode(),
 ]  # fmt: skip
 fragment = st.one_of(st.sampled_from(FLOOD), st.sampled_from(FLOOD), st.sampled_from(FLOOD), st.sampled_from(OTHERS))
 floods = st.tuples(st.lists(st.sampled_from(OTHERS), max_size=3), st.lists(fragment, min_size=40, max_size=300)).map(
@@ -119,3 +123,27 @@ def test_recorded_cli_streams(path: object) -> None:
     assert feed(data, cuts, fast=True, size=(120, 40), scrollback=10_000) == feed(
         data, cuts, fast=False, size=(120, 40), scrollback=10_000
     )
+
+
+def test_a_flood_in_reads_is_taken_by_the_fast_path_after_its_first_screen() -> None:
+    """The fast path does not only give what the general loop gives (the tests above): it runs. In 32 KiB reads of a
+    coloured flood only the rows before the cursor reaches the bottom go through the general loop, and the rows
+    that leave the screen between two reads go to the history as the flood made them (runs of styles), not copied
+    from their cells (a style per cell, until the history is compacted)."""
+    data = flood_lines(7, 3000, 12)
+    screen = TerminalScreen(160, 45, scrollback=10_000)
+    general: list[str] = []  # what the general loop consumed
+    feed_pairs = screen._feed_pairs
+
+    def counted_feed(parts: list[str], *, stop: bool) -> int:
+        consumed = feed_pairs(parts, stop=stop)
+        general.append("".join(parts)[: consumed if consumed >= 0 else None])
+        return consumed
+
+    screen._feed_pairs = counted_feed  # type: ignore[method-assign]
+    for start in range(0, len(data), 32_768):
+        screen.feed(data[start : start + 32_768])
+    copied = sum(not isinstance(row, Style) and len(row) == 160 for row in screen._history._styles)
+    assert screen.history_pushed > 2000
+    lines = "".join(general).count("\r\n")
+    assert lines < 45 and copied < 45, (lines, copied)
