@@ -380,13 +380,22 @@ class Codex(Adapter):
     def state(self, screen: ScreenView) -> AgentState | None:
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
+    def ready_for_prompt(self, screen: ScreenView) -> bool:
+        """Codex's composer is drawn and it asked for bracketed paste. Before its TUI has the terminal, a message
+        goes to the tty's line discipline: echoed there (so it looks drawn), then read by Codex as typed keys with
+        the Enter that followed, which it takes as a newline (its paste-burst heuristic gathers keys that come at
+        once; an Enter the line discipline made ``\\n`` is Ctrl+J). A bracketed paste is one paste to Codex, and
+        the Enter after it submits."""
+        return screen.bracketed_paste and _COMPOSER.search("\n".join(screen.display())) is not None
+
 
 # Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt.
 _WAITING = re.compile(
     r"Allow the .* to run tool|Would you like to run|enter to submit \| esc to cancel|^\s*› 1\. ", re.MULTILINE
 )
 _WORKING = re.compile(r"\bWorking \(|esc to interrupt|^• (Calling|Running) ", re.MULTILINE)
-_IDLE = re.compile(r"^› |\? for shortcuts", re.MULTILINE)
+_COMPOSER = re.compile(r"^› |\? for shortcuts", re.MULTILINE)
+_IDLE = _COMPOSER
 
 
 adapter = Codex

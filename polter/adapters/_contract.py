@@ -326,9 +326,13 @@ class PreparedPane(BaseModel):
 
 
 class ScreenView(Protocol):
-    """The part of a pane's screen an adapter may read: its rows as text."""
+    """The part of a pane's screen an adapter may read: its rows as text, and whether the program asked for
+    bracketed paste (a TUI does once it has the terminal)."""
 
     def display(self) -> Sequence[str]: ...
+
+    @property
+    def bracketed_paste(self) -> bool: ...
 
 
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
@@ -435,6 +439,12 @@ class Adapter(ABC):
 
     def state(self, screen: ScreenView) -> AgentState | None:
         """What the agent is doing, read from the screen; None when the adapter cannot tell."""
+        return None
+
+    def ready_for_prompt(self, screen: ScreenView) -> bool | None:
+        """Whether the CLI, by its screen, can take a prompt pasted and then submitted with Enter (an agent's
+        message, docs/team.md): False holds the message back, however idle the screen looks. None (the default)
+        when the adapter cannot tell: the agent's state alone decides."""
         return None
 
     def state_report(self, payload: Mapping[str, Any]) -> StateReport | None:

@@ -325,11 +325,15 @@ class Team:
         return f"typed into pane {self._panes.number(pane)}"
 
     def _ready(self, pane: HostPane, member: _Membership) -> bool:
-        """Whether a message may be typed into the pane now: never while its screen shows a question; while it draws
-        only if its CLI's hooks said it is idle (a last line drawn just before its Stop is no work)."""
+        """Whether a message may be typed into the pane now: never before its CLI can take a pasted prompt (its
+        adapter's :meth:`~polter.adapters.Adapter.ready_for_prompt`), nor while its screen shows a question; while it
+        draws only if its CLI's hooks said it is idle (a last line drawn just before its Stop is no work)."""
         terminal = pane.terminal
         if not terminal.running or pane.typed.text or self._asks_of(pane.id) or pane.handoffs != "on":
             return False
+        agent, shown = pane.agent, terminal.screen
+        if agent is None or shown is None or agent.adapter.ready_for_prompt(shown) is False:
+            return False  # (a CLI that has not taken the terminal yet: its empty screen reads idle)
         screen = pane.read_agent_state()
         if screen is AgentState.WAITING or (screen is not AgentState.IDLE and pane.reading.source != "cli"):
             return False

@@ -47,8 +47,9 @@ def test_state_from_recorded_screens(bundled: AdapterRegistry, adapter: str, str
 
 
 class TextScreen:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, bracketed_paste: bool = False) -> None:
         self.rows = text.splitlines()
+        self.bracketed_paste = bracketed_paste
 
     def display(self) -> list[str]:
         return self.rows
@@ -80,3 +81,21 @@ def test_an_unknown_screen_is_no_state(bundled: AdapterRegistry) -> None:
 def test_a_recording_missing_from_the_repository_fails_the_test_instead_of_skipping_it() -> None:
     with pytest.raises(FileNotFoundError, match=r"tests/fixtures/streams/no-such-cli-0\.0\.0\.bin is missing"):
         replay("no-such-cli-0.0.0")
+
+
+def test_codex_takes_a_prompt_once_its_composer_is_drawn_and_it_asked_for_bracketed_paste(
+    bundled: AdapterRegistry,
+) -> None:
+    codex = bundled.get("codex")
+    assert not codex.ready_for_prompt(replay("codex-0.171.0-120x40", 0))  # its TUI does not have the terminal yet
+    warning = replay("codex-0.171.0-120x40", 256)  # bracketed paste asked for, no composer drawn yet
+    assert warning.bracketed_paste and not codex.ready_for_prompt(warning)
+    assert codex.ready_for_prompt(replay("codex-0.171.0-120x40", 5120))  # "› Ask Codex to do anything"
+    assert codex.ready_for_prompt(replay("codex-0.171.0-120x40", 16320))  # working: the composer is under it
+    # What the tty's line discipline echoes of a message typed before Codex started, and a composer-like line
+    # drawn with bracketed paste off (a message typed now would be typed keys, not a paste).
+    echoed = TextScreen("[from pane 1 · coder] Look over the change and answer")
+    assert codex.state(echoed) is None and not codex.ready_for_prompt(echoed)
+    assert not codex.ready_for_prompt(TextScreen("› Ask Codex to do anything\n  ? for shortcuts"))
+    for name in ("claude-code", "gemini-cli", "opencode", "shell"):  # they cannot tell: their state decides
+        assert bundled.get(name).ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None

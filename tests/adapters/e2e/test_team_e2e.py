@@ -4,6 +4,7 @@ session host, against the fake model API (scripted to call the tools):
 - Claude Code as ``coder`` opens a Codex ``reviewer`` pane with a task; Codex sends its answer to the pane that gave it
   the task (the only one its role may send to), and it arrives in Claude Code as a prompt marked with its sender;
   Claude Code waits for the reviewer to be done and reads its screen; the audit shows the four kinds of call;
+- a message due before a Codex pane's CLI has started waits until Codex can take it, and is submitted;
 - a role that may open helpers only is refused a lead's pane with the reason, through the same CLI;
 - Gemini CLI sends to the bundled scripted agent, waits for it and reads what it did.
 """
@@ -166,6 +167,29 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
             [sent] = [row for row in host.workspace.audit_rows
                       if row.server == FLOOR_SERVER and row.name == "send" and row.layer == "call"]  # fmt: skip
             assert sent.pane == reviewer.id and 'to pane 1 (coder): "Reviewed: ship it"' in sent.reason, sent
+
+
+async def test_a_message_for_a_codex_pane_whose_cli_has_not_started_is_submitted_once_codex_can_take_it(
+    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pane's program starts only once a window gives it a size (late on a loaded machine, or when the session
+    is detached), so a message can be due before Codex has the terminal. Typed then, the tty echoed it (it looked
+    drawn) and Codex read it later as keys with its Enter as a newline: the prompt stayed in its composer."""
+    codex = real_cli("codex")
+    monkeypatch.setenv("PATH", f"{codex.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    with FakeModelServer() as model:
+        plans = [PanePlan(PaneSetup(adapter="codex", role="reviewer", cwd=project, title="codex"), codex.adapter,
+                          "the test")]  # fmt: skip
+        launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
+        async with hosted(launch=launch) as host:
+            await wait_until(lambda: host.ready, timeout=60, message="the session's panes")
+            [pane] = host.panes
+            assert not pane.terminal.started
+            assert "queued" in host.team.send(pane, "the test", "pane 9 · lead", "Look over the change")
+            pane.resize(120, 40)
+            await wait_until(lambda: any("[from pane 9 · lead] Look over the change" in request.prompt
+                                         for request in model.requests if request.protocol == "openai"),
+                             timeout=120, message=lambda: f"{text_of(pane)}\nthe model was asked: {asked(model)}")  # fmt: skip
 
 
 async def ask(pane: HostPane, model: FakeModelServer, words: str, expect: str) -> None:
