@@ -64,9 +64,9 @@ class TerminalScreen(ControlSequences):
             if text:
                 self._feed_text(text, stop=False)
             return
-        # The flood takes lines while it can; a line it does not take goes to the general loop alone when it
-        # can be cut off (no string sequence in it, which could hold a line feed), else the rest does: that
-        # may stop once where the flood could take over again, so no text is split twice more than once.
+        # The flood takes lines while it can. A line it does not take goes to the general loop alone when it can
+        # be cut off (it holds no string sequence, which could hold a line feed); otherwise the rest of the text
+        # goes, and may hand back once where the flood can take over again: no text is split more than twice.
         position, end = 0, len(text)
         stop = True
         while position < end:
