@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from polter.terminal._history import fit_row
-from polter.terminal._parser import sgr_at
+from polter.terminal._parser import sgr_and_text
 from polter.terminal._style import DEFAULT_STYLE, Style, blank_style, sgr_transition, style_transitions
 from polter.terminal._width import NOT_NARROW
 
@@ -52,7 +52,6 @@ def flood(screen: ScreenModel, text: str, start: int) -> int:
     pieces, runs, blank = current  # the cursor row's text so far, its styles as runs, its blanks' style
     columns = screen.columns
     transitions = style_transitions()
-    not_narrow = NOT_NARROW.search
     newline_mode = screen._newline_mode
     x, style = screen._x, screen._style
     blank_for: Style | None = None  # the style `blank` was made for (unknown: the next row's is made anew)
@@ -69,16 +68,14 @@ def flood(screen: ScreenModel, text: str, start: int) -> int:
             last = text.rfind("\r\n", position, escape)
             if last >= 0:
                 lines = text[position:last].split("\r\n")
-                if "".join(lines).isprintable() and max(map(len, lines)) <= columns:
-                    block = text[position:last]
-                    if block.isascii() or not_narrow(block) is None:
-                        if style == DEFAULT_STYLE:
-                            texts += [line.rstrip(" ") for line in lines]
-                        else:
-                            texts += [line + " " * (columns - len(line)) for line in lines]
-                        row_styles += [style] * len(lines)
-                        position = last + 2
-                        continue
+                if max(map(len, lines)) <= columns and _one_cell_text("".join(lines)):
+                    if style == DEFAULT_STYLE:
+                        texts += [line.rstrip(" ") for line in lines]
+                    else:
+                        texts += [line + " " * (columns - len(line)) for line in lines]
+                    row_styles += [style] * len(lines)
+                    position = last + 2
+                    continue
         newline = text.find("\n", position)
         line_end = end if newline < 0 else newline
         after = end if newline < 0 else newline + 1
@@ -88,7 +85,7 @@ def flood(screen: ScreenModel, text: str, start: int) -> int:
             parts = _sgr_split(line)
             if not parts:
                 break
-        elif line.isprintable() and (line.isascii() or not_narrow(line) is None):
+        elif _one_cell_text(line):
             parts = [line]
         else:
             break
@@ -137,34 +134,24 @@ def flood(screen: ScreenModel, text: str, start: int) -> int:
     return position
 
 
-_KNOWN_LIMIT = 4096
-_KNOWN_LENGTH = 24
-_known_segments: dict[str, tuple[str, str]] = {}
-"""A short text after an ESC that begins with an SGR → the SGR and the text after it: a flood's coloured words
-repeat."""
+def _one_cell_text(text: str) -> bool:
+    """Whether ``text`` is printable characters of one cell each: what the flood can write without the general
+    loop (which handles controls, wide and combining characters)."""
+    return text.isprintable() and (text.isascii() or NOT_NARROW.search(text) is None)
 
 
 def _sgr_split(line: str) -> list[str]:
     """``[text, SGR, text, SGR, …, text]`` for a line (no line feed in it) of printable text of one cell a
     character and SGR sequences; ``[]`` if it holds anything else."""
     # The sequences' characters are printable ASCII but for their ESC: the whole line's text is checked at once.
-    if not (line.replace("\x1b", "").isprintable() and (line.isascii() or NOT_NARROW.search(line) is None)):
+    if not _one_cell_text(line.replace("\x1b", "")):
         return []
     segments = line.split("\x1b")
     parts = [segments[0]]
     for index in range(1, len(segments)):
-        segment = segments[index]
-        short = len(segment) <= _KNOWN_LENGTH
-        known = _known_segments.get(segment) if short else None
+        known = sgr_and_text(segments[index])
         if known is None:
-            control = sgr_at(segment)
-            if control is None:
-                return []
-            known = (control, segment[len(control) - 1 :])
-            if short:
-                if len(_known_segments) >= _KNOWN_LIMIT:
-                    _known_segments.clear()
-                _known_segments[segment] = known
+            return []
         parts.append(known[0])
         parts.append(known[1])
     return parts

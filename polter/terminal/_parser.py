@@ -21,7 +21,7 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_OPENERS", "Tokenizer", "sgr_at", "split_complete"]
+__all__ = ["MAX_SEQUENCE", "SENTINEL", "STRING_OPENERS", "Tokenizer", "sgr_and_text", "split_complete"]
 
 #: A CSI body or string payload longer than this many characters is ignored (still consumed).
 MAX_SEQUENCE = 4096
@@ -73,8 +73,7 @@ _sgr_tokens: dict[str, str] = {}
 lookups by sequence then hash it once."""
 _SHORT = 24
 _short_segments: dict[str, tuple[str, str]] = {}
-"""A short piece that is an SGR and plain text (a coloured word, ``[0m`` and a space) → the two: colourful
-output repeats them."""
+"""A short piece that is an SGR and printable text → the two (`sgr_and_text`)."""
 _CRLF = "\r\n"
 
 
@@ -89,14 +88,8 @@ def split_complete(text: str) -> list[str]:
     while index < count:
         segment = segments[index]
         index += 1
-        short = len(segment) <= _SHORT
-        if short:
-            known = _short_segments.get(segment)
-            if known is not None:
-                parts += known
-                continue
-        token = sgr_at(segment)
-        if token is None:
+        known = sgr_and_text(segment)
+        if known is None:
             match = _AFTER_ESC.match(segment)
             assert match is not None  # the last alternative matches the empty string
             end = match.end()
@@ -118,15 +111,29 @@ def split_complete(text: str) -> list[str]:
             parts.append("\x1b" + segment[:end])  # not an SGR (`sgr_at` would have found it)
             _split_plain(segment[end:], parts)
             continue
-        end = len(token) - 1
-        rest = segment[end:]
-        if short and rest.isprintable():
-            if len(_short_segments) >= _MAX_CACHED:
-                _short_segments.clear()
-            _short_segments[segment] = (token, rest)
-        parts.append(token)
-        _split_plain(rest, parts)
+        parts.append(known[0])
+        _split_plain(known[1], parts)
     return parts
+
+
+def sgr_and_text(segment: str) -> tuple[str, str] | None:
+    """The SGR sequence that ``segment`` (text that followed an ESC) begins with and the text after it, or None
+    when it begins anything else. A short one whose text is printable is remembered: colourful output repeats
+    them (a coloured word, ``[0m`` and a space)."""
+    short = len(segment) <= _SHORT
+    if short:
+        known = _short_segments.get(segment)
+        if known is not None:
+            return known
+    token = sgr_at(segment)
+    if token is None:
+        return None
+    known = (token, segment[len(token) - 1 :])
+    if short and known[1].isprintable():
+        if len(_short_segments) >= _MAX_CACHED:
+            _short_segments.clear()
+        _short_segments[segment] = known
+    return known
 
 
 def sgr_at(segment: str) -> str | None:
