@@ -27,11 +27,13 @@ run: $(STAMP) $(NATIVE)
 system-tools:
 	@sh tests/support/system-tools.sh
 
-# The whole suite, end-to-end tests included (they install what they need into .cache/). One worker per
-# core of the 2 it is sized for; an idle worker steals queued tests, so no worker ends last with a long
-# tail. TEST_WORKERS=4 overlaps the tests' waits (for a CLI, a server, a screen), but on a quiet 2-core
-# machine it was no faster (12-16 min against 13.8) and the team tests' timing failed more often.
-TEST_WORKERS ?= 2
+# The whole suite, end-to-end tests included (they install what they need into .cache/). An idle worker steals
+# queued tests, so no worker ends last with a long tail. Three workers on the 2 cores it is sized for: most
+# tests wait (for a CLI, a server, a screen) more than they compute, and a worker keeps a core only 13% of its
+# time, so a third overlaps those waits. On a quiet 2-core machine: 2 workers 770 s, 3 workers 564 s. Four,
+# tried when the suite was slower, were no faster than two (12-16 min against 13.8) and the team tests' timing
+# failed more often.
+TEST_WORKERS ?= 3
 # The suite starts hundreds of Python processes (gateways, hooks, servers) and each worker imports every test
 # module: with PYTHONDONTWRITEBYTECODE set (some shells and containers set it) none of them keeps its compiled
 # bytecode, and each compiles Polter and the tests again (a worker's collection alone: 10 s of CPU against 5).
