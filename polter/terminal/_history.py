@@ -1,19 +1,21 @@
 """Scrollback: rows that left the top of the main screen, kept compact and invisible to the GC.
 
 A flood of output pushes one row per line, so appending is on the hot path. Each new row is stored as its
-text (a ``str`` when every cell holds one character, else a tuple of cell strings) in one deque and its
-styles in another: one `Style` when the whole row has one, else a tuple with a style per cell — cheap to make,
-and a flood pushes thousands of rows a second. Trailing blanks of the default style are not kept (at once for a
-row of one style, when compacting for the others): they are what a reader pads a row with.
+text (a ``str`` when every cell holds one character, else a tuple of cell strings) in one list and its styles
+in another: one `Style` when the whole row has one, a flat tuple of runs ``(style, count, style, count, ...)``
+(as the flood fast path makes them), or a tuple with a style per cell (as the general loop copies a row out of
+its cells: cheap to make). Trailing blanks of the default style are not kept (at once for a row of one style,
+when compacting for the others): they are what a reader pads a row with.
 
-While a pane is quiet the session host calls :meth:`History.compact`, which does the rest off the hot path:
-
-- the newest rows' per-cell style tuples become runs, a flat tuple ``(style, count, style, count, ...)``, when
-  that is shorter;
-- older rows are **sealed**, :data:`BLOCK` at a time, into one zlib-compressed ``marshal`` string each: a full
-  scrollback of 10,000 rows is then some 80 strings of a few KiB instead of 20,000 objects (docs/terminal.md
-  has the figures). A read of a sealed row opens its block again; the last two opened are kept, since readers
-  go through the scrollback a screen or a window's fetch at a time.
+Rows are **sealed**, :data:`BLOCK` at a time, into one string: the pickle of their texts and styles (pickle
+writes a style the rows share once, and does it all in C). Compact rows are sealed as they come, once
+:data:`OPEN_ROWS` wait: a flood leaves no trail of row objects behind it, whose freed memory would stay
+scattered among live objects and never go back to the system. While a pane is quiet the session host calls
+:meth:`History.compact`, which does the rest off the hot path: the newest per-cell style tuples become runs
+where that is shorter, the rows left are sealed, and every block is compressed (zlib). A full scrollback of
+10,000 rows is then some 80 strings of a few hundred bytes (docs/terminal.md has the figures). A read of a
+sealed row opens its block again; the last two opened are kept, since readers go through the scrollback a
+screen or a window's fetch at a time.
 
 Strings are never tracked by Python's cyclic GC, and tuples of strings, styles and ints stop being tracked
 after their first collection, so a full scrollback adds no work to later collections. Rows keep the width they
@@ -22,25 +24,26 @@ had; readers get them padded or clipped to the current width.
 
 from __future__ import annotations
 
-import marshal
+import pickle
 import zlib
-from collections import deque
 from itertools import chain, groupby
 from typing import Final, TypeAlias, cast
 
 from polter.terminal._style import DEFAULT_STYLE, Style, intern
 
-__all__ = ["BLOCK", "History", "fit_row"]
+__all__ = ["BLOCK", "OPEN_ROWS", "History", "fit_row"]
 
 BLOCK: Final = 128
-"""Rows sealed into one compressed block (a window fetches the scrollback 128 rows at a time)."""
+"""Rows sealed into one block (a window fetches the scrollback 128 rows at a time)."""
+OPEN_ROWS: Final = 2 * BLOCK
+"""Compact rows kept open before the oldest :data:`BLOCK` are sealed as they come."""
+_PICKLED: Final = 0x80
+"""The first byte of a pickle; a compressed block starts with zlib's (0x78)."""
+_SEPARATOR: Final = "\x00"
 
 Text: TypeAlias = str | tuple[str, ...]
 Styles: TypeAlias = Style | tuple[Style | int, ...]
 Opened: TypeAlias = tuple[list[Text], list[Styles]]
-PlainStyle: TypeAlias = tuple[str | bool | None, ...]
-"""A `Style` as ``marshal`` takes it."""
-Sealed: TypeAlias = PlainStyle | tuple[PlainStyle | int, ...]
 
 
 class History:
@@ -48,11 +51,13 @@ class History:
 
     def __init__(self, limit: int) -> None:
         self._limit = max(0, limit)
-        self._texts: deque[Text] = deque()
+        self._texts: list[Text] = []
         """The open rows (the newest), not sealed yet."""
-        self._styles: deque[Styles] = deque()
-        self._sealed: deque[bytes] = deque()
+        self._styles: list[Styles] = []
+        self._sealed: list[bytes] = []
         """Blocks of :data:`BLOCK` rows each, oldest first, older than every open row."""
+        self._raw = 0
+        """How many of the newest sealed blocks are not compressed yet."""
         self._dropped = 0
         """Rows of the oldest sealed block already gone past the limit."""
         self._opened: list[tuple[bytes, Opened]] = []
@@ -62,8 +67,8 @@ class History:
         while it is kept (so a reader can cache rows by it)."""
         self.epoch = 0
         """Changes whenever rows were taken back or cleared: numbers seen before may name other rows."""
-        self._loose = 0
-        """How many of the newest rows may still hold per-cell style tuples (see :meth:`compact`)."""
+        self._per_cell: list[int] = []
+        """The numbers (see :attr:`pushed`) of the open rows that hold a style per cell, oldest first."""
 
     @property
     def limit(self) -> int:
@@ -71,11 +76,11 @@ class History:
 
     @property
     def sealed_rows(self) -> int:
-        """Rows stored in compressed blocks."""
+        """Rows stored in sealed blocks."""
         return len(self._sealed) * BLOCK - self._dropped
 
     def __len__(self) -> int:
-        return self.sealed_rows + len(self._texts)
+        return len(self._sealed) * BLOCK - self._dropped + len(self._texts)
 
     def append(self, chars: list[str], styles: list[Style]) -> None:
         """Keep a copy of a row (the caller may reuse the lists)."""
@@ -93,13 +98,10 @@ class History:
             self._texts.append(text)
         if uniform:
             self._styles.append(first)
-            if self._loose:  # newer than a loose row: the rows left to compact are counted from the newest
-                self._loose += 1
         else:
             self._styles.append(tuple(styles))
-            self._loose += 1
-        if len(self._texts) + len(self._sealed) * BLOCK - self._dropped > self._limit:
-            self._drop(1)
+            self._per_cell.append(self.pushed - 1)
+        self._settle()
 
     def extend(self, texts: list[str], styles: list[Style | tuple[Style | int, ...]]) -> None:
         """Keep rows already in their compacted form (the flood fast path builds them so), oldest first."""
@@ -108,9 +110,13 @@ class History:
         self.pushed += len(texts)
         self._texts.extend(texts)
         self._styles.extend(styles)
-        if self._loose:  # newer than a loose row: the rows left to compact are counted from the newest
-            self._loose += len(texts)
-        excess = len(self._texts) + len(self._sealed) * BLOCK - self._dropped - self._limit
+        self._settle()
+
+    def _settle(self) -> None:
+        """Seal the oldest rows while enough wait, then keep the limit."""
+        while len(self._texts) >= OPEN_ROWS:
+            self._seal()
+        excess = len(self._sealed) * BLOCK - self._dropped + len(self._texts) - self._limit
         if excess > 0:
             self._drop(excess)
 
@@ -121,70 +127,68 @@ class History:
             self._dropped += taken
             count -= taken
             if self._dropped == BLOCK:
-                self._opened = [entry for entry in self._opened if entry[0] is not self._sealed[0]]
-                self._sealed.popleft()
+                gone = self._sealed.pop(0)
+                self._opened = [entry for entry in self._opened if entry[0] is not gone]
+                self._raw = min(self._raw, len(self._sealed))
                 self._dropped = 0
-        for _ in range(min(count, len(self._texts))):
-            self._texts.popleft()
-            self._styles.popleft()
-        self._loose = min(self._loose, len(self._styles))
+        if count:
+            del self._texts[:count], self._styles[:count]
+            first = self.pushed - len(self._texts)  # the number of the oldest open row
+            while self._per_cell and self._per_cell[0] < first:
+                del self._per_cell[0]
 
     def left_to_compact(self) -> int:
         """Rows :meth:`compact` has still to store more compactly."""
-        return self._loose + (len(self._texts) // BLOCK) * BLOCK
+        return len(self._per_cell) + len(self._texts) // BLOCK * BLOCK + self._raw * BLOCK
 
     def compact(self, budget: int = 2000) -> int:
-        """Store up to ``budget`` rows more compactly: the newest per-cell style tuples as runs, then the
-        oldest open rows sealed into compressed blocks; how many rows are left to do. Costs a few microseconds
-        a row: call it while output is quiet."""
+        """Store up to ``budget`` rows more compactly: the newest per-cell style tuples as runs, the open rows
+        sealed, the sealed blocks compressed; how many rows are left to do. Costs a few microseconds a row:
+        call it while output is quiet."""
         done = 0
-        while self._loose and done < budget:
-            index = -self._loose
+        while self._per_cell and done < budget:
+            index = self._per_cell.pop() - self.pushed  # the newest first
             self._texts[index], self._styles[index] = _compacted(self._texts[index], self._styles[index])
-            self._loose -= 1
             done += 1
         while len(self._texts) >= BLOCK and done < budget:
             self._seal()
             done += BLOCK
+        while self._raw and done < budget:
+            index = len(self._sealed) - self._raw
+            block = self._sealed[index]
+            self._sealed[index] = zlib.compress(block, 6)
+            self._opened = [entry for entry in self._opened if entry[0] is not block]
+            self._raw -= 1
+            done += BLOCK
         return self.left_to_compact()
 
     def _seal(self) -> None:
-        """The :data:`BLOCK` oldest open rows into one compressed block."""
-        plain: dict[Style, PlainStyle] = {}
-        texts: list[Text] = []
-        encoded: list[Sealed] = []
-        for _ in range(BLOCK):
-            text, styles = _compacted(self._texts.popleft(), self._styles.popleft())
-            texts.append(text)
-            if isinstance(styles, Style):
-                encoded.append(_plain(styles, plain))
-            else:
-                encoded.append(tuple(_plain(item, plain) if isinstance(item, Style) else item for item in styles))
-        self._loose = min(self._loose, len(self._styles))
-        self._sealed.append(zlib.compress(marshal.dumps((tuple(texts), tuple(encoded))), 6))
+        """The :data:`BLOCK` oldest open rows into one block (pickled, compressed later)."""
+        texts, styles = self._texts[:BLOCK], self._styles[:BLOCK]
+        first = self.pushed - len(self._texts)  # the number of the oldest open row
+        del self._texts[:BLOCK], self._styles[:BLOCK]
+        per_cell = self._per_cell
+        while per_cell and per_cell[0] < first + BLOCK:  # rows the general loop copied from their cells
+            index = per_cell.pop(0) - first
+            texts[index], styles[index] = _compacted(texts[index], styles[index])
+        self._sealed.append(_pickled(texts, styles))
+        self._raw += 1
 
     def _open(self, block: bytes) -> Opened:
         """A sealed block's rows, read again (the last two opened are kept)."""
         for kept, opened in self._opened:
             if kept is block:
                 return opened
-        texts, encoded = marshal.loads(zlib.decompress(block))
-        known: dict[PlainStyle, Style] = {}
-        styles: list[Styles] = []
-        for entry in encoded:
-            if entry and type(entry[0]) is tuple:  # runs: (style, count, style, count, ...)
-                styles.append(tuple(_style(item, known) if type(item) is tuple else item for item in entry))
-            else:
-                styles.append(_style(entry, known))
-        rows: Opened = (list(texts), styles)
+        rows = _unpickled(block if block[0] == _PICKLED else zlib.decompress(block))
         self._opened = [(block, rows), *self._opened[:1]]
         return rows
 
     def _stored(self, index: int) -> tuple[Text, Styles]:
         """Row ``index`` (negative, -1 the newest) as it is stored, its block opened if it is sealed."""
-        position = len(self) + index
-        if not 0 <= position < len(self):
-            raise IndexError(f"no scrollback row {index} (there are {len(self)})")
+        size = len(self)
+        position = size + index
+        if not 0 <= position < size:
+            raise IndexError(f"no scrollback row {index} (there are {size})")
         sealed = self.sealed_rows
         if position >= sealed:
             return self._texts[position - sealed], self._styles[position - sealed]
@@ -206,26 +210,29 @@ class History:
         if not self._texts and self._sealed:
             self._unseal_newest()
         self.epoch += 1
+        if self._per_cell and self._per_cell[-1] == self.pushed - 1:
+            self._per_cell.pop()
         self.pushed -= 1
-        self._loose = max(0, self._loose - 1)
         return fit_row(self._texts.pop(), self._styles.pop(), columns)
 
     def _unseal_newest(self) -> None:
         texts, styles = self._open(self._sealed[-1])
         skip = self._dropped if len(self._sealed) == 1 else 0
         self._sealed.pop()
+        self._raw = min(self._raw, len(self._sealed))
         if not self._sealed:
             self._dropped = 0
         self._opened = []
-        self._texts.extend(texts[skip:])
-        self._styles.extend(styles[skip:])
+        self._texts[:0] = texts[skip:]
+        self._styles[:0] = styles[skip:]
 
     def clear(self) -> None:
         self.epoch += 1
-        self._loose = 0
+        self._per_cell.clear()
         self._texts.clear()
         self._styles.clear()
         self._sealed.clear()
+        self._raw = 0
         self._dropped = 0
         self._opened = []
 
@@ -247,18 +254,42 @@ def _compacted(text: Text, entry: Styles) -> tuple[Text, Styles]:
     return text, runs if len(runs) < len(styles) else styles
 
 
-def _plain(style: Style, plain: dict[Style, PlainStyle]) -> PlainStyle:
-    """``style`` as a plain tuple for ``marshal``, the same object for equal styles (marshal writes it once)."""
-    found = plain.get(style)
-    if found is None:
-        found = plain[style] = tuple(style)
-    return found
+def _pickled(texts: list[Text], styles: list[Styles]) -> bytes:
+    """A block's rows as one string. Pickle's own cost is per object, and a flood seals every row it pushes
+    (a million for ``seq``), so the common blocks take a shortcut: texts that are all strings go as one string
+    (joined by NUL, which no cell holds), styles that are all one go once."""
+    joined: str | list[Text] = texts
+    try:
+        candidate = _SEPARATOR.join(cast(list[str], texts))  # TypeError at a row of wide characters (a tuple)
+    except TypeError:
+        pass
+    else:
+        if candidate.count(_SEPARATOR) == len(texts) - 1:
+            joined = candidate
+    first = styles[0]
+    shared = [first] if styles.count(first) == len(styles) else styles
+    return pickle.dumps((len(texts), joined, shared), pickle.HIGHEST_PROTOCOL)
 
 
-def _style(fields: PlainStyle, known: dict[PlainStyle, Style]) -> Style:
-    found = known.get(fields)
+def _unpickled(data: bytes) -> Opened:
+    """A block's rows again, each style the one object every row shares (pickle makes new ones)."""
+    count, joined, shared = pickle.loads(data)
+    texts: list[Text] = list(joined.split(_SEPARATOR)) if isinstance(joined, str) else joined
+    known: dict[Style, Style] = {}
+    styles: list[Styles] = []
+    for entry in shared:
+        if isinstance(entry, Style):
+            styles.append(_interned(entry, known))
+        else:
+            styles.append(tuple(_interned(item, known) if isinstance(item, Style) else item for item in entry))
+    return texts, styles if len(styles) == count else styles * count
+
+
+def _interned(style: Style, known: dict[Style, Style]) -> Style:
+    """A style read back from a block as the one object every row shares (pickle makes a new one)."""
+    found = known.get(style)
     if found is None:
-        found = known[fields] = intern(Style._make(fields))
+        found = known[style] = intern(style)
     return found
 
 

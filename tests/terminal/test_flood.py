@@ -48,7 +48,7 @@ def snapshot(screen: TerminalScreen) -> tuple[object, ...]:
         left,
         history.stored(),
         history.pushed,
-        history._loose,
+        history.left_to_compact(),
         screen.cursor,
         screen._x,
         screen._style,

@@ -5,29 +5,26 @@ from __future__ import annotations
 
 import tracemalloc
 
-from polter.terminal._history import BLOCK, History
+from polter.terminal._history import BLOCK, OPEN_ROWS, History
 from polter.terminal._style import Style
 from polter.terminal.screen import TerminalScreen
 
 
-def test_compacting_keeps_every_row_and_takes_less_memory() -> None:
+def test_rows_copied_from_cells_read_the_same_sealed_and_compacted_a_budget_at_a_time() -> None:
     red, blue = Style(fg="red"), Style(bg="blue", bold=True)
     rows = [(list(f"{n:05d} the quick brown fox".ljust(120)), [red] * 5 + [Style()] * 100 + [blue] * 15)
             for n in range(3000)]
     plain = (list("x" * 120), [Style()] * 120)
     confetti = (list("y" * 120), [red, blue] * 60)  # runs would be longer: stays per cell
-    tracemalloc.start()
     history = History(5000)
     for chars, styles in [*rows, plain, confetti]:
         history.append(chars, styles)
-    loose = tracemalloc.get_traced_memory()[0]
-    # the newest first, a budget at a time (the plain row among them); then the blocks to seal
-    assert history.compact(budget=1000) == 2002 + 3002 // BLOCK * BLOCK
-    while history.compact():
-        pass
-    compact = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    assert compact < loose / 10, (compact, loose)  # (tuples freed stay on their free lists, traced)
+    assert history.sealed_rows == (3002 - OPEN_ROWS) // BLOCK * BLOCK + BLOCK  # sealed as they came
+    left = history.left_to_compact()
+    while left:  # the rest a budget at a time: open rows' runs, the last blocks sealed, every block compressed
+        now = history.compact(budget=500)
+        assert 0 < left - now < 500 + BLOCK, (left, now)
+        left = now
     assert history.sealed_rows == 3002 // BLOCK * BLOCK
     for index, (chars, styles) in enumerate([*rows, plain, confetti]):
         assert history.row(index - len(history), 120) == (chars, styles)
@@ -145,7 +142,7 @@ def test_rows_taken_back_come_out_of_their_sealed_block_newest_first() -> None:
     for chars, styles in rows:
         history.append(chars, styles)
     history.compact(budget=10**9)
-    assert len(history._texts) == 7
+    assert not history._texts and history.sealed_rows == 2 * BLOCK + 7  # the oldest block partly gone
     epoch = history.epoch
     taken = [history.pop(80) for _ in range(len(history))]
     assert taken == rows[::-1][: 2 * BLOCK + 7]
@@ -166,20 +163,25 @@ def test_clearing_forgets_sealed_rows() -> None:
 
 
 def test_a_full_sealed_scrollback_is_a_small_fraction_of_its_rows() -> None:
-    """10,000 coloured log lines in a pane 160 wide: what the host keeps of each pane once it is quiet."""
+    """10,000 coloured log lines in a pane 160 wide: what the host keeps of each pane, as the flood leaves it and
+    once it is quiet, against the rows kept as objects (the text, and the styles as runs)."""
     red, green = Style(fg="red"), Style(fg="green")
+    lines = [(f"{n:05d} the quick brown fox jumps over the lazy dog", red if n % 2 else green) for n in range(12_000)]
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
+        objects = [(text[:], (style, 5, Style(), 155)) for text, style in lines[2000:]]
+        as_objects = tracemalloc.get_traced_memory()[0] - before
+        del objects
+        before = tracemalloc.get_traced_memory()[0]
         history = History(10_000)
-        for n in range(12_000):
-            text = f"{n:05d} the quick brown fox jumps over the lazy dog".ljust(160)
-            history.append(list(text), [red if n % 2 else green] * 5 + [Style()] * 155)
-        loose = tracemalloc.get_traced_memory()[0] - before
+        for text, style in lines:
+            history.append(list(text.ljust(160)), [style] * 5 + [Style()] * 155)
+        flooded = tracemalloc.get_traced_memory()[0] - before
         while history.compact():
             pass
-        sealed = tracemalloc.get_traced_memory()[0] - before
+        quiet = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
-    assert sealed < loose / 20, (sealed, loose)
+    assert flooded < as_objects * 0.6 and quiet < as_objects / 20, (as_objects, flooded, quiet)
     assert history.row(-1, 160)[0][:5] == list("11999") and history.row(-10_000, 160)[0][:5] == list("02000")
