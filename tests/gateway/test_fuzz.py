@@ -1,6 +1,7 @@
 """Hypothesis-fuzzed JSON-RPC bodies never crash the gateway and never turn a deny into an allow.
 
-Two tests, each 400 bodies in the fast tier and 10,000 in the end-to-end tier (CI), with the same assertions:
+Two tests, each 400 bodies in the fast tier and 10,000 in the end-to-end tier (CI), drawn :data:`BATCH` to a
+Hypothesis example, with the same assertions:
 calls, listings and any method at all against a role that denies tools; and the params of the protocol's
 utilities (logging, completion, subscriptions, reads) from a pane whose role denies the server, with the answers
 to a server's elicitation (a client's, the window's, a 2026-07-28 retry's) while one waits.
@@ -55,11 +56,18 @@ BODIES = (
 )
 
 
+BATCH = 20
+"""Bodies sent per Hypothesis example. Hypothesis's own work per example costs twice the drawing of a body, so the
+bodies are drawn as a list (the same strategies, as many bodies); a failure still shrinks to the body that fails."""
+
+
 def _call(name: str, arguments: dict[str, Any]) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
 
 
 VERSIONS = st.sampled_from(["2026-07-28", "2025-11-25", None, "1999-01-01"])
+FUZZED = st.tuples(BODIES, VERSIONS, st.booleans(), st.sampled_from(["fixture", "fixture", "polter"]))
+"""A body, the protocol version it claims (or none), whether it names the session, the endpoint it goes to."""
 
 
 @pytest.mark.parametrize(
@@ -83,28 +91,29 @@ async def test_fuzzed_bodies_never_crash_the_gateway_or_bypass_a_deny(own_harnes
         http = HTTPConnection(*harness.url.removeprefix("http://").split(":"), timeout=10)
         try:
 
-            @settings(max_examples=bodies, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-            @example(body=_call("write_note", {"text": "x"}), version="2026-07-28", use_session=False, endpoint="fixture")
-            @example(body=_call("delete_all", {}), version="2025-11-25", use_session=True, endpoint="fixture")
-            @example(body='{"jsonrpc": "2.0", "method": "tools/list"}', version="2025-11-25", use_session=True,
-                     endpoint="fixture")  # a notification named like a request (found by this test)
-            @given(body=BODIES, version=VERSIONS, use_session=st.booleans(), endpoint=st.sampled_from(
-                ["fixture", "fixture", "polter"]))
-            def one(body: str, version: str | None, use_session: bool, endpoint: str) -> None:
-                headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                           "Authorization": f"Bearer {reader.token}"}
-                if version is not None:
-                    headers["Mcp-Protocol-Version"] = version
-                if use_session:
-                    headers["Mcp-Session-Id"] = session
-                http.request("POST", f"/mcp/{endpoint}", body.encode("utf-8", "surrogatepass"), headers)
-                response = http.getresponse()
-                text = response.read().decode("utf-8", "replace")
-                statuses.append(response.status)
-                assert response.status < 500, (body, response.status, text[:300])
-                assert "noted:" not in text and '"deleted"' not in text, body
+            @settings(max_examples=bodies // BATCH, deadline=None, suppress_health_check=list(HealthCheck),
+                      database=None)
+            @example(batch=[(_call("write_note", {"text": "x"}), "2026-07-28", False, "fixture")])
+            @example(batch=[(_call("delete_all", {}), "2025-11-25", True, "fixture")])
+            @example(batch=[('{"jsonrpc": "2.0", "method": "tools/list"}', "2025-11-25", True,
+                             "fixture")])  # a notification named like a request (found by this test)
+            @given(batch=st.lists(FUZZED, min_size=BATCH, max_size=BATCH))
+            def some(batch: list[tuple[str, str | None, bool, str]]) -> None:
+                for body, version, use_session, endpoint in batch:
+                    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                               "Authorization": f"Bearer {reader.token}"}
+                    if version is not None:
+                        headers["Mcp-Protocol-Version"] = version
+                    if use_session:
+                        headers["Mcp-Session-Id"] = session
+                    http.request("POST", f"/mcp/{endpoint}", body.encode("utf-8", "surrogatepass"), headers)
+                    response = http.getresponse()
+                    text = response.read().decode("utf-8", "replace")
+                    statuses.append(response.status)
+                    assert response.status < 500, (body, response.status, text[:300])
+                    assert "noted:" not in text and '"deleted"' not in text, body
 
-            one()
+            some()
         finally:
             http.close()
 
@@ -165,6 +174,8 @@ RESUME = st.fixed_dictionaries(  # a 2026-07-28 retry with answers to a question
                                    optional={"content": JSON}), JSON), max_size=3) | JSON,
          "_meta": st.just(MODERN_META)}, optional={"arguments": JSON})},
 )
+KINDS = st.sampled_from(["barred", "barred", "allowed", "client", "window", "resume"])
+"""Who sends a body: a pane barred from the server, one allowed, a client answering, the window, a retry."""
 WINDOW_ANSWER = st.fixed_dictionaries(  # the window's answer to a form it shows (/control/elicitations/{id})
     {"action": st.sampled_from(["accept", "accept", "accept", "decline", "cancel"]) | JSON},
     optional={"content": FORM_CONTENT | JSON},
@@ -218,9 +229,13 @@ async def test_fuzzed_params_of_the_utilities_and_elicitation_answers_never_cras
             http = HTTPConnection(*harness.url.removeprefix("http://").split(":"), timeout=30)
             try:
 
-                @settings(max_examples=bodies, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-                @given(data=st.data(), kind=st.sampled_from(["barred", "barred", "allowed", "client", "window",
-                                                             "resume"]))
+                @settings(max_examples=bodies // BATCH, deadline=None, suppress_health_check=list(HealthCheck),
+                          database=None)
+                @given(data=st.data())
+                def some(data: st.DataObject) -> None:
+                    for _ in range(BATCH):
+                        one(data, data.draw(KINDS))
+
                 def one(data: st.DataObject, kind: str) -> None:
                     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                                "Mcp-Protocol-Version": "2025-11-25"}
@@ -252,7 +267,7 @@ async def test_fuzzed_params_of_the_utilities_and_elicitation_answers_never_cras
                     if kind == "allowed" and method == "resources/subscribe" and '"result"' in text:
                         subscribed_by_allowed.add(str(message["params"]["uri"]))
 
-                one()
+                some()
             finally:
                 http.close()
 
