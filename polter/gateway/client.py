@@ -7,9 +7,9 @@
   pane's token (``$POLTER_TOKEN``/``$POLTER_GATEWAY_URL``): what ``polter tools`` and ``polter call``
   use, so they see exactly what the pane's agent sees.
 
-Only ``httpx2`` (the SDK's own HTTP client: ``httpx`` would also load its command line's rich, click
-and pygments, 4 MB in the session host) and the models are imported at module level; the MCP SDK is
-imported when a pane client is opened.
+The control client speaks HTTP/1.1 itself (:mod:`polter.gateway.loopback_http`: the session host holds one,
+and httpx2 with what it brings would be 5 MB of its memory); the pane client imports httpx2 and the MCP SDK
+when it is opened.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import ssl
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx2
 from pydantic import BaseModel, TypeAdapter
 
 from polter.errors import AuthError, ControlError, GatewayUnavailable
+from polter.gateway.loopback_http import HttpFailure, LoopbackHttp, Response
 from polter.gateway.models import (
     AskAnswer,
     AskInfo,
@@ -46,30 +45,20 @@ from polter.gateway.state import read_state
 from polter.paths import ENV_GATEWAY_URL, ENV_TOKEN
 from polter.paths import state_dir as default_state_dir
 
+if TYPE_CHECKING:
+    import httpx2
+
 __all__ = ["GatewayClient", "pane_client", "pane_credentials", "read_state"]
 
 T = TypeVar("T")
-
-_NO_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-"""The control API is plain HTTP on loopback: its client loads no CA store (1 MB in every process that
-holds one). This context verifies certificates against no trusted CA, so an https URL fails, never passes
-unchecked."""
 
 
 class GatewayClient:
     """The control API, typed. Use as ``async with GatewayClient.from_state() as client: ...``."""
 
-    def __init__(
-        self, url: str, admin_token: str, *, timeout: float = 30.0, transport: httpx2.AsyncBaseTransport | None = None
-    ) -> None:
+    def __init__(self, url: str, admin_token: str, *, timeout: float = 30.0) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx2.AsyncClient(
-            base_url=self.url,
-            headers={"Authorization": f"Bearer {admin_token}"},
-            timeout=timeout,
-            transport=transport,
-            verify=_NO_TLS,
-        )
+        self._http = LoopbackHttp(self.url, {"Authorization": f"Bearer {admin_token}"}, timeout)
 
     @classmethod
     def from_state(cls, state_dir: Path | None = None, **kwargs: Any) -> GatewayClient:
@@ -84,7 +73,7 @@ class GatewayClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        """Nothing to let go of: each request has a connection of its own (kept for ``async with``)."""
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -98,12 +87,12 @@ class GatewayClient:
     ) -> T:
         payload = body.model_dump(mode="json", exclude_none=True) if isinstance(body, BaseModel) else body
         try:
-            response = await self._http.request(method, path, json=payload, params=params)
-        except httpx2.TransportError as exc:
+            response = await self._http.request(method, path, json_body=payload, params=params)
+        except HttpFailure as exc:
             raise GatewayUnavailable(f"cannot reach the gateway at {self.url}: {exc}") from exc
-        if response.status_code >= 400:
+        if response.status >= 400:
             _raise_for(response)
-        return TypeAdapter(result).validate_json(response.content)
+        return TypeAdapter(result).validate_json(response.body)
 
     async def status(self) -> GatewayStatus:
         return await self._request("GET", "/control/status", GatewayStatus)
@@ -188,12 +177,11 @@ class GatewayClient:
     async def events(self) -> AsyncIterator[GatewayEvent]:
         """Follow ``/control/events``. While iterating, this client counts as a controller (asks wait)."""
         try:
-            async with self._http.stream("GET", "/control/events", timeout=httpx2.Timeout(30.0, read=None)) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    _raise_for(response)
+            async with self._http.stream("/control/events") as (response, lines):
+                if response.status >= 400:
+                    _raise_for(Response(response.status, b"".join([line.encode() async for line in lines])))
                 event_type, data = "", []
-                async for line in response.aiter_lines():
+                async for line in lines:
                     if line.startswith("event:"):
                         event_type = line[6:].strip()
                     elif line.startswith("data:"):
@@ -202,18 +190,19 @@ class GatewayClient:
                         payload = json.loads("\n".join(data)) if data else {}
                         yield GatewayEvent.model_validate({"type": event_type, "data": payload})
                         event_type, data = "", []
-        except httpx2.TransportError as exc:
+        except HttpFailure as exc:
             raise GatewayUnavailable(f"lost the gateway at {self.url}: {exc}") from exc
 
 
-def _raise_for(response: httpx2.Response) -> None:
+def _raise_for(response: Response) -> None:
     try:
-        message = response.json().get("error", response.text)
+        answer = response.json()
+        message = answer.get("error", response.text) if isinstance(answer, dict) else response.text
     except ValueError:
         message = response.text
-    if response.status_code in (401, 403):
-        raise AuthError(f"the gateway refused the admin token ({response.status_code}): {message}")
-    raise ControlError(message, status=response.status_code)
+    if response.status in (401, 403):
+        raise AuthError(f"the gateway refused the admin token ({response.status}): {message}")
+    raise ControlError(message, status=response.status)
 
 
 def pane_credentials(url: str | None = None, token: str | None = None) -> tuple[str, str]:
@@ -235,7 +224,8 @@ async def pane_client(
     A refused token becomes :class:`AuthError` and an unreachable gateway :class:`GatewayUnavailable`,
     instead of the SDK's task-group tracebacks.
     """
-    # lazy: the host and the admin commands use the control client without the MCP SDK
+    # lazy: the host and the admin commands use the control client without the MCP SDK and httpx2
+    import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 

@@ -164,11 +164,12 @@ async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
 
 HOST_NEVER_IMPORTS = (
     "textual", "rich", "polter.window", "httpx", "click", "pygments", "sqlite3", "polter.roles", "mcp", "cryptography",
-    "polter.backends",
+    "polter.backends", "httpx2", "httpcore2", "h11",
 )  # fmt: skip
 """What the host leaves out (docs/architecture.md, "Memory"): a window's Textual and rich; httpx, whose command
-line loads rich, click and pygments (the gateway's client uses httpx2); the roles' engine, the audit's
-sqlite3 and the MCP SDK, which are the gateway's."""
+line loads rich, click and pygments, and httpx2 with httpcore2 and h11 (the gateway's control client speaks
+HTTP/1.1 itself; anyio comes with watchfiles); the roles' engine, the audit's sqlite3 and the MCP SDK, which are
+the gateway's."""
 
 
 async def test_the_host_imports_no_textual_nor_what_only_the_window_or_the_gateway_needs(config: Path) -> None:
@@ -197,7 +198,7 @@ async def test_the_host_imports_no_textual_nor_what_only_the_window_or_the_gatew
         assert polter("kill", "lean").returncode == 0
     await wait_until(lambda: not process_running(host))
     modules = imported_modules(log_path("lean").read_text())
-    assert {"polter.host.session_host", "polter.gateway.client", "httpx2"} <= modules
+    assert {"polter.host.session_host", "polter.gateway.client", "polter.gateway.loopback_http"} <= modules
     assert not among(modules, HOST_NEVER_IMPORTS), among(modules, HOST_NEVER_IMPORTS)
 
 
