@@ -97,11 +97,12 @@ def test_codex_takes_a_prompt_once_its_composer_is_drawn_and_it_asked_for_bracke
     echoed = TextScreen("[from pane 1 · coder] Look over the change and answer")
     assert codex.state(echoed) is None and not codex.ready_for_prompt(echoed)
     assert not codex.ready_for_prompt(TextScreen("› Ask Codex to do anything\n  ? for shortcuts"))
-    for name in ("gemini-cli", "opencode", "shell"):  # they cannot tell: their state decides
+    for name in ("opencode", "shell"):  # they cannot tell: their state decides
         assert bundled.get(name).ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None
 
 
 CLASSIC = "claude-code-2.1.332-120x40-classic"
+GEMINI, QWEN = "gemini-cli-0.61.0-120x40", "qwen-code-0.24.4-120x40"
 READY = [
     ("claude-code", CLASSIC, 0, False),  # it does not have the terminal yet
     ("claude-code", CLASSIC, 32, False),  # bracketed paste asked for, nothing drawn yet
@@ -109,6 +110,15 @@ READY = [
     ("claude-code", CLASSIC, 4224, True),  # working: the box under the spinner
     ("claude-code", CLASSIC, 11712, False),  # "Do you want to proceed?" in place of the box
     ("claude-code", "claude-code-2.1.332-120x40", 960, True),  # the fullscreen renderer's box
+    ("gemini-cli", GEMINI, 0, False),
+    ("gemini-cli", GEMINI, 1408, False),  # its first frame, input box included, before it asked for bracketed paste
+    ("gemini-cli", GEMINI, 2304, False),  # bracketed paste asked for, its screen cleared to draw again
+    ("gemini-cli", GEMINI, 6912, True),  # " >   Type your message" in the input box
+    ("gemini-cli", GEMINI, 164000, True),  # working: the input box under the spinner, the prompts sent above it
+    ("qwen-code", QWEN, 0, False),
+    ("qwen-code", QWEN, 6336, False),  # bracketed paste asked for, "Initializing..." with no input box yet
+    ("qwen-code", QWEN, 74432, True),  # ">   Type your message" between the input box's rules
+    ("qwen-code", QWEN, 354272, True),  # working: the input box under the spinner
 ]
 
 
@@ -121,12 +131,18 @@ def test_a_cli_takes_a_prompt_once_its_input_box_is_drawn_and_it_asked_for_brack
     assert bundled.get(adapter).ready_for_prompt(screen) is ready, f"bracketed paste: {screen.bracketed_paste}\n{text}"
 
 
-RULE = "─" * 120
+RULE, TOP, BOTTOM = "─" * 120, "▄" * 120, "▀" * 120
 LOOKALIKES = [
     ("claude-code", TextScreen(f"{RULE}\n❯\n{RULE}\n  ? for shortcuts")),  # its box drawn with bracketed paste off
     ("claude-code", TextScreen("[from pane 1 · coder] ❯ Look over the change ? for shortcuts")),  # the tty's echo
     ("claude-code", TextScreen("❯ What is a terminal multiplexer?\n\n● Hello", bracketed_paste=True)),  # a prompt sent
     ("claude-code", TextScreen(f"{RULE}\n! ls\n{RULE}\n  ! for bash mode", bracketed_paste=True)),  # a command
+    ("gemini-cli", TextScreen("Type your message or @path/to/file? for shortcuts", bracketed_paste=True)),
+    ("gemini-cli", TextScreen(f"{TOP}\n > What is a terminal multiplexer?\n{BOTTOM}\n✦ Hello\n{RULE}\n{TOP}\n"
+                              f" !   Type your shell command\n{BOTTOM}", bracketed_paste=True)),  # shell mode
+    ("qwen-code", TextScreen("  > What is a terminal multiplexer?\n\n  ◆︎ Hello", bracketed_paste=True)),  # one sent
+    ("qwen-code", TextScreen(f"{RULE}\n>   Type your message or @path/to/file\n{RULE}")),  # bracketed paste off
+    ("qwen-code", TextScreen(f"{RULE}\n!   Type your shell command\n{RULE}", bracketed_paste=True)),  # shell mode
 ]
 
 
