@@ -97,12 +97,11 @@ def test_codex_takes_a_prompt_once_its_composer_is_drawn_and_it_asked_for_bracke
     echoed = TextScreen("[from pane 1 · coder] Look over the change and answer")
     assert codex.state(echoed) is None and not codex.ready_for_prompt(echoed)
     assert not codex.ready_for_prompt(TextScreen("› Ask Codex to do anything\n  ? for shortcuts"))
-    for name in ("opencode", "shell"):  # they cannot tell: their state decides
-        assert bundled.get(name).ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None
+    assert bundled.get("shell").ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None  # its state decides
 
 
 CLASSIC = "claude-code-2.1.332-120x40-classic"
-GEMINI, QWEN = "gemini-cli-0.61.0-120x40", "qwen-code-0.24.4-120x40"
+GEMINI, QWEN, OPENCODE = "gemini-cli-0.61.0-120x40", "qwen-code-0.24.4-120x40", "opencode-1.18.33-120x40"
 READY = [
     ("claude-code", CLASSIC, 0, False),  # it does not have the terminal yet
     ("claude-code", CLASSIC, 32, False),  # bracketed paste asked for, nothing drawn yet
@@ -119,6 +118,11 @@ READY = [
     ("qwen-code", QWEN, 6336, False),  # bracketed paste asked for, "Initializing..." with no input box yet
     ("qwen-code", QWEN, 74432, True),  # ">   Type your message" between the input box's rules
     ("qwen-code", QWEN, 354272, True),  # working: the input box under the spinner
+    ("opencode", OPENCODE, 0, False),
+    ("opencode", OPENCODE, 240, False),  # bracketed paste asked for as it takes the terminal, nothing drawn
+    ("opencode", OPENCODE, 8000, False),  # still a blank screen
+    ("opencode", OPENCODE, 16560, True),  # the prompt box on its home screen
+    ("opencode", OPENCODE, 24704, True),  # working: the prompt box above "esc interrupt"
 ]
 
 
@@ -143,6 +147,11 @@ LOOKALIKES = [
     ("qwen-code", TextScreen("  > What is a terminal multiplexer?\n\n  ◆︎ Hello", bracketed_paste=True)),  # one sent
     ("qwen-code", TextScreen(f"{RULE}\n>   Type your message or @path/to/file\n{RULE}")),  # bracketed paste off
     ("qwen-code", TextScreen(f"{RULE}\n!   Type your shell command\n{RULE}", bracketed_paste=True)),  # shell mode
+    ("opencode", TextScreen("  ┃\n  ┃  What is a terminal multiplexer?\n  ┃\n\n     Hello", bracketed_paste=True)),
+    ("opencode", TextScreen((Path(__file__).parent / "screens/opencode-1.18.33/120x40/waiting-permission.txt")
+                            .read_text(encoding="utf-8"), bracketed_paste=True)),  # the dialog in place of the box
+    ("opencode", TextScreen((Path(__file__).parent / "screens/opencode-1.18.33/120x40/idle-session.txt")
+                            .read_text(encoding="utf-8"))),  # its box drawn with bracketed paste off
 ]
 
 
