@@ -36,6 +36,7 @@ from polter.adapters import (
     claude_style_state,
     denied_patterns,
     first_text,
+    input_box_ready,
     mcp_tool_request,
     missing_sandbox_notices,
     permission_decision_reply,
@@ -463,6 +464,12 @@ class ClaudeCode(Adapter):
     def state(self, screen: ScreenView) -> AgentState | None:
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
+    def ready_for_prompt(self, screen: ScreenView) -> bool:
+        """Claude Code's prompt box is drawn and it asked for bracketed paste. Before it has the terminal, a message
+        goes to the tty's line discipline: echoed there (so it looks drawn), then read by Claude Code as typed keys
+        into its box, where the Enter that came with them (a newline by then) does not submit it."""
+        return input_box_ready(screen, _PROMPT_BOX)
+
 
 # Claude Code's classic and fullscreen renderers: an approval dialog, a spinner or "esc to interrupt",
 # or the empty prompt box.
@@ -470,7 +477,9 @@ _WAITING = re.compile(
     r"Do you want to |Waiting for permission|Esc to cancel|^\s*Tool use\s*$|^\s*(❯\s*)?\d\.\s+(Yes|No)\b", re.MULTILINE
 )
 _WORKING = re.compile(r"esc to interrupt|^\S\s\w[\w ]*…", re.MULTILINE)
-_IDLE = re.compile(r"\? for shortcuts|^─+\n❯.*\n─+$", re.MULTILINE)
+_PROMPT_BOX = re.compile(r"^─+\n❯.*\n─+$", re.MULTILINE)
+"""The prompt box between its two rules, its prompt ``❯`` (bash mode's ``!`` would run a message as a command)."""
+_IDLE = re.compile(rf"\? for shortcuts|{_PROMPT_BOX.pattern}", re.MULTILINE)
 
 
 adapter = ClaudeCode

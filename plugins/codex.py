@@ -41,6 +41,7 @@ from polter.adapters import (
     denied_patterns,
     first_text,
     hook_shell_command,
+    input_box_ready,
     link_allowed_skills,
     mcp_tool_request,
     patch_paths,
@@ -386,7 +387,7 @@ class Codex(Adapter):
         the Enter that followed, which it takes as a newline (its paste-burst heuristic gathers keys that come at
         once; an Enter the line discipline made ``\\n`` is Ctrl+J). A bracketed paste is one paste to Codex, and
         the Enter after it submits."""
-        return screen.bracketed_paste and _COMPOSER.search("\n".join(screen.display())) is not None
+        return input_box_ready(screen, _COMPOSER)
 
 
 # Codex's TUI: an approval form, the "Working (… esc to interrupt)" status, or the composer prompt.

@@ -45,6 +45,7 @@ from polter.adapters import (
     excluded_tools,
     first_text,
     hook_shell_command,
+    input_box_ready,
     link_allowed_skills,
     mcp_tool_request,
     one_line,
@@ -185,6 +186,9 @@ class GeminiCli(Adapter):
     skill_tool = SKILL_TOOL
     builtin_skills: tuple[str, ...] = BUILTIN_SKILLS
     default_test_model = "gemini-2.5-flash"
+    input_box: re.Pattern[str] = re.compile(r"^▄+\n [>*](?: |$)(?![\s\S]*^▄+$)", re.MULTILINE)
+    """The input box: its top edge, then its prompt (``>``, ``*`` in YOLO mode; shell mode's ``!`` would run a
+    message as a command), in the lowest such box (the conversation shows each prompt sent in one too)."""
     kept: tuple[str, ...] = KEPT
     copied: tuple[str, ...] = ("projects.json",)
     """Locked as ``projects.json.lock`` beside the file its link points to (proper-lockfile follows links), which no
@@ -472,6 +476,13 @@ class GeminiCli(Adapter):
     def state(self, screen: ScreenView) -> AgentState | None:
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
 
+    def ready_for_prompt(self, screen: ScreenView) -> bool:
+        """The CLI's input box is drawn and it asked for bracketed paste. Gemini CLI draws its first frame, input
+        box included, before it asks for bracketed paste; Qwen Code asks for it while it still initializes, with no
+        input box yet. A message typed before the CLI took the terminal went to the tty's line discipline and was
+        lost."""
+        return input_box_ready(screen, self.input_box)
+
 
 QWEN_KEPT = (
     "oauth_creds.json",
@@ -573,6 +584,9 @@ class QwenCode(GeminiCli):
     skill_tool = "skill"
     builtin_skills = ()
     default_test_model = "qwen-fake"
+    input_box = re.compile(r"^─+\n[>*](?: |$)", re.MULTILINE)
+    """The input box: its top rule, then its prompt as Gemini CLI's (the conversation shows a prompt sent indented,
+    with no rule)."""
     kept = QWEN_KEPT
     copied = ()
     shared = QWEN_SHARED

@@ -35,6 +35,7 @@ from polter.adapters import (
     builtin_request,
     denied_patterns,
     first_text,
+    input_box_ready,
     mcp_tool_request,
     one_line,
     patch_paths,
@@ -409,6 +410,12 @@ class Opencode(Adapter):
 
     def state(self, screen: ScreenView) -> AgentState | None:
         return state_from_screen(screen.display(), waiting=_WAITING, working=_WORKING, idle=_IDLE)
+
+    def ready_for_prompt(self, screen: ScreenView) -> bool:
+        """opencode's prompt box is drawn and it asked for bracketed paste. It asks for that as it takes the terminal
+        and draws its prompt box seconds later, on a blank screen until then; a message typed before it took the
+        terminal went to the tty's line discipline and was lost."""
+        return input_box_ready(screen, _IDLE)
 
 
 # opencode's TUI (1.18.33): a permission or question dialog, the "esc interrupt" footer, or the prompt box.

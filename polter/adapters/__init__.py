@@ -24,6 +24,7 @@ from polter.adapters._contract import (
     TestMode,
     ci_markers,
     deny_message,
+    input_box_ready,
     state_from_screen,
 )
 from polter.adapters._hooks import (
@@ -89,6 +90,7 @@ __all__ = [
     "excluded_tools",
     "first_text",
     "hook_shell_command",
+    "input_box_ready",
     "link_allowed_skills",
     "mcp_tool_request",
     "missing_sandbox_notices",

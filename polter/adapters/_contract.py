@@ -480,6 +480,13 @@ def state_from_screen(
     return None
 
 
+def input_box_ready(screen: ScreenView, input_box: re.Pattern[str]) -> bool:
+    """Whether the CLI can take a pasted prompt by its screen (:meth:`Adapter.ready_for_prompt`): it asked for
+    bracketed paste (it has the terminal; what is typed before goes to the tty's line discipline) and its input box
+    is drawn (``input_box`` searched in the rows as :func:`state_from_screen` joins them)."""
+    return screen.bracketed_paste and input_box.search("\n".join(row.rstrip() for row in screen.display())) is not None
+
+
 def deny_message(answer: HookAnswer) -> str:
     """The reason a CLI shows the model for a veto: Polter's reason and rule, so it can tell forbidden from broken."""
     reason = answer.reason or "denied by the pane's role"

@@ -97,5 +97,69 @@ def test_codex_takes_a_prompt_once_its_composer_is_drawn_and_it_asked_for_bracke
     echoed = TextScreen("[from pane 1 · coder] Look over the change and answer")
     assert codex.state(echoed) is None and not codex.ready_for_prompt(echoed)
     assert not codex.ready_for_prompt(TextScreen("› Ask Codex to do anything\n  ? for shortcuts"))
-    for name in ("claude-code", "gemini-cli", "opencode", "shell"):  # they cannot tell: their state decides
-        assert bundled.get(name).ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None
+    assert bundled.get("shell").ready_for_prompt(replay("codex-0.171.0-120x40", 0)) is None  # its state decides
+
+
+CLASSIC = "claude-code-2.1.332-120x40-classic"
+GEMINI, QWEN, OPENCODE = "gemini-cli-0.61.0-120x40", "qwen-code-0.24.4-120x40", "opencode-1.18.33-120x40"
+READY = [
+    ("claude-code", CLASSIC, 0, False),  # it does not have the terminal yet
+    ("claude-code", CLASSIC, 32, False),  # bracketed paste asked for, nothing drawn yet
+    ("claude-code", CLASSIC, 896, True),  # the empty prompt box
+    ("claude-code", CLASSIC, 4224, True),  # working: the box under the spinner
+    ("claude-code", CLASSIC, 11712, False),  # "Do you want to proceed?" in place of the box
+    ("claude-code", "claude-code-2.1.332-120x40", 960, True),  # the fullscreen renderer's box
+    ("gemini-cli", GEMINI, 0, False),
+    ("gemini-cli", GEMINI, 1408, False),  # its first frame, input box included, before it asked for bracketed paste
+    ("gemini-cli", GEMINI, 2304, False),  # bracketed paste asked for, its screen cleared to draw again
+    ("gemini-cli", GEMINI, 6912, True),  # " >   Type your message" in the input box
+    ("gemini-cli", GEMINI, 164000, True),  # working: the input box under the spinner, the prompts sent above it
+    ("qwen-code", QWEN, 0, False),
+    ("qwen-code", QWEN, 6336, False),  # bracketed paste asked for, "Initializing..." with no input box yet
+    ("qwen-code", QWEN, 74432, True),  # ">   Type your message" between the input box's rules
+    ("qwen-code", QWEN, 354272, True),  # working: the input box under the spinner
+    ("opencode", OPENCODE, 0, False),
+    ("opencode", OPENCODE, 240, False),  # bracketed paste asked for as it takes the terminal, nothing drawn
+    ("opencode", OPENCODE, 8000, False),  # still a blank screen
+    ("opencode", OPENCODE, 16560, True),  # the prompt box on its home screen
+    ("opencode", OPENCODE, 24704, True),  # working: the prompt box above "esc interrupt"
+]
+
+
+@pytest.mark.parametrize(("adapter", "stream", "offset", "ready"), READY, ids=[f"{c[1]}@{c[2]}" for c in READY])
+def test_a_cli_takes_a_prompt_once_its_input_box_is_drawn_and_it_asked_for_bracketed_paste(
+    bundled: AdapterRegistry, adapter: str, stream: str, offset: int, ready: bool
+) -> None:
+    screen = replay(stream, offset)
+    text = "\n".join(line.rstrip() for line in screen.display() if line.strip())
+    assert bundled.get(adapter).ready_for_prompt(screen) is ready, f"bracketed paste: {screen.bracketed_paste}\n{text}"
+
+
+RULE, TOP, BOTTOM = "─" * 120, "▄" * 120, "▀" * 120
+LOOKALIKES = [
+    ("claude-code", TextScreen(f"{RULE}\n❯\n{RULE}\n  ? for shortcuts")),  # its box drawn with bracketed paste off
+    ("claude-code", TextScreen("[from pane 1 · coder] ❯ Look over the change ? for shortcuts")),  # the tty's echo
+    ("claude-code", TextScreen("❯ What is a terminal multiplexer?\n\n● Hello", bracketed_paste=True)),  # a prompt sent
+    ("claude-code", TextScreen(f"{RULE}\n! ls\n{RULE}\n  ! for bash mode", bracketed_paste=True)),  # a command
+    ("gemini-cli", TextScreen("Type your message or @path/to/file? for shortcuts", bracketed_paste=True)),
+    ("gemini-cli", TextScreen(f"{TOP}\n > What is a terminal multiplexer?\n{BOTTOM}\n✦ Hello\n{RULE}\n{TOP}\n"
+                              f" !   Type your shell command\n{BOTTOM}", bracketed_paste=True)),  # shell mode
+    ("qwen-code", TextScreen("  > What is a terminal multiplexer?\n\n  ◆︎ Hello", bracketed_paste=True)),  # one sent
+    ("qwen-code", TextScreen(f"{RULE}\n>   Type your message or @path/to/file\n{RULE}")),  # bracketed paste off
+    ("qwen-code", TextScreen(f"{RULE}\n!   Type your shell command\n{RULE}", bracketed_paste=True)),  # shell mode
+    ("opencode", TextScreen("  ┃\n  ┃  What is a terminal multiplexer?\n  ┃\n\n     Hello", bracketed_paste=True)),
+    ("opencode", TextScreen((Path(__file__).parent / "screens/opencode-1.18.33/120x40/waiting-permission.txt")
+                            .read_text(encoding="utf-8"), bracketed_paste=True)),  # the dialog in place of the box
+    ("opencode", TextScreen((Path(__file__).parent / "screens/opencode-1.18.33/120x40/idle-session.txt")
+                            .read_text(encoding="utf-8"))),  # its box drawn with bracketed paste off
+]
+
+
+@pytest.mark.parametrize(("adapter", "screen"), LOOKALIKES, ids=[f"{c[0]}-{i}" for i, c in enumerate(LOOKALIKES)])
+def test_what_only_looks_like_an_input_box_takes_no_prompt(
+    bundled: AdapterRegistry, adapter: str, screen: TextScreen
+) -> None:
+    """The tty's echo of a message typed before the CLI had the terminal, a box drawn with bracketed paste off (a
+    message would be typed keys), a prompt the conversation shows as sent, a dialog, and a shell mode's box (a
+    message would run as a command)."""
+    assert not bundled.get(adapter).ready_for_prompt(screen), "\n".join(screen.display())

@@ -1,7 +1,7 @@
 """Real AI-CLI output streams through the screen engine, compared with tmux's rendering of them.
 
-The fixtures (see ``tests/fixtures/streams/README.md``) hold what Claude Code, Codex and Gemini CLI
-wrote to a 120×40 tmux pane, and tmux's screen at the end and just before the quit command.
+The fixtures (see ``tests/fixtures/streams/README.md``) hold what Claude Code, Codex, Gemini CLI, Qwen Code and
+opencode wrote to a 120×40 tmux pane, and tmux's screen at the end and just before the quit command.
 The whole visible text must equal tmux's (tmux trims trailing blanks, so rows are compared
 right-stripped), the cursor must be where tmux had it, and every cell that tmux's ``-e`` capture
 covers must have tmux's colours and attributes.
@@ -23,12 +23,16 @@ CAPTURES = {
     "claude-code-2.1.332-120x40-classic": (14_858, (2, 22), (0, 39)),
     "codex-0.171.0-120x40": (20_637, (2, 36), (0, 7)),
     "gemini-cli-0.61.0-120x40": (182_744, (3, 35), (0, 39)),
+    "qwen-code-0.24.4-120x40": (796_695, (2, 33), (0, 5)),
+    "opencode-1.18.33-120x40": (43_263, (5, 34), (0, 8)),
 }
 CASES = [
     pytest.param(name, moment, id=f"{name}-{moment}")
     for name in CAPTURES
     for moment in ("before-exit", "end")
 ]
+UNSTYLED = {("qwen-code-0.24.4-120x40", "end")}
+"""Screens with no styled cell for the colours to be compared on (Qwen Code prints plain text on its way out)."""
 
 
 def stream(name: str, moment: str) -> bytes:
@@ -73,7 +77,7 @@ def test_text_and_cursor_match_tmux(name: str, moment: str) -> None:
     assert replies, "every capture queries the terminal (DA1 at least)"
 
 
-@pytest.mark.parametrize(("name", "moment"), CASES)
+@pytest.mark.parametrize(("name", "moment"), [case for case in CASES if tuple(case.values) not in UNSTYLED])
 def test_colours_and_attributes_match_tmux(name: str, moment: str) -> None:
     screen = TerminalScreen(120, 40)
     screen.feed(stream(name, moment))

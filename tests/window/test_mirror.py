@@ -1,7 +1,7 @@
 """A window's copy of a screen, kept from frames, reads exactly like the screen it mirrors.
 
-The recorded Claude Code, Codex and Gemini CLI streams are fed to a screen engine in random pieces; a
-frame of what changed goes to a mirror after each piece (as the session host sends them), and after
+The recorded Claude Code, Codex, Gemini CLI, Qwen Code and opencode streams are fed to a screen engine in random
+pieces; a frame of what changed goes to a mirror after each piece (as the session host sends them), and after
 every frame each row of the mirror — text, styles and cursor — equals the engine's. Scrollback rows
 come on request, numbered so that a window can cache them.
 """
@@ -23,7 +23,7 @@ RECORDINGS = sorted(path.stem for path in STREAMS.glob("*.bin"))
 
 
 def test_the_recordings_are_in_the_repository() -> None:
-    assert len(RECORDINGS) == 4, f"tests/fixtures/streams holds {RECORDINGS}"
+    assert len(RECORDINGS) == 6, f"tests/fixtures/streams holds {RECORDINGS}"
 
 
 def _over_the_wire(frame: ScreenFrame) -> ScreenFrame:

@@ -4,7 +4,8 @@ session host, against the fake model API (scripted to call the tools):
 - Claude Code as ``coder`` opens a Codex ``reviewer`` pane with a task; Codex sends its answer to the pane that gave it
   the task (the only one its role may send to), and it arrives in Claude Code as a prompt marked with its sender;
   Claude Code waits for the reviewer to be done and reads its screen; the audit shows the four kinds of call;
-- a message due before a Codex pane's CLI has started waits until Codex can take it, and is submitted;
+- a message due before a pane's CLI has started waits until the CLI can take it, and is submitted (each of the
+  five CLIs);
 - a role that may open helpers only is refused a lead's pane with the reason, through the same CLI;
 - Gemini CLI sends to the bundled scripted agent, waits for it and reads what it did.
 """
@@ -34,7 +35,7 @@ from polter.launch.planning import Launch, PanePlan
 from polter.host.panes import HostPane
 
 from .agent_pane import OFFLINE
-from .conftest import real_cli
+from .conftest import real_cli, seed_opencode_plugin_sdk
 from .test_state_hooks_e2e import screen_of, type_line
 from .unhooked import adjusted
 
@@ -111,7 +112,7 @@ async def prompt_with_polters_tools(pane: HostPane, model: FakeModelServer, line
 @pytest.fixture
 def offline(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No way out but 127.0.0.1, once the module's CLIs are installed (npm needs the registry)."""
-    for cli in ("claude-code", "codex", "gemini-cli"):
+    for cli in ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode"):
         real_cli(cli)
     for name, value in OFFLINE.items():
         monkeypatch.setenv(name, value)
@@ -169,16 +170,25 @@ async def test_claude_code_as_coder_opens_a_codex_reviewer_waits_for_it_and_read
             assert sent.pane == reviewer.id and 'to pane 1 (coder): "Reviewed: ship it"' in sent.reason, sent
 
 
-async def test_a_message_for_a_codex_pane_whose_cli_has_not_started_is_submitted_once_codex_can_take_it(
-    tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+PROTOCOLS = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "gemini", "qwen-code": "chat",
+             "opencode": "anthropic"}
+"""The model API each CLI speaks in test mode (what the fake model records as the request's protocol)."""
+
+
+@pytest.mark.parametrize("name", list(PROTOCOLS))
+async def test_a_message_for_a_pane_whose_cli_has_not_started_is_submitted_once_the_cli_can_take_it(
+    name: str, tmp_path: Path, offline: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pane's program starts only once a window gives it a size (late on a loaded machine, or when the session
-    is detached), so a message can be due before Codex has the terminal. Typed then, the tty echoed it (it looked
-    drawn) and Codex read it later as keys with its Enter as a newline: the prompt stayed in its composer."""
-    codex = real_cli("codex")
-    monkeypatch.setenv("PATH", f"{codex.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    is detached), so a message can be due before the CLI has the terminal. Typed then, the tty echoed it (it looked
+    drawn) and the CLI never submitted it: Codex and Claude Code read it later as keys with its Enter as a newline
+    (the prompt stayed in their input box), Gemini CLI, Qwen Code and opencode lost it."""
+    cli = real_cli(name)
+    monkeypatch.setenv("PATH", f"{cli.bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    if name == "opencode":
+        seed_opencode_plugin_sdk(offline, project)
     with FakeModelServer() as model:
-        plans = [PanePlan(PaneSetup(adapter="codex", role="reviewer", cwd=project, title="codex"), codex.adapter,
+        plans = [PanePlan(PaneSetup(adapter=name, role="reviewer", cwd=project, title=name), cli.adapter,
                           "the test")]  # fmt: skip
         launch = Launch(plans, discover(entry_points=False), test_mode=TestMode(model_base_url=model.url))
         async with hosted(launch=launch) as host:
@@ -188,7 +198,7 @@ async def test_a_message_for_a_codex_pane_whose_cli_has_not_started_is_submitted
             assert "queued" in host.team.send(pane, "the test", "pane 9 · lead", "Look over the change")
             pane.resize(120, 40)
             await wait_until(lambda: any("[from pane 9 · lead] Look over the change" in request.prompt
-                                         for request in model.requests if request.protocol == "openai"),
+                                         for request in model.requests if request.protocol == PROTOCOLS[name]),
                              timeout=120, message=lambda: f"{text_of(pane)}\nthe model was asked: {asked(model)}")  # fmt: skip
 
 
