@@ -24,6 +24,7 @@ from polter.host.workspace import Workspace
 from polter.window.app import PolterApp
 from polter.window.pane import PaneWidget
 from polter.window.session_screen import SessionScreen
+from support.keys import type_keys
 from support.gateway import ROLES, write_roles
 from support.panes import BASH, screen_text, wait_for_text
 from support.session import hosted, window
@@ -136,7 +137,7 @@ async def run_in(pilot: Pilot[None], pane: PaneWidget, command: str, expect: str
     command (not in what an earlier command printed: the echo of ``clear; ...`` comes before the clear)."""
     pane.terminal.focus()
     await pilot.pause()
-    await pilot.press(*command, "enter")
+    await type_keys(pilot, command, enter=True)
 
     def after_command() -> str:
         """The screen from the line where the command was echoed on (all of it once the command cleared it)."""
@@ -162,7 +163,7 @@ async def palette(pilot: Pilot[None], *steps: tuple[str, str]) -> None:
         await wait_until(lambda: isinstance(pilot.app.screen, CommandPalette), message="the palette")
         palette_screen = pilot.app.screen
         hits = palette_screen.query_one(CommandList)
-        await pilot.press(*typed)
+        await type_keys(pilot, typed)
 
         def best() -> str:
             return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from support.keys import type_keys
 from support.panes import screen_text, wait_for_text
 from support.privates import notification_messages
 from support.session import hosted, window
@@ -37,7 +38,7 @@ def test_the_scripted_agent_follows_rain_with_an_uninvited_hardmode() -> None:
 async def say(pilot: Pilot[None], pane: PaneWidget, line: str) -> None:
     pane.terminal.focus()
     await pilot.pause()
-    await pilot.press(*line, "enter")
+    await type_keys(pilot, line, enter=True)
 
 
 def test_the_scripted_agent_wraps_its_words_to_the_pane_not_mid_word() -> None:

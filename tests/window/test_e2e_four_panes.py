@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.keys import type_keys
 from support.gateway import role, time_server
 from support.waiting import wait_until
 from support.workspace_app import palette, panes, run_in, screen, shell_plans, workspace_app
@@ -70,7 +71,7 @@ async def test_four_roles_four_surfaces_a_palette_switch_an_ask_and_the_audit(mo
 
         ask_convert.terminal.focus()
         await pilot.pause()
-        await pilot.press(*CONVERT, "enter")
+        await type_keys(pilot, CONVERT, enter=True)
         await wait_until(lambda: isinstance(app.screen, AskScreen), timeout=30, message="the ask modal")
         modal = app.screen
         assert isinstance(modal, AskScreen) and modal.ask.name == "convert_time"

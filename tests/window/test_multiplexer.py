@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.keys import type_keys
 from support.dialogs import confirm_shown
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.privates import notification_messages
@@ -64,7 +65,7 @@ def process(host: SessionHost, pane: PaneWidget) -> PtyProcess | None:
 
 
 async def type_line(pilot: Pilot[None], text: str) -> None:
-    await pilot.press(*text, "enter")
+    await type_keys(pilot, text, enter=True)
 
 
 async def test_typing_into_a_pane_runs_the_command_in_bash() -> None:

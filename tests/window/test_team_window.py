@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.keys import type_keys
 from support.gateway import ROLES, fixture_server
 from support.workspace_app import SCRIPTED_AGENT, agent_of, badges, host_of, palette, panes, shell_plans, workspace_app
 from support.waiting import wait_until
@@ -30,7 +31,7 @@ TEAM_ROLES = {**ROLES, "lead": LEAD}
 
 async def answer(app: Any, pilot: Any, text: str) -> None:
     await wait_until(lambda: isinstance(app.screen, TextEchoScreen), message="the prompt")
-    await pilot.press(*["space" if character == " " else character for character in text], "enter")
+    await type_keys(pilot, text, enter=True)
 
 
 async def test_send_to_panes_types_the_humans_words_which_open_a_gate(monkeypatch: Any) -> None:

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from support.keys import type_keys
 from support.panes import bash_spec, runs_in_foreground, screen_text, wait_for_prompt, wait_for_text
 from support.privates import rendered_strips
 from support.session import host_pane, hosted, window
@@ -87,7 +88,7 @@ async def one_pane(
 
 
 async def type_line(pilot: Pilot[None], text: str) -> None:
-    await pilot.press(*text, "enter")
+    await type_keys(pilot, text, enter=True)
 
 
 async def wheel(pilot: Pilot[None], terminal: TerminalView, *, up: bool) -> None:
@@ -136,7 +137,7 @@ async def test_vi_edits_a_file_full_screen(tmp_path: Path) -> None:
         await wait_until(lambda: terminal.screen_model is not None and terminal.screen_model.alternate_screen)
         await pilot.press("i", *"hello from vi", "escape")
         await wait_for_text(terminal, "hello from vi")
-        await pilot.press(*":wq", "enter")
+        await type_keys(pilot, ":wq", enter=True)
         await wait_until(lambda: not terminal.screen_model.alternate_screen)  # type: ignore[union-attr]
         await wait_until(lambda: target.exists() and target.read_text() == "hello from vi\n")
         await wait_for_text(terminal, "$ vi -u NONE -N note.txt\n")  # the shell's screen is back
@@ -270,7 +271,7 @@ async def test_focus_changes_are_reported_only_when_asked() -> None:
         await wait_until(lambda: runs_in_foreground(program(terminal), "cat"))
         terminal.app.set_focus(terminal.app.query_one("#neighbour"))
         terminal.focus()
-        await pilot.press(*"x", "enter")
+        await type_keys(pilot, "x", enter=True)
         await wait_for_text(terminal, "x\nx")
         assert "[O" not in screen_text(terminal)
         await pilot.press("ctrl+c")
@@ -386,7 +387,10 @@ async def test_a_busy_panes_last_screen_goes_out_within_one_frame_of_its_output_
 async def test_synchronized_output_holds_the_repaint_until_the_update_ends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hosted_module, "SYNC_TIMEOUT", 60.0)
     async with one_pane() as (terminal, pilot):
-        await type_line(pilot, r"printf '\e[?2026hheld\055back'; read; printf 're\154eased\e[?2026l'")
+        command = r"printf '\e[?2026hheld\055back'; read; printf 're\154eased\e[?2026l'"
+        await type_keys(pilot, command)
+        await wait_until(lambda: command in rendered(terminal))  # the echo drawn before the update begins
+        await pilot.press("enter")
         await wait_for_text(terminal, "held-back")  # in the screen model...
         await pilot.pause()
         assert "held-back" not in rendered(terminal)  # ...but not drawn yet
@@ -449,7 +453,7 @@ async def test_a_view_starts_its_program_at_its_first_size_and_a_restart_runs_a_
         source.restart(bash_spec())
         await wait_for_prompt(terminal)
         assert source.spec.argv[0].endswith("bash") and source.last_output > 0 and source.status_text == "running"
-        await pilot.press(*"echo typed", "enter")
+        await type_keys(pilot, "echo typed", enter=True)
         await wait_for_text(terminal, "typed\n$")
         assert source.last_input > 0
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.keys import type_keys
 from support.panes import BASH, bash_spec, screen_text
 from support.polter_terminal import COLUMNS, LINES, polter, window
 from support.session import attached, hosted
@@ -283,7 +284,7 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         shown = lambda: screen_text(pane.terminal)  # noqa: E731
         await wait_until(lambda: prompts(shown()) >= 1, timeout=60, message=shown)
         pane.terminal.focus()
-        await pilot.press(*"seq 1 300000 | sed s/^/row-/; echo flood-$((40+2))-done", "enter")
+        await type_keys(pilot, "seq 1 300000 | sed s/^/row-/; echo flood-$((40+2))-done", enter=True)
         await wait_until(lambda: "row-" in shown(), timeout=60, message=shown)
         assert len(relay_links()) == 1
         os.kill(control_master("alpha"), signal.SIGKILL)  # the SSH connection dies mid-flood (the window's channel too)
@@ -292,7 +293,7 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         await wait_until(lambda: not session.reconnection.active, timeout=60, message="the window to attach again")
         assert not session.ended and [p.id for p in session.panes] == ["p1", "p2"]
         await wait_until(lambda: "flood-42-done" in shown(), timeout=90, message=shown)
-        await pilot.press(*"echo after-$((1+1))", "enter")
+        await type_keys(pilot, "echo after-$((1+1))", enter=True)
         await wait_until(lambda: "after-2" in shown(), timeout=30, message=shown)
         [info] = listed("alpha")
         assert info["running"] == 2 and info["clients"] == 1  # the session never noticed more than a window

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.keys import type_keys
 from support.dialogs import confirm_shown
 from support.git_repos import git, sh
 from support.waiting import wait_until
@@ -48,7 +49,7 @@ async def test_merge_offers_a_commit_then_asks_then_merges(repo: Path) -> None:
     async with app.run_test() as pilot:
         await wait_until(lambda: isinstance(app.screen, TextEchoScreen))
         assert "1 uncommitted file(s). Commit them first?" in str(app.screen.query_one("#question", Label).render())
-        await pilot.press(*"finish it", "enter")
+        await type_keys(pilot, "finish it", enter=True)
         await wait_until(lambda: confirm_shown(app))
         await pilot.press("y")
         await wait_until(lambda: app.outcome != "running")
@@ -73,12 +74,12 @@ async def test_removing_work_needs_the_branch_name_exactly(repo: Path) -> None:
     async with app.run_test() as pilot:
         await wait_until(lambda: isinstance(app.screen, TextEchoScreen))
         assert "1 uncommitted file(s): draft.txt" in str(app.screen.query_one("#detail", Label).render())
-        await pilot.press(*"yes", "enter")
+        await type_keys(pilot, "yes", enter=True)
         await pilot.pause()
         assert isinstance(app.screen, TextEchoScreen) and worktree.path.is_dir()  # a near miss is no yes
         assert "that is not 'polter/coder'" in str(app.screen.query_one("#mismatch", Label).render())
         app.screen.query_one(Input).value = ""
-        await pilot.press(*"polter/coder", "enter")
+        await type_keys(pilot, "polter/coder", enter=True)
         await wait_until(lambda: app.outcome != "running")
     assert isinstance(app.outcome, str) and app.outcome.startswith("Removed the worktree of polter/coder")
     assert not worktree.path.exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.keys import type_keys
 from support.dialogs import confirm_shown
 from support.gateway import ROLES, write_roles
 from support.git_repos import git, refs, sh, snapshot
@@ -138,7 +139,7 @@ async def test_from_the_palette_a_new_worktree_pane_then_review_merge_and_remove
         # Merge: it offers to commit the uncommitted file, asks, and merges into main.
         await palette(pilot, ("merge pane 2", "Merge pane 2's worktree into main"))
         await wait_until(lambda: isinstance(app.screen, TextEchoScreen), message="the commit message prompt")
-        await pilot.press(*"the draft", "enter")
+        await type_keys(pilot, "the draft", enter=True)
         await wait_until(lambda: confirm_shown(app), message="the merge's confirmation")
         await pilot.press("y")
         await wait_until(lambda: "Merged polter/open into main" in notices(app), message=lambda: notices(app))
