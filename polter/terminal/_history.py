@@ -44,6 +44,8 @@ _SEPARATOR: Final = "\x00"
 Text: TypeAlias = str | tuple[str, ...]
 Styles: TypeAlias = Style | tuple[Style | int, ...]
 Opened: TypeAlias = tuple[list[Text], list[Styles]]
+PlainStyle: TypeAlias = tuple[str | bool | None, ...]
+"""A `Style` as a plain tuple of its fields."""
 
 
 class History:
@@ -114,8 +116,8 @@ class History:
 
     def _settle(self) -> None:
         """Seal the oldest rows while enough wait, then keep the limit."""
-        while len(self._texts) >= OPEN_ROWS:
-            self._seal()
+        if len(self._texts) >= OPEN_ROWS:
+            self._seal((len(self._texts) - BLOCK) // BLOCK)
         excess = len(self._sealed) * BLOCK - self._dropped + len(self._texts) - self._limit
         if excess > 0:
             self._drop(excess)
@@ -151,7 +153,7 @@ class History:
             self._texts[index], self._styles[index] = _compacted(self._texts[index], self._styles[index])
             done += 1
         while len(self._texts) >= BLOCK and done < budget:
-            self._seal()
+            self._seal(1)
             done += BLOCK
         while self._raw and done < budget:
             index = len(self._sealed) - self._raw
@@ -162,17 +164,19 @@ class History:
             done += BLOCK
         return self.left_to_compact()
 
-    def _seal(self) -> None:
-        """The :data:`BLOCK` oldest open rows into one block (pickled, compressed later)."""
-        texts, styles = self._texts[:BLOCK], self._styles[:BLOCK]
+    def _seal(self, blocks: int) -> None:
+        """The ``blocks`` * :data:`BLOCK` oldest open rows into that many blocks (pickled, compressed later); the
+        open rows are cut once (a flood's read brings thousands of rows at a time)."""
         first = self.pushed - len(self._texts)  # the number of the oldest open row
-        del self._texts[:BLOCK], self._styles[:BLOCK]
         per_cell = self._per_cell
-        while per_cell and per_cell[0] < first + BLOCK:  # rows the general loop copied from their cells
-            index = per_cell.pop(0) - first
-            texts[index], styles[index] = _compacted(texts[index], styles[index])
-        self._sealed.append(_pickled(texts, styles))
-        self._raw += 1
+        for start in range(0, blocks * BLOCK, BLOCK):
+            texts, styles = self._texts[start : start + BLOCK], self._styles[start : start + BLOCK]
+            while per_cell and per_cell[0] < first + start + BLOCK:  # rows the general loop copied from their cells
+                index = per_cell.pop(0) - first - start
+                texts[index], styles[index] = _compacted(texts[index], styles[index])
+            self._sealed.append(_pickled(texts, styles))
+        del self._texts[: blocks * BLOCK], self._styles[: blocks * BLOCK]
+        self._raw += blocks
 
     def _open(self, block: bytes) -> Opened:
         """A sealed block's rows, read again (the last two opened are kept)."""
@@ -267,7 +271,11 @@ def _pickled(texts: list[Text], styles: list[Styles]) -> bytes:
         if candidate.count(_SEPARATOR) == len(texts) - 1:
             joined = candidate
     first = styles[0]
-    shared = [first] if styles.count(first) == len(styles) else styles
+    shared: list[Styles] | list[PlainStyle] = styles
+    if styles.count(first) == len(styles) and isinstance(first, Style):
+        shared = [tuple(first)]  # one style for all: as a plain tuple (pickle reduces a Style in Python, slowly)
+    elif styles.count(first) == len(styles):
+        shared = [first]
     return pickle.dumps((len(texts), joined, shared), pickle.HIGHEST_PROTOCOL)
 
 
@@ -278,8 +286,8 @@ def _unpickled(data: bytes) -> Opened:
     known: dict[Style, Style] = {}
     styles: list[Styles] = []
     for entry in shared:
-        if isinstance(entry, Style):
-            styles.append(_interned(entry, known))
+        if isinstance(entry, Style) or (entry and not isinstance(entry[0], (tuple, Style))):  # (a plain tuple too)
+            styles.append(_interned(Style._make(entry), known))
         else:
             styles.append(tuple(_interned(item, known) if isinstance(item, Style) else item for item in entry))
     return texts, styles if len(styles) == count else styles * count
