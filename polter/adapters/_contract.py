@@ -473,7 +473,7 @@ def state_from_screen(
     """The first state whose pattern the screen's text matches, asked in the order waiting, working, idle (a
     dialog drawn over a running turn is waiting; a spinner under the prompt box is working). The text is the
     rows, their trailing blanks stripped, joined by newlines (patterns may span rows with ``re.MULTILINE``)."""
-    text = "\n".join(line.rstrip() for line in lines)
+    text = _screen_text(lines)
     for state, pattern in ((AgentState.WAITING, waiting), (AgentState.WORKING, working), (AgentState.IDLE, idle)):
         if pattern.search(text):
             return state
@@ -484,7 +484,12 @@ def input_box_ready(screen: ScreenView, input_box: re.Pattern[str]) -> bool:
     """Whether the CLI can take a pasted prompt by its screen (:meth:`Adapter.ready_for_prompt`): it asked for
     bracketed paste (it has the terminal; what is typed before goes to the tty's line discipline) and its input box
     is drawn (``input_box`` searched in the rows as :func:`state_from_screen` joins them)."""
-    return screen.bracketed_paste and input_box.search("\n".join(row.rstrip() for row in screen.display())) is not None
+    return screen.bracketed_paste and input_box.search(_screen_text(screen.display())) is not None
+
+
+def _screen_text(lines: Sequence[str]) -> str:
+    """The rows, their trailing blanks stripped, joined by newlines: what the adapters' screen patterns search."""
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def deny_message(answer: HookAnswer) -> str:

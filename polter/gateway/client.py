@@ -179,7 +179,7 @@ class GatewayClient:
         try:
             async with self._http.stream("/control/events") as (response, lines):
                 if response.status >= 400:
-                    _raise_for(Response(response.status, b"".join([line.encode() async for line in lines])))
+                    _raise_for(Response(response.status, "\n".join([line async for line in lines]).encode()))
                 event_type, data = "", []
                 async for line in lines:
                     if line.startswith("event:"):

@@ -58,32 +58,22 @@ class LoopbackHttp:
         self, method: str, path: str, *, json_body: Any = None, params: Mapping[str, Any] | None = None
     ) -> Response:
         """One request and its whole answer."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                reader, writer = await self._send(method, path, json_body, params)
-                try:
-                    status, headers = await _read_head(reader)
-                    body = b"".join([piece async for piece in _body(reader, headers)])
-                finally:
-                    writer.close()
-        except TimeoutError:
-            raise HttpFailure(f"{method} {path}: no answer within {self.timeout:g} s") from None
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-            raise HttpFailure(f"{method} {path}: {_said(exc)}") from exc
+        async with _answered(f"{method} {path}", self.timeout):
+            reader, writer = await self._send(method, path, json_body, params)
+            try:
+                status, headers = await _read_head(reader)
+                body = b"".join([piece async for piece in _body(reader, headers)])
+            finally:
+                writer.close()
         return Response(status, body, headers)
 
     @contextlib.asynccontextmanager
     async def stream(self, path: str) -> AsyncIterator[tuple[Response, AsyncIterator[str]]]:
         """``GET path``: its status and headers, and its body's lines as they come (a failure while reading them
         raises :class:`HttpFailure`)."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                reader, writer = await self._send("GET", path, None, None)
-                status, headers = await _read_head(reader)
-        except TimeoutError:
-            raise HttpFailure(f"GET {path}: no answer within {self.timeout:g} s") from None
-        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-            raise HttpFailure(f"GET {path}: {_said(exc)}") from exc
+        async with _answered(f"GET {path}", self.timeout):
+            reader, writer = await self._send("GET", path, None, None)
+            status, headers = await _read_head(reader)
         try:
             yield Response(status, headers=headers), _lines(_body(reader, headers), path)
         finally:
@@ -102,6 +92,22 @@ class LoopbackHttp:
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
         await writer.drain()
         return reader, writer
+
+
+_BROKEN = (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError)
+"""What a connection that failed, broke or did not answer in HTTP raises while it is read."""
+
+
+@contextlib.asynccontextmanager
+async def _answered(what: str, timeout: float) -> AsyncIterator[None]:
+    """Within ``timeout`` seconds, or :class:`HttpFailure` saying of ``what`` why not."""
+    try:
+        async with asyncio.timeout(timeout):
+            yield
+    except TimeoutError:
+        raise HttpFailure(f"{what}: no answer within {timeout:g} s") from None
+    except _BROKEN as exc:
+        raise HttpFailure(f"{what}: {_said(exc)}") from exc
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
@@ -148,7 +154,7 @@ async def _lines(pieces: AsyncIterator[bytes], path: str) -> AsyncIterator[str]:
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 yield line.rstrip(b"\r").decode("utf-8", "replace")
-    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+    except _BROKEN as exc:
         raise HttpFailure(f"GET {path}: {_said(exc)}") from exc
     if pending:
         yield pending.decode("utf-8", "replace")

@@ -82,7 +82,7 @@ class History:
         return len(self._sealed) * BLOCK - self._dropped
 
     def __len__(self) -> int:
-        return len(self._sealed) * BLOCK - self._dropped + len(self._texts)
+        return self.sealed_rows + len(self._texts)
 
     def append(self, chars: list[str], styles: list[Style]) -> None:
         """Keep a copy of a row (the caller may reuse the lists)."""
@@ -118,7 +118,7 @@ class History:
         """Seal the oldest rows while enough wait, then keep the limit."""
         if len(self._texts) >= OPEN_ROWS:
             self._seal((len(self._texts) - BLOCK) // BLOCK)
-        excess = len(self._sealed) * BLOCK - self._dropped + len(self._texts) - self._limit
+        excess = len(self) - self._limit
         if excess > 0:
             self._drop(excess)
 
@@ -129,8 +129,7 @@ class History:
             self._dropped += taken
             count -= taken
             if self._dropped == BLOCK:
-                gone = self._sealed.pop(0)
-                self._opened = [entry for entry in self._opened if entry[0] is not gone]
+                self._forget_opened(self._sealed.pop(0))
                 self._raw = min(self._raw, len(self._sealed))
                 self._dropped = 0
         if count:
@@ -159,7 +158,7 @@ class History:
             index = len(self._sealed) - self._raw
             block = self._sealed[index]
             self._sealed[index] = zlib.compress(block, 6)
-            self._opened = [entry for entry in self._opened if entry[0] is not block]
+            self._forget_opened(block)
             self._raw -= 1
             done += BLOCK
         return self.left_to_compact()
@@ -186,6 +185,10 @@ class History:
         rows = _unpickled(block if block[0] == _PICKLED else zlib.decompress(block))
         self._opened = [(block, rows), *self._opened[:1]]
         return rows
+
+    def _forget_opened(self, block: bytes) -> None:
+        """``block`` is gone or stored anew: its opened rows no longer stand for a kept block."""
+        self._opened = [entry for entry in self._opened if entry[0] is not block]
 
     def _stored(self, index: int) -> tuple[Text, Styles]:
         """Row ``index`` (negative, -1 the newest) as it is stored, its block opened if it is sealed."""
@@ -271,34 +274,23 @@ def _pickled(texts: list[Text], styles: list[Styles]) -> bytes:
         if candidate.count(_SEPARATOR) == len(texts) - 1:
             joined = candidate
     first = styles[0]
-    shared: list[Styles] | list[PlainStyle] = styles
-    if styles.count(first) == len(styles) and isinstance(first, Style):
-        shared = [tuple(first)]  # one style for all: as a plain tuple (pickle reduces a Style in Python, slowly)
-    elif styles.count(first) == len(styles):
-        shared = [first]
-    return pickle.dumps((len(texts), joined, shared), pickle.HIGHEST_PROTOCOL)
+    if styles.count(first) != len(styles):
+        return pickle.dumps((len(texts), joined, styles), pickle.HIGHEST_PROTOCOL)
+    one: Styles | PlainStyle = tuple(first) if isinstance(first, Style) else first  # (pickle reduces a Style slowly)
+    return pickle.dumps((len(texts), joined, [one]), pickle.HIGHEST_PROTOCOL)
 
 
 def _unpickled(data: bytes) -> Opened:
-    """A block's rows again, each style the one object every row shares (pickle makes new ones)."""
+    """A block's rows again, each style the interned object (pickle makes new ones)."""
     count, joined, shared = pickle.loads(data)
     texts: list[Text] = list(joined.split(_SEPARATOR)) if isinstance(joined, str) else joined
-    known: dict[Style, Style] = {}
     styles: list[Styles] = []
     for entry in shared:
-        if isinstance(entry, Style) or (entry and not isinstance(entry[0], (tuple, Style))):  # (a plain tuple too)
-            styles.append(_interned(Style._make(entry), known))
-        else:
-            styles.append(tuple(_interned(item, known) if isinstance(item, Style) else item for item in entry))
+        if not isinstance(entry[0], tuple):  # a style (or its plain tuple): its first field is a colour or None
+            styles.append(intern(Style._make(entry)))
+        else:  # runs, or a style per cell
+            styles.append(tuple(intern(item) if isinstance(item, Style) else item for item in entry))
     return texts, styles if len(styles) == count else styles * count
-
-
-def _interned(style: Style, known: dict[Style, Style]) -> Style:
-    """A style read back from a block as the one object every row shares (pickle makes a new one)."""
-    found = known.get(style)
-    if found is None:
-        found = known[style] = intern(style)
-    return found
 
 
 def _content_end(text: str, styles: tuple[Style, ...]) -> int:
