@@ -30,6 +30,7 @@ from polter.protocol import FLOOR_SERVER, AgentState
 from polter.wire import messages as wire
 from polter.wire.client import SessionClient
 from polter.launch.config import PaneSetup
+from polter.host import agent_state
 from polter.host.session_host import SessionHost
 from polter.launch.planning import Launch, PanePlan
 
@@ -129,6 +130,15 @@ async def _session(monkeypatch: pytest.MonkeyPatch, roles: tuple[str, ...]) -> A
             yield host
         finally:
             await client.aclose()
+
+
+def reports_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scripted agent's own reports end its turns, not a stall of its screen: its first turn has no report before
+    it to lend it ``REPORT_GRACE``, and on a starved machine (CI: three workers on two cores, real CLIs beside) its
+    report came late while its drawing stalled for longer than the screen's working window, so the screen alone
+    called the turn over mid-work. For the tests about what its reports make of a turn (the screen's own reading is
+    ``test_a_program_without_hooks_is_read_done_from_its_screen``'s and the stall test's)."""
+    monkeypatch.setattr(agent_state, "ACTIVE_SECONDS", 10 * agent_state.ACTIVE_SECONDS)
 
 
 def text_of(host: SessionHost, pane_id: str) -> str:
@@ -315,6 +325,7 @@ async def test_a_message_does_not_start_a_new_research_phase_the_humans_line_doe
 
 
 async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
+    reports_decide(monkeypatch)
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 1.6")  # it draws a line every 0.2 s, then says it is done
         waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
@@ -396,6 +407,7 @@ async def test_done_comes_from_the_clis_hooks_where_it_has_them(monkeypatch: pyt
 
 
 async def test_panes_shows_done_once_a_handed_task_showed_as_work_and_is_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    reports_decide(monkeypatch)
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 2")
         await wait_until(lambda: host.panes[1].agent_state is AgentState.WORKING, message=lambda: text_of(host, "p2"))
@@ -666,6 +678,7 @@ async def test_the_human_mutes_or_forbids_hand_offs_to_a_pane(monkeypatch: pytes
 
 async def test_queues_and_waits_outlive_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """The host keeps them: the window detaches while a message waits and a wait is pending, another attaches."""
+    reports_decide(monkeypatch)
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 2")
         await at_work(host, 2)
