@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import re
 import time
 from collections import deque
@@ -109,7 +110,8 @@ class _Membership:
     delivered: int = 0
     answered: int = 0
     """Deliveries a ``wait`` until done already returned for."""
-    delivered_at: float = 0.0
+    submitted_at: float = 0.0
+    """When the last message's Enter was sent (its turn begins then; ``inf`` while its paste waits to be drawn)."""
     worked: bool = False
     """The agent's state showed work since the last message was typed."""
     finished: bool = False
@@ -272,8 +274,8 @@ class Team:
         (``quiet``) after its screen was quiet for :attr:`settle` seconds since. A pane whose CLI reported before
         has :data:`REPORT_GRACE` to report the turn before its screen alone is believed; one whose last report (work,
         a dialog) was followed by the human's keys is read from its screen too."""
-        if pane.agent_state is not AgentState.IDLE:
-            return False
+        if pane.agent_state is not AgentState.IDLE or since > time.monotonic():
+            return False  # (a turn whose Enter is not sent yet has not begun)
         report = pane.report
         if report is not None and pane.reported_at >= since:
             if report.state is AgentState.IDLE:
@@ -290,7 +292,7 @@ class Team:
             for wait in member.waits:
                 wait.seen_working = True
         if member.delivered and not member.finished:
-            member.finished = self.turn_over(pane, member.delivered_at, member.worked, quiet=False)
+            member.finished = self.turn_over(pane, member.submitted_at, member.worked, quiet=False)
 
     @staticmethod
     def read(pane: HostPane, lines: int) -> str:
@@ -337,7 +339,7 @@ class Team:
         screen = pane.read_agent_state()
         if screen is AgentState.WAITING or (screen is not AgentState.IDLE and pane.reading.source != "cli"):
             return False
-        return self.turn_over(pane, member.delivered_at, member.worked)
+        return self.turn_over(pane, member.submitted_at, member.worked)
 
     def _deliver(self, pane: HostPane, member: _Membership) -> None:
         if not member.queue or not self._ready(pane, member):
@@ -357,6 +359,8 @@ class Team:
             return terminal.running and terminal.process is process
 
         def submit() -> None:  # not pane.key: the pane's typed line (the human's words) never sees it
+            member.submitted_at = time.monotonic()  # (a program that ended takes no Enter: its screen tells the rest)
+            member.worked = False  # (a paste drawn slowly is no work of the turn)
             if same_program():
                 terminal.key("enter")
 
@@ -364,6 +368,7 @@ class Team:
             """The Enter goes ENTER_AFTER after the program drew the paste, not after Polter wrote it: a busy program
             reads the paste late, and an Enter read with it is a newline in the paste to Codex."""
             if not same_program():
+                submit()
                 return
             drawn = terminal.screen is not None and tail in "".join("".join(terminal.screen.display()).split())
             if drawn or time.monotonic() > shown_by:  # (a CLI that shows a long paste as a placeholder)
@@ -371,11 +376,11 @@ class Team:
             else:
                 loop.call_later(TICK, submit_once_shown)
 
-        submit_once_shown()
         member.sender = message.sender
         member.delivered += 1
-        member.delivered_at = time.monotonic()
+        member.submitted_at = math.inf
         member.worked = member.finished = False
+        submit_once_shown()
         member.pushed_at_delivery = screen.history_pushed if screen is not None else 0
         pane.task_from = (message.sender, message.label)
         self._show(pane, member)
@@ -414,7 +419,7 @@ class Team:
         for wait in list(member.waits):
             if wait.future.done():
                 continue
-            settled = not member.queue and self.turn_over(pane, member.delivered_at, member.worked)
+            settled = not member.queue and self.turn_over(pane, member.submitted_at, member.worked)
             if wait.until == "waiting":
                 reached = pane.agent_state is AgentState.WAITING
             elif wait.until == "idle" or member.delivered > member.answered:
@@ -457,7 +462,7 @@ class Team:
         label = request.sender_label or f"pane {self._panes.number(opener)}"
         member.queue.append(_Message(opener.id, label, f"[from {label}] {clean_message(request.task or '')}"))
         self._show(pane, member)
-        member.delivered_at = time.monotonic()  # its CLI starts: the first prompt waits for its start screen
+        member.submitted_at = time.monotonic()  # its CLI starts: the first prompt waits for its start screen
         self._tick_soon()
         return TeamReply(pane=pane.id, number=self._panes.number(pane))
 

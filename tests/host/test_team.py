@@ -32,6 +32,8 @@ from polter.wire.client import SessionClient
 from polter.launch.config import PaneSetup
 from polter.host import agent_state
 from polter.host.session_host import SessionHost
+from polter.host import team
+from polter.host.team import Team
 from polter.launch.planning import Launch, PanePlan
 
 ALLOW = """
@@ -135,10 +137,12 @@ async def _session(monkeypatch: pytest.MonkeyPatch, roles: tuple[str, ...]) -> A
 def reports_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     """The scripted agent's own reports end its turns, not a stall of its screen: its first turn has no report before
     it to lend it ``REPORT_GRACE``, and on a starved machine (CI: three workers on two cores, real CLIs beside) its
-    report came late while its drawing stalled for longer than the screen's working window, so the screen alone
-    called the turn over mid-work. For the tests about what its reports make of a turn (the screen's own reading is
+    report came late while its drawing stalled for longer than the screen's working window (or, before it drew
+    anything, than the quiet that ends a turn drawn at once), so the screen alone called the turn over. For the tests
+    about what its reports make of a turn (the screen's own reading is
     ``test_a_program_without_hooks_is_read_done_from_its_screen``'s and the stall test's)."""
     monkeypatch.setattr(agent_state, "ACTIVE_SECONDS", 10 * agent_state.ACTIVE_SECONDS)
+    monkeypatch.setattr(Team, "settle", 10 * Team.settle)
 
 
 def text_of(host: SessionHost, pane_id: str) -> str:
@@ -377,6 +381,20 @@ async def test_a_program_without_hooks_is_read_done_from_its_screen(monkeypatch:
         assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
         assert "Working for 1.6 s." in waited.structured_content["text"]
         assert host.panes[1].report is None and host.panes[1].reading.source == "screen"  # its screen said it
+
+
+async def test_a_turn_begins_when_its_enter_is_sent_not_when_its_message_is_pasted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Enter follows the paste once the program drew it (a slow one draws it late): until then the quiet screen
+    says nothing about the turn, so a wait until done does not end before the agent was asked anything."""
+    monkeypatch.setenv(NO_REPORTS, "1")
+    monkeypatch.setattr(team, "ENTER_AFTER", 3 * Team.settle)
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        await floor(host, 1, "send", pane=2, message="work 1")
+        waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
+        assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
+        assert "Worked 1 s: done." in waited.structured_content["text"]
 
 
 async def report(host: SessionHost, number: int, payload: dict[str, Any]) -> None:
