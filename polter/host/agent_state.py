@@ -27,5 +27,7 @@ def screen_activity(
     if foreground_job:
         return AgentState.WORKING
     drawing = now - last_output < ACTIVE_SECONDS
-    answer = any(0.0 <= last_output - cause < ECHO_SECONDS for cause in (last_input, last_resize))
-    return AgentState.WORKING if drawing and not answer else AgentState.IDLE
+    # drawn a while after the last key and resize: not their echo, nor what it drew before them (the echo of a
+    # message's paste is no work once its Enter follows)
+    by_itself = last_output - max(last_input, last_resize) >= ECHO_SECONDS
+    return AgentState.WORKING if drawing and by_itself else AgentState.IDLE

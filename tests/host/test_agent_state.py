@@ -29,6 +29,13 @@ def test_the_echo_of_the_humans_typing_is_not_work() -> None:
     assert screen_activity(100.0, last_output=99.9, last_input=99.9 - ECHO_SECONDS * 2, foreground_job=False) == WORKING
 
 
+def test_what_was_drawn_before_the_last_key_is_not_work() -> None:
+    """A message's paste is echoed, then its Enter follows: until the program draws again, the echo is no work
+    (read as work, it ended the turn the Enter began once the screen stayed quiet a moment)."""
+    assert screen_activity(100.0, last_output=99.7, last_input=99.9, foreground_job=False) == IDLE
+    assert screen_activity(100.0, last_output=99.7, last_input=0.0, foreground_job=False, last_resize=99.9) == IDLE
+
+
 def test_a_job_in_the_foreground_is_working_even_when_it_prints_nothing() -> None:
     assert screen_activity(100.0, last_output=0.0, last_input=0.0, foreground_job=True) == WORKING
 

@@ -30,7 +30,6 @@ from polter.protocol import FLOOR_SERVER, AgentState
 from polter.wire import messages as wire
 from polter.wire.client import SessionClient
 from polter.launch.config import PaneSetup
-from polter.host import agent_state
 from polter.host.session_host import SessionHost
 from polter.host import team
 from polter.host.team import Team
@@ -135,13 +134,12 @@ async def _session(monkeypatch: pytest.MonkeyPatch, roles: tuple[str, ...]) -> A
 
 
 def reports_decide(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scripted agent's own reports end its turns, not a stall of its screen: its first turn has no report before
-    it to lend it ``REPORT_GRACE``, and on a starved machine (CI: three workers on two cores, real CLIs beside) its
-    report came late while its drawing stalled for longer than the screen's working window (or, before it drew
-    anything, than the quiet that ends a turn drawn at once), so the screen alone called the turn over. For the tests
-    about what its reports make of a turn (the screen's own reading is
-    ``test_a_program_without_hooks_is_read_done_from_its_screen``'s and the stall test's)."""
-    monkeypatch.setattr(agent_state, "ACTIVE_SECONDS", 10 * agent_state.ACTIVE_SECONDS)
+    """The scripted agent's own reports end its turns, not the quiet of its screen: its first turn has no report
+    before it to lend it ``REPORT_GRACE``, and on a starved machine (CI: three workers on two cores, real CLIs
+    beside) the terminal echoed the line's Enter and the agent drew nothing for longer than the quiet that ends a
+    turn drawn at once, so the screen alone called the turn over before it began. For the tests about what its
+    reports make of a turn (the screen's own reading is ``test_a_program_without_hooks_is_read_done_from_its_screen``'s
+    and the stall test's)."""
     monkeypatch.setattr(Team, "settle", 10 * Team.settle)
 
 
