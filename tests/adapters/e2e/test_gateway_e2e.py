@@ -211,11 +211,13 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
         rules.append(Rule(when="use the ok skill", call=tool, arguments=arguments))
     echo, convert = naming.tool("everything", "echo"), naming.tool("time", "convert_time")
 
-    async def switch(role: str) -> None:
+    async def switch(role: str, *changed: str) -> None:
         gateway.set_role(pane_id, role)
-        if adds_hot:  # the CLI lists again after list_changed, under the new role
-            await asyncio.to_thread(gateway.wait_for_audit, pane_id,
-                                    lambda row: row["layer"] == "listing" and row["role"] == role)
+        if adds_hot:  # the CLI lists each server whose tools changed again after its list_changed, under the new role
+            for server in changed:  # (one by one: a prompt typed after the first listing met the other's old list)
+                await asyncio.to_thread(gateway.wait_for_audit, pane_id,
+                                        lambda row, server=server: row["layer"] == "listing" and row["role"] == role
+                                        and row["server"] == server)
 
     with FakeModelServer(rules) as model:
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
@@ -233,12 +235,12 @@ async def test_role_switches_in_the_tui(name: str, gateway: PolterGateway, tmp_p
             assert echo in before.tools and convert not in before.tools
             assert "ok-skill" in offered_skills(before) and "secret-skill" not in offered_skills(before)
 
-            await switch("e2e-converter")
+            await switch("e2e-converter", "time")
             await agent.type("hello again")
             added = await answer(model, "hello again")
             assert (convert in added.tools) is adds_hot, added.tools
 
-            await switch("e2e-reader")
+            await switch("e2e-reader", "time", "everything")
             await agent.type("please echo hi")
             removed = await answer(model, "please echo hi")
             if removes_hot:
