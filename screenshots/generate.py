@@ -74,7 +74,7 @@ async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
 def demo_app() -> HostedApp:
     """``polter --demo`` with the human's shell as a quiet bash (the same prompt on every machine)."""
     from polter.adapters.plugins import discover
-    from polter.demo import demo_launch
+    from polter.demo.launch import demo_launch
 
     os.environ["PS1"] = PROMPT
     launch = demo_launch(discover(entry_points=False))

@@ -92,7 +92,7 @@ def launch_options(args: argparse.Namespace) -> LaunchOptions:
 
 def plan(args: argparse.Namespace, registry: AdapterRegistry | None = None) -> Launch:
     """The session ``polter ARGS`` starts (the demo is the one preset the command line knows)."""
-    from polter.demo import demo_launch
+    from polter.demo.launch import demo_launch
     from polter.launch.planning import plan_launch
 
     return plan_launch(launch_options(args), registry, presets={"demo": demo_launch})

@@ -1,4 +1,4 @@
-"""``polter --demo``: the whole story with no game server and no API key.
+"""``polter --demo``'s launch: the whole story with no game server and no API key.
 
 The TShock simulator runs inside the app, the bundled Terraria MCP server is the gateway's
 ``terraria`` upstream pointed at it, and four panes run under the Terraria roles: three scripted

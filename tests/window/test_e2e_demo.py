@@ -16,7 +16,7 @@ from support.waiting import wait_until
 from textual.pilot import Pilot
 
 from polter.adapters.plugins import discover
-from polter.demo import demo_launch
+from polter.demo.launch import demo_launch
 from polter.demo.agent import plan, wrapped
 from polter.window.ask_screen import AskScreen
 from polter.window.pane import PaneWidget
