@@ -692,11 +692,12 @@ class QwenCode(GeminiCli):
         return permission_decision_reply(answer)
 
 
-# Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box.
+# Gemini CLI's main-screen UI: a confirmation box, the "(esc to cancel, Ns)" spinner, or the input box. Qwen Code's
+# spinner reads "(0s · esc to cancel)" (or "(3s · ↑ 12 tokens · esc to cancel)"), over its input box.
 _WAITING = re.compile(
     r"Allow execution|Waiting for user confirmation|Apply this change\?|Do you want to proceed|Allow once"
 )
-_WORKING = re.compile(r"\(esc to cancel")
+_WORKING = re.compile(r"\(esc to cancel|· esc to cancel\)")
 _IDLE = re.compile(r"Type your message|\? for shortcuts|^▄+\n > .*\n▀+$", re.MULTILINE)
 
 

@@ -37,6 +37,10 @@ CASES = [
     ("gemini-cli", "gemini-cli-0.61.0-120x40", 5632, IDLE),  # "? for shortcuts" under the input box
     ("gemini-cli", "gemini-cli-0.61.0-120x40", 73472, WORKING),  # "⠋ Thinking... (esc to cancel, 0s)"
     ("gemini-cli", "gemini-cli-0.61.0-120x40", 182744, IDLE),
+    ("qwen-code", "qwen-code-0.24.4-120x40", 74432, IDLE),  # ">   Type your message" between the input box's rules
+    ("qwen-code", "qwen-code-0.24.4-120x40", 353536, WORKING),  # "⠋ Polishing the chrome... (0s · esc to cancel)"
+    ("qwen-code", "qwen-code-0.24.4-120x40", 786496, WORKING),  # "(0s · ↑ 1 tokens · esc to cancel)"
+    ("qwen-code", "qwen-code-0.24.4-120x40", 388992, IDLE),  # the answer drawn, the input box under it
 ]
 
 
