@@ -146,6 +146,15 @@ class HostedTerminal:
         self._unfed.clear()
         self._screen = screen
 
+    def catch_up(self) -> None:
+        """Read and feed to the screen everything the program has written so far: a report it sent after its output
+        (its hook's Stop) may come before the loop reads that output."""
+        if self.running:
+            assert self.process is not None
+            self.process.drain()
+        if self._unfed:
+            self._feed_unfed()
+
     def _feed_unfed(self) -> None:
         assert self._screen is not None
         data = bytes(self._unfed)

@@ -317,13 +317,14 @@ class PtyProcess:
             os.close(self._pidfd)
             self._pidfd = None
         self._popen.wait()
-        self._drain()
+        self.drain()
         self._close_terminal()
         self._exited.set()
         self._on_exit(self._popen.returncode)
 
-    def _drain(self) -> None:
-        """Deliver what the child wrote before it ended (it is still in the PTY buffer)."""
+    def drain(self) -> None:
+        """Deliver now what the child wrote and is still in the PTY buffer (up to :data:`DRAIN_LIMIT`), paused or
+        not: what it wrote before it ended, or before it said something another way (a hook's report)."""
         if self._fd is None:
             return
         remaining = DRAIN_LIMIT

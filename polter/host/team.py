@@ -296,6 +296,7 @@ class Team:
 
     @staticmethod
     def read(pane: HostPane, lines: int) -> str:
+        pane.terminal.catch_up()
         screen = pane.terminal.screen
         if screen is None:
             return ""
@@ -433,6 +434,7 @@ class Team:
 
     @staticmethod
     def _written_since(pane: HostPane, pushed: int) -> str:
+        pane.terminal.catch_up()  # (the agent's last words, written before the report that ended its turn)
         screen = pane.terminal.screen
         if screen is None:
             return ""

@@ -341,6 +341,27 @@ async def test_wait_returns_when_the_other_agent_is_done_with_what_it_wrote(monk
         assert refused.is_error and "team.wait" in said(refused)  # helper's role has no wait
 
 
+async def test_a_wait_the_agents_report_ends_returns_what_it_wrote_before_the_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The agent writes its last words, then reports the turn's end another way (its hook, through the gateway): on
+    a busy host the report can come before the loop reads those words from the terminal (here the host reads none of
+    its output after the turn began), and the wait still returns them (a clean-clone CI run's Gemini CLI was told
+    "pane 2 is done" with the words cut at "5/6")."""
+    reports_decide(monkeypatch)
+    async with await team_session(monkeypatch, "lead", "helper") as host:
+        target = host.panes[1]
+        await floor(host, 1, "send", pane=2, message="work 1")
+        await wait_until(lambda: "Working for 1 s." in text_of(host, target.id), message=lambda: text_of(host, "p2"))
+        process = target.terminal.process
+        assert process is not None
+        process.pause_reading()
+        waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)
+        assert not waited.is_error and waited.structured_content["state"] == "done", said(waited)
+        assert "Worked 1 s: done." in waited.structured_content["text"]
+        assert target.report is not None and target.report.event == "Stop"  # its report ended the wait, not the screen
+
+
 async def test_done_follows_the_agents_report_through_a_stall_longer_than_the_screens_working_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
