@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -104,16 +106,40 @@ class PolterGateway:
         return [json.loads(line) for line in output.splitlines() if line.strip()]
 
     def wait_for_audit(self, pane_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
-        """The first audit row of the pane matching ``predicate``, polling until ``timeout``."""
+        """The first audit row of the pane matching ``predicate``, as ``polter audit --follow`` prints the rows so
+        far and then each new one (one process for the whole wait: polling ``polter audit`` started one every 0.2 s,
+        and on a loaded machine, where waits are long, added load)."""
+        follow = subprocess.Popen(
+            [*POLTER, "audit", "--json", "--follow", "--pane", pane_id, "--limit", "1000", "--state-dir",
+             str(self.state_dir)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+
+        def read() -> None:
+            assert follow.stdout is not None
+            for line in follow.stdout:
+                lines.put(line)
+            lines.put("")  # the end: the command stopped
+
+        threading.Thread(target=read, daemon=True).start()
+        rows: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout
-        while True:
-            rows = self.audit(pane_id)
-            for row in rows:
-                if predicate(row):
-                    return row
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no matching audit row within {timeout}s; rows: {rows[-20:]}")
-            time.sleep(0.2)
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise AssertionError(f"no matching audit row within {timeout}s; rows: {rows[-20:]}") from None
+                if not line:
+                    raise AssertionError(f"polter audit --follow stopped ({follow.wait()}): {follow.communicate()[1]}")
+                if line.strip():
+                    rows.append(json.loads(line))
+                    if predicate(rows[-1]):
+                        return rows[-1]
+        finally:
+            follow.kill()
+            follow.wait()
 
     def skill_policy(self, role: str) -> Callable[[str], Decision]:
         """The role's skill decisions, as the app hands them to ``prepare``."""
