@@ -35,7 +35,7 @@ BUILTIN_ROLES = {
 
 @pytest_asyncio.fixture
 async def gateway(tmp_path: Path) -> AsyncIterator[Harness]:
-    async with start_gateway(tmp_path, roles=BUILTIN_ROLES) as started:
+    async with start_gateway(tmp_path, servers={}, roles=BUILTIN_ROLES) as started:
         yield started
 
 
@@ -225,7 +225,7 @@ async def test_the_clis_own_agent_tools_are_decided_by_the_roles_team(
 ) -> None:
     """A role that may not open panes may not start the CLI's sub-agents; one that may send to no pane may not
     message the CLI's other agents. [builtins] allows them all: [team] decides, with the rule named."""
-    async with start_gateway(tmp_path, roles=TEAM_ROLES) as gateway:
+    async with start_gateway(tmp_path, servers={}, roles=TEAM_ROLES) as gateway:
         payload = {"hook_event_name": "PreToolUse" if adapter != "gemini-cli" else "BeforeTool", **payload,
                    "cwd": str(tmp_path)}  # fmt: skip
         allowed_by = {"open": "lead", "send": "helper"}[field]
@@ -243,7 +243,7 @@ async def test_what_a_sub_agent_starts_stays_under_the_panes_role(tmp_path: Path
     """A sub-agent runs inside the pane's CLI: its calls reach the gateway through the same hook with the pane's token
     (Claude Code adds agent_id and agent_type, Gemini CLI fires the hook inside invoke_agent), so the pane's role
     decides them, and the audit books them to the pane."""
-    async with start_gateway(tmp_path, roles=TEAM_ROLES) as gateway:
+    async with start_gateway(tmp_path, servers={}, roles=TEAM_ROLES) as gateway:
         lead = await gateway.pane("lead")
         started = {"tool_name": "Agent", "tool_input": {"subagent_type": "Explore"}, "cwd": str(tmp_path)}
         assert decision_of(await veto(gateway, lead.token, started, project=tmp_path)) == "allow"

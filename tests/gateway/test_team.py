@@ -31,7 +31,7 @@ def said(result: object) -> str:
 
 
 async def test_without_a_session_host_a_team_call_says_so(tmp_path: Path) -> None:
-    async with start_gateway(tmp_path, roles={**ROLES, "lead": LEAD}) as harness:
+    async with start_gateway(tmp_path, servers={}, roles={**ROLES, "lead": LEAD}) as harness:
         pane = await harness.pane("lead")
         async with harness.client("polter", pane.token) as client:
             listed = {tool.name for tool in (await client.list_tools()).tools}
@@ -41,7 +41,7 @@ async def test_without_a_session_host_a_team_call_says_so(tmp_path: Path) -> Non
 
 
 async def test_a_call_in_progress_ends_when_the_session_host_stops_listening(tmp_path: Path) -> None:
-    async with start_gateway(tmp_path, roles={**ROLES, "lead": LEAD}) as harness:
+    async with start_gateway(tmp_path, servers={}, roles={**ROLES, "lead": LEAD}) as harness:
         pane = await harness.pane("lead")
         async with harness.client("polter", pane.token) as client:
             async with controller(harness) as host:
@@ -61,7 +61,7 @@ def team_requests(host: Any, action: str) -> list[TeamRequest]:
 async def test_a_wait_in_progress_ends_when_the_session_host_stops_listening(tmp_path: Path) -> None:
     """The session host restarting (it stops listening to the gateway) is reported to the agents that wait on a
     pane: the wait ends with an error saying so, and no cycle of waits remembers it."""
-    async with start_gateway(tmp_path, roles={**ROLES, "lead": LEAD}) as harness:
+    async with start_gateway(tmp_path, servers={}, roles={**ROLES, "lead": LEAD}) as harness:
         lead, other = await harness.pane("lead"), await harness.pane("lead")
         members = [TeamMember(pane=pane.pane.id, number=number, title="agent", cli="shell", role="lead",
                               state="working") for number, pane in enumerate((lead, other), start=1)]  # fmt: skip
