@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pytest
 
 SECONDS = {
-    "tests/adapters/e2e/test_state_kept.py": 470,
+    "tests/adapters/e2e/test_state_kept.py": 400,
     "tests/adapters/e2e/test_gateway_e2e.py": 220,
     "tests/worktrees/test_session.py": 190,
     "tests/adapters/e2e/test_kernel_sandbox_e2e.py": 145,

@@ -1,9 +1,10 @@
 """A CLI's own state outlives its pane (issue 16): the real CLIs in PTY panes, prepared by their adapters,
 against the fake model API, in temporary homes.
 
-- A turn in a pane, the pane closed: the conversation is where the CLI keeps it without Polter, so a plain run of
-  the CLI's own resume (no Polter anywhere) continues it: the fake model receives the pane's words as history.
-  The same when the home already holds the CLI's state from an earlier plain run, which is all still there.
+- A turn in a pane, the pane closed: the conversation is where the CLI keeps it without Polter, so a pane of
+  ``polter --restore`` continues it, and so does a plain run of the CLI's own resume (no Polter anywhere): the fake
+  model receives the panes' words as history. The same when the home already holds the CLI's state from an
+  earlier plain run, which is all still there.
 - A login the CLI writes in the pane (Codex's ``codex login``, Gemini CLI's OAuth file, Qwen Code's written by a
   rename over the link, Claude Code's credentials) is the user's after the pane.
 - The app killed with SIGKILL: its panes' runtime dirs are gone after the next start, and what the CLI wrote
@@ -145,24 +146,11 @@ def prepare_home(name: str, home: Path, project: Path) -> None:
         (home / ".gemini" / "settings.json").write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
 
 
-@pytest.mark.parametrize("prior", [False, True], ids=["fresh-home", "prior-state"])
-@pytest.mark.parametrize("name", CLIS)
-async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, prior: bool, tmp_path: Path,
-                                                                    home: Path, project: Path) -> None:
-    cli = real_cli(name)
-    prepare_home(name, home, project)
-    with FakeModelServer([]) as model:
-        before: dict[Path, bytes] = {}
-        if prior:  # the user has used the CLI before, without Polter
-            plain_run(cli, home, project, model, "words from an earlier plain run", resume=False)
-            before = state_files(home, name)
-            assert before, f"the plain run kept nothing in ~/{FOLDERS[name]}"
-        await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "hello from the pane", model)
-        resumed = plain_run(cli, home, project, model, "and once more by hand", resume=True)
-        history = json.dumps(resumed.body)
-        assert "hello from the pane" in history, f"the plain {cli.name} did not continue the pane's conversation"
+def assert_kept(home: Path, project: Path, name: str, before: dict[Path, bytes]) -> None:
+    """The CLI's earlier state is all still there, none of it replaced; the pane wrote the user's files in place
+    and its token reached none of them."""
     after = state_files(home, name)
-    for path, content in before.items():  # the earlier state is all still there, none of it replaced
+    for path, content in before.items():
         if path.suffix in SQLITE_JOURNALS:
             continue  # SQLite's own transient files: it removes them when the last connection closes
         assert path in after, f"{path} is gone"
@@ -173,19 +161,44 @@ async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli(name: str, p
 
 
 @pytest.mark.parametrize("name", CLIS)
-async def test_restore_resumes_the_conversation_of_a_closed_pane(name: str, tmp_path: Path, home: Path,
-                                                                 project: Path) -> None:
-    """``polter --restore`` (PaneToPrepare.resume): a new pane continues the conversation a closed one had in the folder."""
+async def test_a_conversation_in_a_pane_goes_on_in_a_restored_pane_and_in_the_plain_cli(
+        name: str, tmp_path: Path, home: Path, project: Path) -> None:
+    """In a fresh home: a pane's conversation, the pane closed, goes on in a pane of ``polter --restore``
+    (PaneToPrepare.resume), which shows it first; then the plain CLI's own resume continues it, with both panes'
+    words. (One test for both: the second pane's turn is the restore, and the plain resume reads what the panes
+    wrote; the first pane's words in its history show that the fresh home kept the first pane's state.)"""
     cli = real_cli(name)
     assert cli.adapter.info.resume
     prepare_home(name, home, project)
     with FakeModelServer([]) as model:
         await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "words of the first pane", model)
         restored = make_pane(tmp_path, home, project, model, runtime=tmp_path / "run" / "p2", resume=True)
-        # The restored pane shows the conversation so far, then continues it.
         request = await turn_in_a_pane(cli, restored, home, "words of the restored pane", model,
                                        ready="words of the first pane")
         assert "words of the first pane" in json.dumps(request.body), "the restored pane started a new conversation"
+        resumed = plain_run(cli, home, project, model, "and once more by hand", resume=True)
+        history = json.dumps(resumed.body)
+        for words in ("words of the first pane", "words of the restored pane"):
+            assert words in history, f"the plain {cli.name} did not continue the panes' conversation ({words!r})"
+    assert_kept(home, project, name, {})
+
+
+@pytest.mark.parametrize("name", CLIS)
+async def test_a_conversation_in_a_pane_is_resumed_by_the_plain_cli_beside_its_earlier_state(
+        name: str, tmp_path: Path, home: Path, project: Path) -> None:
+    """The user has used the CLI before, without Polter: a pane's conversation is resumed by the plain CLI, and
+    the earlier state is all still there."""
+    cli = real_cli(name)
+    prepare_home(name, home, project)
+    with FakeModelServer([]) as model:
+        plain_run(cli, home, project, model, "words from an earlier plain run", resume=False)
+        before = state_files(home, name)
+        assert before, f"the plain run kept nothing in ~/{FOLDERS[name]}"
+        await turn_in_a_pane(cli, make_pane(tmp_path, home, project, model), home, "hello from the pane", model)
+        resumed = plain_run(cli, home, project, model, "and once more by hand", resume=True)
+        history = json.dumps(resumed.body)
+        assert "hello from the pane" in history, f"the plain {cli.name} did not continue the pane's conversation"
+    assert_kept(home, project, name, before)
 
 
 LOGIN_FILES = {"codex": ".codex/auth.json", "gemini-cli": ".gemini/oauth_creds.json",
