@@ -32,22 +32,34 @@ from urllib.parse import quote, urlsplit
 
 from polter.adapters._veto import hook_client_program
 
-ROUNDS = 15
+ROUNDS = 40
 HTTP_ROUNDS = 300
 ROOT = Path(__file__).resolve().parent.parent
 HOOK_CLIENT = ROOT / "polter" / "hook_client.py"
 HOOK_PROGRAM = hook_client_program()
 
 
-def median_ms(argv: list[str], env: dict[str, str], stdin: str = "") -> float:
-    times = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        result = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
-        times.append((time.perf_counter() - start) * 1000)
-        if result.returncode != 0:
-            raise SystemExit(f"{argv} failed ({result.returncode}): {result.stderr}")
-    return statistics.median(times)
+def run_ms(argv: list[str], env: dict[str, str], stdin: str) -> float:
+    start = time.perf_counter()
+    result = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
+    elapsed = (time.perf_counter() - start) * 1000
+    if result.returncode != 0:
+        raise SystemExit(f"{argv} failed ({result.returncode}): {result.stderr}")
+    return elapsed
+
+
+def medians_ms(commands: dict[str, tuple[list[str], str]], env: dict[str, str]) -> dict[str, float]:
+    """Each command's median over :data:`ROUNDS` rounds; every round runs each command once, in an order that
+    turns round by round, so a change in the machine's load hits all of them alike (these machines are noisy,
+    and a block of one command's runs would take the whole of a slow spell)."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for round_number in range(ROUNDS):
+        turn = round_number % len(names)
+        for name in names[turn:] + names[:turn]:
+            argv, stdin = commands[name]
+            times[name].append(run_ms(argv, env, stdin))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def http_ms(url: str, token: str, path: str, body: bytes) -> tuple[float, float]:
@@ -106,16 +118,15 @@ def main() -> None:
         )
         env = {**os.environ, "POLTER_GATEWAY_URL": url, "POLTER_TOKEN": token}
         python = sys.executable
-        figures = {
-            "python -c pass": median_ms([python, "-c", "pass"], env),
-            "hook client": median_ms(
-                [python, "-I", "-S", str(HOOK_PROGRAM), "claude-code", str(project)], env, payload
-            ),
-            "hook client .py": median_ms(
-                [python, "-I", "-S", str(HOOK_CLIENT), "claude-code", str(project)], env, payload
-            ),
-            "polter hook": median_ms([*polter, "hook", "claude-code", str(project)], env, payload),
-        }
+        figures = medians_ms(
+            {
+                "python -c pass": ([python, "-c", "pass"], ""),
+                "hook client": ([python, "-I", "-S", str(HOOK_PROGRAM), "claude-code", str(project)], payload),
+                "hook client .py": ([python, "-I", "-S", str(HOOK_CLIENT), "claude-code", str(project)], payload),
+                "polter hook": ([*polter, "hook", "claude-code", str(project)], payload),
+            },
+            env,
+        )
         path = f"/hook/claude-code/payload?project={quote(str(project))}"
         p50, p95 = http_ms(url, token, path, payload.encode())
     finally:
