@@ -32,7 +32,6 @@ from polter.wire.client import SessionClient
 from polter.launch.config import PaneSetup
 from polter.host.session_host import SessionHost
 from polter.host import team
-from polter.host.team import Team
 from polter.launch.planning import Launch, PanePlan
 
 ALLOW = """
@@ -145,7 +144,7 @@ def reports_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     turn drawn at once, so the screen alone called the turn over before it began. For the tests about what its
     reports make of a turn (the screen's own reading is ``test_a_program_without_hooks_is_read_done_from_its_screen``'s
     and the stall test's)."""
-    monkeypatch.setattr(Team, "settle", 10 * Team.settle)
+    monkeypatch.setattr(team.Team, "settle", 10 * team.Team.settle)
 
 
 def text_of(host: SessionHost, pane_id: str) -> str:
@@ -413,7 +412,7 @@ async def test_a_turn_begins_when_its_enter_is_sent_not_when_its_message_is_past
     """The Enter follows the paste once the program drew it (a slow one draws it late): until then the quiet screen
     says nothing about the turn, so a wait until done does not end before the agent was asked anything."""
     monkeypatch.setenv(NO_REPORTS, "1")
-    monkeypatch.setattr(team, "ENTER_AFTER", 3 * Team.settle)
+    monkeypatch.setattr(team, "ENTER_AFTER", 3 * team.Team.settle)
     async with await team_session(monkeypatch, "lead", "helper") as host:
         await floor(host, 1, "send", pane=2, message="work 1")
         waited = await floor(host, 1, "wait", pane=2, until="done", timeout=30)

@@ -24,6 +24,8 @@ from polter.protocol import Decision
 from polter.roles import RoleLibrary, SkillRequest
 
 POLTER = [sys.executable, "-m", "polter"]
+AUDIT = ("audit", "--json", "--limit", "1000", "--pane")
+"""``polter audit`` of a pane's rows (the pane's id follows), for a look and for a wait."""
 EVERYTHING = ("@modelcontextprotocol/server-everything", "2026.8.31", "mcp-server-everything")
 
 
@@ -87,9 +89,12 @@ class PolterGateway:
         if self.pane_socket is not None:
             shutil.rmtree(self.pane_socket.parent.parent, ignore_errors=True)
 
+    def argv(self, *args: str) -> list[str]:
+        """``polter ARGS`` against this gateway."""
+        return [*POLTER, *args, "--state-dir", str(self.state_dir)]
+
     def polter(self, *args: str) -> str:
-        result = subprocess.run([*POLTER, *args, "--state-dir", str(self.state_dir)], capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, f"polter {' '.join(args)}: {result.stderr}"
         return result.stdout
 
@@ -102,18 +107,15 @@ class PolterGateway:
         self.polter("panes", "set-role", pane_id, role)
 
     def audit(self, pane_id: str) -> list[dict[str, Any]]:
-        output = self.polter("audit", "--json", "--pane", pane_id, "--limit", "1000")
+        output = self.polter(*AUDIT, pane_id)
         return [json.loads(line) for line in output.splitlines() if line.strip()]
 
     def wait_for_audit(self, pane_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
         """The first audit row of the pane matching ``predicate``, as ``polter audit --follow`` prints the rows so
         far and then each new one (one process for the whole wait: polling ``polter audit`` started one every 0.2 s,
         and on a loaded machine, where waits are long, added load)."""
-        follow = subprocess.Popen(
-            [*POLTER, "audit", "--json", "--follow", "--pane", pane_id, "--limit", "1000", "--state-dir",
-             str(self.state_dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
+        follow = subprocess.Popen(self.argv(*AUDIT, pane_id, "--follow"), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
         lines: queue.Queue[str] = queue.Queue()
 
         def read() -> None:
