@@ -136,9 +136,11 @@ class GatewayClient:
     async def set_skills(self, pane_id: str, skills: Sequence[str]) -> PaneInfo:
         return await self._request("PUT", f"/control/panes/{pane_id}/skills", PaneInfo, {"skills": list(skills)})
 
-    async def capabilities(self, pane_id: str) -> Capabilities:
-        """The pane's surface: the same facts its ``whoami`` gives the agent."""
-        return await self._request("GET", f"/control/panes/{pane_id}/capabilities", Capabilities)
+    async def capabilities(self, pane_id: str, *, wait: bool = True) -> Capabilities:
+        """The pane's surface: the same facts its ``whoami`` gives the agent (``wait=False``: at once, without
+        the tools of upstreams still starting)."""
+        query = "" if wait else "?wait=0"
+        return await self._request("GET", f"/control/panes/{pane_id}/capabilities{query}", Capabilities)
 
     async def asks(self, pane_id: str | None = None) -> list[AskInfo]:
         return await self._request("GET", "/control/asks", list[AskInfo], params={"pane": pane_id} if pane_id else None)

@@ -11,7 +11,8 @@ Control routes, all JSON in and out (models in :mod:`polter.gateway.models`)::
     POST   /control/panes/{id}/input        InputLine -> PaneInfo
     PUT    /control/panes/{id}/phase        PhaseChange -> PaneInfo
     PUT    /control/panes/{id}/skills       SkillInventory -> PaneInfo
-    GET    /control/panes/{id}/capabilities Capabilities (what the pane's whoami answers)
+    GET    /control/panes/{id}/capabilities?wait=  Capabilities (what the pane's whoami answers; ``wait=0``:
+                                            at once, not after the upstreams still starting)
     GET    /control/asks                    [AskInfo]
     POST   /control/asks/{id}               AskReply -> AskInfo
     GET    /control/elicitations            [ElicitationInfo] (questions of servers shown in Polter's window)
@@ -153,7 +154,8 @@ async def _skills(gateway: Gateway, request: Request) -> Response:
 
 
 async def _capabilities(gateway: Gateway, request: Request) -> Response:
-    return _json(await capabilities(gateway, gateway.pane_control.pane(request.path_params["pane"])))
+    wait = request.query_params.get("wait", "1") != "0"
+    return _json(await capabilities(gateway, gateway.pane_control.pane(request.path_params["pane"]), wait=wait))
 
 
 async def _asks(gateway: Gateway, request: Request) -> Response:

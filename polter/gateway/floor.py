@@ -117,9 +117,12 @@ async def _escalate(gateway: Gateway, pane: RegisteredPane, reason: str) -> tupl
     return _text(text), Authorization(True, "allow", auth.rule, f"escalated to action: {reason}")
 
 
-async def capabilities(gateway: Gateway, pane: RegisteredPane) -> Capabilities:
-    """The pane's own surface. Waits (briefly) for upstreams still starting, so their tools show."""
-    await asyncio.gather(*(upstream.wait_running() for upstream in gateway.pool.upstreams.values()))
+async def capabilities(gateway: Gateway, pane: RegisteredPane, *, wait: bool = True) -> Capabilities:
+    """The pane's own surface. Waits (briefly) for upstreams still starting, so their tools show; ``wait=False``
+    answers at once, an upstream still starting listed as such and without tools (the role's decisions on
+    skills and builtins, which a pane's launch needs, do not depend on them)."""
+    if wait:
+        await asyncio.gather(*(upstream.wait_running() for upstream in gateway.pool.upstreams.values()))
     policy = gateway.policy
     role = policy.role(pane)
     notes = []

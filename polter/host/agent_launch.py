@@ -63,7 +63,11 @@ class AgentLauncher:
         """What to run for ``agent`` now (``resume``: continue the CLI's conversation; default: as set up)."""
         setup = agent.setup
         cwd = (setup.cwd or Path.cwd()).resolve()
-        capabilities = await self._client().capabilities(agent.id)
+        # An agent CLI starts once the servers run (or the gateway gave up waiting for them): it lists their tools
+        # as it starts, and a CLI that does not wait for a server before its first turn (Codex) would go without
+        # them. A plain program (a shell) starts at once: its launch needs the role's decisions on skills and
+        # builtins alone, and a call it makes waits for a server still starting.
+        capabilities = await self._client().capabilities(agent.id, wait=agent.adapter.info.agent)
         decisions = {skill.name: skill.decision for skill in capabilities.skills}
         pane = self._pane(
             agent, cwd, decisions, capabilities.builtins, resume=setup.resume if resume is None else resume

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from mcp import MCPError
-from support.gateway import Harness, controller, start_gateway
+from support.gateway import Harness, controller, held_fixture_server, start_gateway
 from support.waiting import wait_until
 
 from polter.errors import ControlError
@@ -90,3 +91,22 @@ async def test_a_panes_text_cannot_write_an_event_into_the_controllers_stream(ha
     assert [e.type for e in control.events if e.data.get("pane") == pane.pane.id or e.type == "ask"] == ["audit"]
     [row] = [e.data for e in control.events if e.type == "audit" and e.data.get("pane") == pane.pane.id]
     assert row["name"] == uri
+
+
+async def test_capabilities_wait_for_an_upstream_still_starting_unless_asked_to_answer_at_once(tmp_path: Path) -> None:
+    """What ``whoami`` answers waits for the upstreams still starting, so their tools show; ``wait=False`` (a pane's
+    launch, which needs the role's decisions on skills and builtins alone) answers at once."""
+    go = tmp_path / "go"
+    async with start_gateway(tmp_path, servers={"fixture": held_fixture_server(go)}) as harness:
+        pane = (await harness.pane("open")).pane.id
+        now = await asyncio.wait_for(harness.admin.capabilities(pane, wait=False), 5)  # not the upstream's 20 s
+        fixture = next(server for server in now.servers if server.name == "fixture")
+        assert (fixture.state, fixture.tools) == ("starting", [])
+        assert now.role == "open" and now.role_found and now.builtins is not None
+
+        waiting = asyncio.create_task(harness.admin.capabilities(pane))
+        done, _ = await asyncio.wait({waiting}, timeout=1.0)  # long enough for the answer, had it not waited
+        assert not done, "the default answer waits for the upstream still starting"
+        go.touch()
+        fixture = next(server for server in (await waiting).servers if server.name == "fixture")
+        assert fixture.state == "running" and len(fixture.tools) == 6

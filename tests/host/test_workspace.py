@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import tomli_w
-from support.gateway import fixture_server, time_server, write_roles
+from support.gateway import fixture_server, held_fixture_server, time_server, write_roles
 from support.processes import process_running
 from support.waiting import wait_until
 
@@ -60,6 +60,12 @@ class ColdShell(type(SHELL)):  # type: ignore[misc]
     """A shell that pretends its tools change only on restart (as Codex does)."""
 
     info = SHELL.info.model_copy(update={"name": "cold-shell", "mcp_liveness": Liveness.COLD})
+
+
+class AgentShell(type(SHELL)):  # type: ignore[misc]
+    """A shell that stands for an AI agent CLI."""
+
+    info = SHELL.info.model_copy(update={"name": "agent-shell", "agent": True})
 
 
 class SkilledShell(type(SHELL)):  # type: ignore[misc]
@@ -136,6 +142,32 @@ async def test_a_command_runs_instead_of_the_cli_with_the_panes_environment(shar
     _agent, spec = await space.open(plan("open", command=["python3", "-c", "print(1)"]))
     assert spec.argv[-3:] == ("python3", "-c", "print(1)") and ENV_TOKEN in spec.env
     assert spec.argv[0].endswith("bwrap"), "a command agent runs in the pane's sandbox"
+
+
+async def test_a_shell_pane_opens_while_a_server_is_still_starting_and_an_agent_pane_once_it_runs(
+    tmp_path: Path,
+) -> None:
+    """A plain program's pane does not wait for the servers: its launch needs the role's decisions on skills and
+    builtins alone, and its call to a server still starting waits for it. An agent CLI's pane starts once the
+    servers run, as the CLI lists their tools when it starts."""
+    go = tmp_path / "go"
+    async with workspace(tmp_path, fixture=held_fixture_server(go)) as (space, _inbox):
+        shell, _spec = await asyncio.wait_for(space.open(plan("open")), 10)  # not the upstream's wait of 20 s
+        [fixture] = (await space.client.status()).servers
+        assert fixture.state == "starting"
+
+        async def noted() -> str:
+            async with pane_client("fixture", url=space.url, token=shell.token) as client:
+                return (await client.call_tool("write_note", {"text": "early"})).content[0].text
+
+        opening = asyncio.create_task(space.open(plan("open", AgentShell())))
+        call = asyncio.create_task(noted())
+        done, _ = await asyncio.wait({opening, call}, timeout=1.0)  # long enough for either, had it not waited
+        assert not done, "the agent's pane and the shell's call wait for the server still starting"
+        go.touch()
+        assert await call == "noted: early"
+        agent, _spec = await opening
+        assert agent.adapter.info.agent
 
 
 async def test_a_dead_gateway_comes_back_on_the_same_port_and_knows_the_panes_again(tmp_path: Path) -> None:

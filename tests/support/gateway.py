@@ -127,6 +127,12 @@ def fixture_server(**env: str) -> StdioServer:
     return StdioServer(command=sys.executable, args=[str(FIXTURE_SERVER)], env=env)
 
 
+def held_fixture_server(go: Path) -> StdioServer:
+    """The fixture server, started only once the file ``go`` exists: until then, an upstream still starting."""
+    wait = 'while [ ! -e "$0" ]; do sleep 0.05; done; exec "$1" "$2"'
+    return StdioServer(command="/bin/sh", args=["-c", wait, str(go), sys.executable, str(FIXTURE_SERVER)])
+
+
 def features_server(**options: Any) -> StdioServer:
     """The server of the protocol's other features (``support/features_server.py``); ``options`` are the
     entry's other fields (``timeout=1``)."""
