@@ -32,7 +32,10 @@ system-tools:
 # tests wait (for a CLI, a server, a screen) more than they compute, and a worker keeps a core only 13% of its
 # time, so a third overlaps those waits. On a quiet 2-core machine: 2 workers 770 s, 3 workers 564 s. Four,
 # tried when the suite was slower, were no faster than two (12-16 min against 13.8) and the team tests' timing
-# failed more often.
+# failed more often. Three keep the 2 cores 87% busy (2026-12-07, process accounting over a whole run: 989 s of
+# CPU in 570 s), so the suite gets faster only by doing less: the workers themselves took 196 s, 1,046 other
+# Python processes (gateways, hosts, servers, hooks) 396, the 22 opencode runs 149 (7 s each), 216 Node.js
+# processes (Claude Code, Gemini CLI, Qwen Code, npm, an MCP server) 161.
 TEST_WORKERS ?= 3
 # The suite starts hundreds of Python processes (gateways, hooks, servers) and each worker imports every test
 # module: with PYTHONDONTWRITEBYTECODE set (some shells and containers set it) none of them keeps its compiled
