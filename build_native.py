@@ -34,7 +34,8 @@ def build() -> None:
         setup(
             name="polter-native",
             ext_modules=extensions,
-            script_args=["--quiet", "build_ext", "--build-lib", str(work / "lib"), "--build-temp", str(work / "tmp")],
+            script_args=["--quiet", "build_ext", "--parallel", str(os.cpu_count() or 1),  # a C compiler per module
+                         "--build-lib", str(work / "lib"), "--build-temp", str(work / "tmp")],
         )
         built = sorted((work / "lib" / "polter" / "terminal").glob("*.so"))
         if not built:
