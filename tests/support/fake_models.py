@@ -32,7 +32,10 @@ Protocol = Literal["anthropic", "openai", "chat", "gemini"]
 @dataclass
 class Rule:
     """When the latest human message contains ``when`` (case-insensitive), call the first offered tool whose
-    name (as the CLI names it, e.g. ``mcp__time__get_current_time``) fully matches the regex ``call``."""
+    name (as the CLI names it, e.g. ``mcp__time__get_current_time``) fully matches the regex ``call``.
+
+    A rule with ``after`` answers a tool result instead: when the latest message is a tool result containing
+    ``after``, it makes the next call of the same turn (any other tool result gets the final answer)."""
 
     when: str
     call: str
@@ -42,6 +45,8 @@ class Rule:
     times: int | None = None
     """How often the rule may fire (None: every time)."""
     fired: int = 0
+    after: str | None = None
+    """Answer a tool result containing this text, not a human message (``when`` is then not read)."""
 
 
 @dataclass
@@ -423,11 +428,14 @@ class FakeModelServer:
         return 200, *payload
 
     def _decide(self, request: ModelRequest) -> tuple[str | None, tuple[str, dict[str, Any]] | None]:
-        if request.tool_result is not None:
-            return f"FINAL {request.tool_result}", None
-        prompt = request.prompt.lower()
+        result, prompt = request.tool_result, request.prompt.lower()
         for rule in self.rules:
-            if rule.when.lower() not in prompt or (rule.times is not None and rule.fired >= rule.times):
+            if result is not None:
+                if rule.after is None or rule.after not in result:
+                    continue
+            elif rule.after is not None or rule.when.lower() not in prompt:
+                continue
+            if rule.times is not None and rule.fired >= rule.times:
                 continue
             tool = next((name for name in request.tools if re.fullmatch(rule.call, name)), None)
             if tool is None:
@@ -436,6 +444,8 @@ class FakeModelServer:
             if rule.before_reply is not None:
                 rule.before_reply()
             return None, (tool, rule.arguments)
+        if result is not None:
+            return f"FINAL {result}", None
         return f"Hello from fake model. tools={','.join(request.tools)}", None
 
     def _record(self, request: ModelRequest) -> None:

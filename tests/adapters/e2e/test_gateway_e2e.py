@@ -134,7 +134,9 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
     if name == "opencode":
         seed_opencode_plugin_sdk(home, project)
     pane_id, token = gateway.register("e2e-worker")
-    with FakeModelServer(rules_for(naming)) as model:
+    clock = naming.tool("time", "get_current_time")
+    after_echo = Rule(when="", after="hi from the pane", call=clock, arguments={"timezone": "UTC"})
+    with FakeModelServer([*rules_for(naming), after_echo]) as model:
         pane = make_pane(gateway, token, tmp_path, home, project, model, "e2e-worker")
 
         def run(prompt: str, adapter: Adapter = cli.adapter) -> ModelRequest:
@@ -144,7 +146,8 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
             assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
             return model.wait_for(lambda request: prompt in request.prompt and bool(request.tools), start=start)
 
-        # An allowed call goes through hook and gateway; the offered tools follow the role.
+        # One turn, two calls: an allowed one goes through hook and gateway, and then (the model's next call after
+        # its result) one the role denies. The offered tools follow the role.
         first = run("please echo hi")
         assert first.reply.startswith(f"call {naming.tool('everything', 'echo')}")
         assert naming.tool("time", "get_current_time") in first.tools  # gated, so visible
@@ -163,9 +166,9 @@ def test_listing_hook_and_gateway_refusals(name: str, gateway: PolterGateway, tm
         assert ("ok-skill" in skills) is (name in LISTS_PROJECT_SKILLS), skills
         assert skills, "every CLI lists some skills to the model"
 
-        # A call the role denies (the gate: the human never said "what time") is refused by the hook,
-        # before the gateway's tools/call.
-        run("what time is it")
+        # The call the role denies (the gate: the human never said "what time" in the pane) was refused by the
+        # hook, before the gateway's tools/call.
+        assert echoed.reply.startswith(f"call {clock}"), echoed.reply
         refused = model.wait_for(lambda request: request.tool_result is not None and "gated" in request.tool_result)
         assert "Polter:" in (refused.tool_result or "")
         assert hook_rows(gateway.audit(pane_id), "get_current_time") == [("hook", "deny")]
