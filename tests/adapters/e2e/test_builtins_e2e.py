@@ -48,10 +48,12 @@ def calls(cli: str, project: Path) -> dict[str, Rule]:
         write = Rule(when="write the file", call="write_file", arguments={"file_path": WRITTEN, "content": "hello"})
         shell = "run_shell_command"
         command = "command"
+    push, listing = {command: "ls && git push origin main"}, {command: "ls"}
     return {
         "write": write,
-        "push": Rule(when="push it", call=shell, arguments={command: "ls && git push origin main"}),
-        "ls": Rule(when="list the files", call=shell, arguments={command: "ls"}),
+        # After the first refusal (the write's), a push behind an allowed command; after the push's refusal, ls.
+        "then push": Rule(when="", after="Polter", call=shell, arguments=push, times=1),
+        "then ls": Rule(when="", after="git push origin main", call=shell, arguments=listing, times=1),
     }
 
 
@@ -101,6 +103,12 @@ class Run:
         answer = model.wait_for(lambda request: request.tool_result is not None, start=start, timeout=30)
         return answer.tool_result or ""
 
+    @staticmethod
+    def result_containing(text: str, model: FakeModelServer, start: int) -> str:
+        """The first tool result since request ``start`` that contains ``text`` (a later call of the same turn)."""
+        answer = model.wait_for(lambda request: text in (request.tool_result or ""), start=start, timeout=30)
+        return answer.tool_result or ""
+
 
 def _for_test(adapter: Any, *, hooks: bool) -> Any:
     """The adapter, with Claude Code's tool search off (its file tools would hide behind ToolSearch from the fake
@@ -126,6 +134,8 @@ def test_the_role_governs_the_clis_own_tools(
         pane_id, token = gateway.register("researcher")
         researcher = run.pane("researcher", token, model, native=False)  # the hook alone decides
 
+        # One turn, three calls: the write (refused), a push behind an allowed command (refused), then ls.
+        start = len(model.requests)
         refused = run.ask(researcher, "please write the file", model)
         assert refused is not None and not (project / WRITTEN).exists(), refused
         assert "Polter" in refused and "write" in refused.lower(), refused
@@ -133,14 +143,14 @@ def test_the_role_governs_the_clis_own_tools(
             pane_id, lambda row: row["layer"] == "hook" and row.get("builtin") == "write" and row["decision"] == "deny"
         )
 
-        pushed = run.ask(researcher, "now push it", model)
-        assert pushed is not None and "Polter" in pushed and "git push origin main" in pushed, pushed
+        pushed = run.result_containing("git push origin main", model, start)
+        assert "Polter" in pushed, pushed
         gateway.wait_for_audit(
             pane_id, lambda row: row.get("target") == "ls && git push origin main" and row["decision"] != "allow"
         )
 
-        listed = run.ask(researcher, "list the files", model)
-        assert listed is not None and "visible.txt" in listed, listed
+        listed = run.result_containing("visible.txt", model, start)
+        assert "Polter" not in listed, listed
         gateway.wait_for_audit(pane_id, lambda row: row.get("target") == "ls" and row["decision"] == "allow")
 
         # The hook switched off: the CLI's own layer, set from the role, refuses the write (or never offers the tool).
