@@ -231,13 +231,19 @@ class Workspace:
             self.servers_file.servers |= await self._stack.enter_async_context(backend())
         await self.servers_file.read_user_file()
         await asyncio.to_thread(self._prepare_run_dir)
-        await self.supervisor.start()
+        egress = asyncio.create_task(self._start_egress())  # it needs nothing of the gateway's: both start at once
+        try:
+            await self.supervisor.start()
+        finally:
+            await egress  # (on a failed start too: :meth:`aclose` then stops a proxy that is fully up)
+        if self.servers_file.user_file is not None:
+            self._tasks.run(self.servers_file.follow(lambda: self.server_names), "following the servers file")
+
+    async def _start_egress(self) -> None:
         try:
             await self.egress.start()
         except EgressError as exc:  # the panes start without a network (closed) and are told why
             self._egress_down(str(exc))
-        if self.servers_file.user_file is not None:
-            self._tasks.run(self.servers_file.follow(lambda: self.server_names), "following the servers file")
 
     def _prepare_run_dir(self) -> None:
         """This session's private dir (pane runtime dirs, the servers file); stale ones of dead sessions go."""

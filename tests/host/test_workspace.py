@@ -365,6 +365,41 @@ async def test_a_gateway_that_cannot_start_says_why(tmp_path: Path) -> None:
         await space.supervisor.start()
 
 
+async def test_the_egress_proxy_starts_beside_the_gateway_not_after_it(tmp_path: Path) -> None:
+    """Neither needs the other to start, so the panes' network is up while the gateway is still on its way (a new
+    session's first panes open a few tenths of a second sooner)."""
+    space = Workspace(servers={}, roles_dirs=[write_roles(tmp_path / "roles")], state_dir=tmp_path / "state")
+    held, start = asyncio.Event(), space.supervisor.start
+
+    async def held_start() -> None:
+        await held.wait()
+        await start()
+
+    space.supervisor.start = held_start  # type: ignore[method-assign]
+    starting = asyncio.create_task(space.start())
+    try:
+        await wait_until(lambda: space.egress.pid is not None, timeout=30, message="the egress proxy, the gateway held")
+        assert space.url is None
+        held.set()
+        await starting
+        assert space.url is not None and space.egress.pid is not None
+    finally:
+        held.set()
+        await asyncio.gather(starting, return_exceptions=True)
+        await space.aclose()
+
+
+async def test_a_gateway_that_cannot_start_leaves_no_egress_proxy_behind(tmp_path: Path) -> None:
+    space = Workspace(servers={}, roles_dirs=[write_roles(tmp_path / "roles")], state_dir=tmp_path / "state")
+    space.supervisor.servers_file = tmp_path / "missing.toml"
+    with pytest.raises(GatewayError, match="missing.toml"):
+        await space.start()
+    egress = space.egress.pid
+    assert egress is not None, "the proxy started beside the gateway"
+    await space.aclose()  # what the session host does with a session that could not start
+    await wait_until(lambda: not process_running(egress), timeout=30, message="the egress proxy to stop")
+
+
 async def test_stale_run_dirs_of_dead_apps_are_removed(tmp_path: Path) -> None:
     stale = tmp_path / "state" / "run" / "999999999"
     stale.mkdir(parents=True)
