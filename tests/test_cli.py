@@ -103,3 +103,23 @@ def test_polter_attach_and_polter_gateway_import_no_other_commands_module() -> N
         modules = set(result.stdout.split())
         commands = {name for name in modules if name.startswith("polter.cli.")}
         assert commands == {module, "polter.cli.app", "polter.cli._admin", "polter.cli.relay"}, (command, commands)
+
+
+def test_a_new_session_starts_its_host_before_the_window_loads_the_session_protocol() -> None:
+    """What ``polter`` does before it starts a new session's host (check the options and the config, look for live
+    sessions: none here) loads neither the session protocol's models nor Textual: those load while the host
+    starts, off the way to the first prompt."""
+    script = (
+        "import asyncio, sys\n"
+        "from polter.cli import build_parser\n"
+        "from polter.cli.app import plan\n"
+        "from polter.cli.sessions import survey\n"
+        "plan(build_parser(None).parse_args(['--pane', 'shell', '--session', 'first']))\n"
+        "print(asyncio.run(survey()))\n"
+        "print(*sorted(name for name in sys.modules if name.startswith(('polter.wire.', 'textual'))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    sessions, modules = result.stdout.splitlines()
+    assert sessions == "([], [])"
+    assert set(modules.split()) == {"polter.wire.options", "polter.wire.registry"}, modules

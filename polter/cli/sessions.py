@@ -45,13 +45,14 @@ async def survey() -> tuple[list[SessionInfo], list[str]]:
     """The live sessions, and notes on what was found dead (and cleaned up): a host that was killed,
     a socket left behind. Never from inside a pane."""
     refuse_inside_pane("A session's window and controls (`polter attach`, `ls`, `kill`)")
-    from polter.wire.client import SessionClient
     from polter.wire.registry import known_sessions
 
     live: list[SessionInfo] = []
     notes: list[str] = []
     for files in known_sessions():
         if files.host_alive():
+            from polter.wire.client import SessionClient  # only for a live host: a first start goes without
+
             try:
                 client = await SessionClient.connect(files, attach=False, timeout=5)
             except SessionError as exc:

@@ -15,6 +15,7 @@ from polter.terminal.launch import LaunchSpec
 from polter.wire import messages as wire
 from polter.wire import methods
 from polter.wire.frames import HistoryRows, encode_history
+from polter.wire.options import MAX_PANES
 
 if TYPE_CHECKING:
     from polter.host.call_table import CallTable
@@ -85,8 +86,8 @@ class Panes:
 
     def add(self, pane: HostPane, index: int | None = None) -> HostPane:
         """Put ``pane`` in the session (last, or at ``index``): every window shows it, at the latest window's size."""
-        if len(self._panes) >= wire.MAX_PANES:
-            raise SessionError(f"a session has at most {wire.MAX_PANES} panes")
+        if len(self._panes) >= MAX_PANES:
+            raise SessionError(f"a session has at most {MAX_PANES} panes")
         index = len(self._panes) if index is None else index
         self._panes.insert(index, pane)
         self._windows.broadcast(wire.PaneAdded(pane=pane.state(), index=index))

@@ -43,7 +43,7 @@ from polter.paths import config_dir, state_dir
 from polter.protocol import ADAPTER_NAME, DEFAULT_ROLE, ROLE_NAME_PATTERN
 from polter.servers import HttpServer, ServerConfig, StdioServer
 from polter.toml_files import TomlFile, dotted_field
-from polter.wire.messages import LayoutMode, TerminalNotification
+from polter.wire.options import LayoutMode, TerminalNotification
 from polter.worktrees import branch_problem
 
 __all__ = [

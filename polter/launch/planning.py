@@ -38,7 +38,7 @@ from polter.launch.config import (
 )
 from polter.protocol import DEFAULT_ROLE
 from polter.servers import ServerConfig, StdioServer, default_servers_path, load_servers
-from polter.wire.messages import MAX_PANES, LayoutMode
+from polter.wire.options import MAX_PANES, LayoutMode
 
 __all__ = [
     "Launch",

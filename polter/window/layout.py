@@ -8,7 +8,7 @@ from typing import Literal, NamedTuple
 
 from textual.geometry import Region
 
-from polter.wire.messages import LayoutMode
+from polter.wire.options import LayoutMode
 
 __all__ = ["Direction", "LAYOUT_MODES", "GridShape", "grid_shape", "neighbour"]
 

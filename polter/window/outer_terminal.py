@@ -41,7 +41,7 @@ from typing import Any, Final, Literal
 
 from textual.app import App
 
-from polter.wire.messages import TerminalNotification
+from polter.wire.options import TerminalNotification
 
 __all__ = ["Delivery", "Method", "TerminalNotifier", "choose_delivery", "notification_sequence", "write_raw"]
 

@@ -8,7 +8,7 @@ from textual.reactive import reactive
 from polter.window.layout import Direction, grid_shape, neighbour
 from polter.window.pane import PaneWidget
 from polter.window.remote import RemotePane
-from polter.wire.messages import LayoutMode
+from polter.wire.options import LayoutMode
 
 __all__ = ["PaneGrid"]
 

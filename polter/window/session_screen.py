@@ -45,7 +45,7 @@ from polter.window.server_forms import ServerForms
 from polter.window.styles_cache import forget_styles_cache
 from polter.window.terminal_view import TerminalView
 from polter.wire import messages as wire
-from polter.wire.messages import LayoutMode
+from polter.wire.options import LayoutMode
 
 __all__ = ["SessionScreen"]
 

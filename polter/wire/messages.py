@@ -19,7 +19,7 @@ Nothing here is about how either side draws or runs things: the models are the c
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -27,6 +27,7 @@ from polter import __version__
 from polter.gateway.models import AskInfo, AuditRow, ElicitationInfo, Phase, RolesStatus, ServersReload
 from polter.protocol import AgentState
 from polter.wire.frames import ScreenFrame
+from polter.wire.options import LayoutMode, TerminalNotification
 from polter.wire.relay import LINE_LIMIT, PROTOCOL_VERSION
 from polter.worktrees import Worktree, WorktreeStatus
 
@@ -57,13 +58,6 @@ __all__ = [
 ]
 
 
-MAX_PANES: Final = 16
-"""Panes one session holds at most."""
-
-
-LayoutMode = Literal["grid", "columns", "rows"]
-TerminalNotification = Literal["auto", "osc9", "osc777", "osc99", "bell", "off"]
-"""How a window tells its terminal that a pane needs the human (``notify_terminal`` in ``polter.toml``)."""
 StatusKind = Literal["starting", "running", "exited", "failed"]
 
 

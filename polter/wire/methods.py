@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from polter.gateway.models import AskAnswer, AuditRow, Capabilities, ElicitationReply, RolesStatus
 from polter.protocol import ADAPTER_NAME, ROLE_NAME_PATTERN, Phase
 from polter.wire.frames import HistoryRows
-from polter.wire.messages import Handoffs, LayoutMode, PaneState, PaneWorktreeInfo, SessionInfo
+from polter.wire.messages import Handoffs, PaneState, PaneWorktreeInfo, SessionInfo
+from polter.wire.options import LayoutMode
 
 __all__ = [
     "METHODS",
