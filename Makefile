@@ -27,8 +27,8 @@ run: $(STAMP) $(NATIVE)
 system-tools:
 	@sh tests/support/system-tools.sh
 
-# The whole suite, end-to-end tests included (they install what they need into ~/.cache/polter-test-tools, shared by every clone). An idle worker steals
-# queued tests, so no worker ends last with a long tail. Three workers on the 2 cores it is sized for: most
+# The whole suite, end-to-end tests included (they install what they need into ~/.cache/polter-test-tools,
+# shared by every clone). An idle worker steals queued tests, so no worker ends last with a long tail. Three workers on the 2 cores it is sized for: most
 # tests wait (for a CLI, a server, a screen) more than they compute, and a worker keeps a core only 13% of its
 # time, so a third overlaps those waits. On a quiet 2-core machine: 2 workers 770 s, 3 workers 564 s. Four,
 # tried when the suite was slower, were no faster than two (12-16 min against 13.8) and the team tests' timing

@@ -8,27 +8,34 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.tools import install_whole
+from support.tools import install_once
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_an_install_lands_whole_and_a_failed_one_leaves_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "npm" / "tool_1.0"
+    done = folder / "package.json"
 
     def fails(scratch: Path) -> None:
         (scratch / "node_modules").mkdir()  # half written when npm fails
         raise subprocess.CalledProcessError(1, ["npm", "install"])
 
     with pytest.raises(subprocess.CalledProcessError):
-        install_whole(folder, fails)
-    assert list((tmp_path / "npm").iterdir()) == []  # neither the folder nor its scratch: the next run installs
+        install_once(folder, done, fails)
+    names = sorted(path.name for path in (tmp_path / "npm").iterdir())
+    assert names == [".tool_1.0.lock"]  # its lock, and neither the folder nor its scratch: the next run installs
 
     folder.mkdir()
     (folder / "left-by-a-move-never-finished").touch()
-    install_whole(folder, lambda scratch: (scratch / "package.json").write_text("{}"))
-    assert sorted(path.name for path in (tmp_path / "npm").iterdir()) == ["tool_1.0"]
+    assert install_once(folder, done, lambda scratch: (scratch / "package.json").write_text("{}")) == folder
+    assert sorted(path.name for path in (tmp_path / "npm").iterdir()) == [".tool_1.0.lock", "tool_1.0"]
     assert [path.name for path in folder.iterdir()] == ["package.json"]
+
+    def never(scratch: Path) -> None:
+        raise AssertionError("installed again")
+
+    install_once(folder, done, never)  # done: the install does not run again
 
 
 @pytest.mark.parametrize(

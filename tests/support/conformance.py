@@ -30,7 +30,7 @@ import uvicorn
 
 from polter.embedded_server import EmbeddedServer
 from support.loopback import ServerProcess
-from support.tools import TOOLS, _locked, install_whole, npm_executable, npm_package
+from support.tools import TOOLS, install_once, npm_executable, npm_package
 from support.waiting import wait_until
 
 __all__ = ["SUITE", "ReferenceServer", "failures", "node", "run_suite", "token_relay"]
@@ -69,10 +69,7 @@ def _reference_server() -> Path:
             shutil.copyfile(SERVER_FILES / name, scratch / name)
         subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=scratch, check=True, timeout=900)
 
-    with _locked(f"conformance-server-{SUITE[1]}"):
-        if not (folder / "node_modules" / "tsx" / "package.json").exists():
-            install_whole(folder, install)
-    return folder
+    return install_once(folder, folder / "node_modules" / "tsx" / "package.json", install)
 
 
 class ReferenceServer(ServerProcess):

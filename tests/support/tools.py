@@ -1,7 +1,7 @@
 """Installs the external programs tests need (npm packages, PyPI tools in their own venv) into a cache of the user's.
 
 Installs are pinned, kept across runs and across clones, and safe under pytest-xdist and beside another clone's
-run (a file lock per package). They live in ``TOOLS``, the user's cache (``$POLTER_TEST_TOOLS``, else
+run (a lock file beside each install). They live in ``TOOLS``, the user's cache (``$POLTER_TEST_TOOLS``, else
 ``$XDG_CACHE_HOME/polter-test-tools``, else ``~/.cache/polter-test-tools``), not in the clone: the five CLIs alone
 are 1.5 GB and 40 s of ``npm install``, which a second clone or worktree of Polter would otherwise pay again. An
 install is made beside its place and moved there whole, so an interrupted one is never taken for done.
@@ -40,9 +40,10 @@ TOOLS = _tools()
 
 
 @contextmanager
-def _locked(name: str) -> Iterator[None]:
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    with open(TOOLS / f".{name}.lock", "w") as lock:
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock (a file beside it): one install of it at a time, across workers and clones."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(f".{folder.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -54,18 +55,22 @@ def _safe(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec)
 
 
-def install_whole(folder: Path, install: Callable[[Path], None]) -> None:
-    """Run ``install(scratch)`` in a scratch folder beside ``folder``, then move it to ``folder`` (the caller holds
-    the package's lock and has seen ``folder`` missing). npm writes no absolute path that a move would break."""
-    scratch = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    try:
-        install(scratch)
-        shutil.rmtree(folder, ignore_errors=True)  # left by an install that the move never finished
-        scratch.rename(folder)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+def install_once(folder: Path, done: Path, install: Callable[[Path], None]) -> Path:
+    """``folder``, installed by ``install(scratch)`` unless ``done`` (a file the install makes) is there. Under the
+    folder's lock, the install runs in a scratch folder beside it that is then moved in whole, so a failed or
+    interrupted install leaves nothing to be taken for done (npm writes no absolute path that a move breaks)."""
+    with _locked(folder):
+        if not done.exists():
+            scratch = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
+            shutil.rmtree(scratch, ignore_errors=True)
+            scratch.mkdir(parents=True)
+            try:
+                install(scratch)
+                shutil.rmtree(folder, ignore_errors=True)  # left by an install that the move never finished
+                scratch.rename(folder)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    return folder
 
 
 def npm_executable() -> str:
@@ -81,14 +86,11 @@ def npm_package(package: str, version: str) -> Path:
     (``prefix/node_modules/<package>``, ``prefix/package.json``)."""
     npm = npm_executable()
     prefix = TOOLS / "npm" / _safe(f"{package}@{version}")
-    with _locked(_safe(package)):
-        if not (prefix / "node_modules" / package / "package.json").exists():
-            install_whole(prefix, lambda scratch: subprocess.run(
-                [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--loglevel=error",
-                 f"{package}@{version}"],
-                check=True, timeout=900,
-            ))  # fmt: skip
-    return prefix
+    return install_once(prefix, prefix / "node_modules" / package / "package.json", lambda scratch: subprocess.run(
+        [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--loglevel=error",
+         f"{package}@{version}"],
+        check=True, timeout=900,
+    ))  # fmt: skip
 
 
 def npm_bin(package: str, version: str, command: str) -> Path:
@@ -105,7 +107,7 @@ def pip_venv_bin(name: str, requirements: list[str], command: str) -> Path:
     names its own path in its scripts, so it is made in place and marked done last."""
     venv = TOOLS / "venvs" / name
     done = venv / ".installed"
-    with _locked(f"venv-{name}"):
+    with _locked(venv):
         if not done.exists():
             shutil.rmtree(venv, ignore_errors=True)
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
