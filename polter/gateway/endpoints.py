@@ -338,7 +338,7 @@ async def _hang_up(receive: Any, call: CallInFlight) -> None:
 
 def _floor_server(gateway: Gateway) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=floor_tools(gateway, _pane()))
+        return types.ListToolsResult(tools=[spec.tool for spec in floor_tools(gateway, _pane())])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -11,8 +11,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 
 from polter.errors import UpstreamError
 from polter.gateway.audit import digest_arguments
@@ -25,6 +23,8 @@ from polter.protocol import HookAnswer, HookRequest
 from polter.roles.engine import FLOOR_SERVER, Verdict
 
 if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+
     from polter.gateway.core import Gateway
 
 __all__ = ["GATE_GRACE_SECONDS", "PREAPPROVAL_SECONDS", "Execution"]
@@ -128,6 +128,8 @@ class Execution:
         if not auth.allowed:
             result = refusal(f"{server}/{name}", auth)
         else:
+            from mcp.shared.exceptions import MCPError  # lazy: it loads mcp_types' models (sdk_imports.py)
+
             try:
                 result = await upstream.call_tool(name, arguments, progress, call)
             except CallAbandoned as exc:  # nobody will read the answer; the upstream was told to stop

@@ -22,6 +22,7 @@ from polter.gateway.outcomes import Authorization, refusal
 from polter.gateway.panes import RegisteredPane
 from polter.gateway.policy import annotations_of
 from polter.gateway.team_tools import TEAM_TOOLS, call_team_tool, team_tools
+from polter.gateway.tool_specs import ToolSpec
 from polter.roles.engine import FLOOR_SERVER
 
 if TYPE_CHECKING:
@@ -29,38 +30,31 @@ if TYPE_CHECKING:
 
 __all__ = ["WHOAMI", "ESCALATE", "call_floor_tool", "capabilities", "floor_tools"]
 
-_READ_ONLY = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-
-WHOAMI = types.Tool(
+WHOAMI = ToolSpec(
     name="whoami",
     title="What may I use?",
     description="Your own role, phase, and for every server, tool and skill: whether you may use it "
     "(allow / ask the human / deny) and why. Use it to tell a forbidden tool from a broken one.",
-    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-    annotations=_READ_ONLY,
+    properties={},
+    required=(),
+    read_only=True,
+    idempotent=True,
 )
 
-ESCALATE = types.Tool(
+ESCALATE = ToolSpec(
     name="escalate",
     title="Move to the action phase",
     description="Your role starts each request from the human in a research phase (read-only tools). When "
     "you have researched enough and must act, call this with the reason; the human's next line "
     "starts a new research phase.",
-    input_schema={
-        "type": "object",
-        "properties": {"reason": {"type": "string", "description": "Why you need to act now."}},
-        "required": ["reason"],
-        "additionalProperties": False,
-    },
-    annotations=types.ToolAnnotations(
-        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    ),
+    properties={"reason": {"type": "string", "description": "Why you need to act now."}},
+    required=("reason",),
+    read_only=False,
+    idempotent=True,
 )
 
 
-def floor_tools(gateway: Gateway, pane: RegisteredPane) -> list[types.Tool]:
+def floor_tools(gateway: Gateway, pane: RegisteredPane) -> list[ToolSpec]:
     role = gateway.policy.role(pane)
     own = [WHOAMI, ESCALATE] if role is not None and role.has_phases else [WHOAMI]
     return own + team_tools(role)
@@ -171,7 +165,7 @@ def _server_capability(
 
 
 def _tool_capability(
-    gateway: Gateway, pane: RegisteredPane, server: str, tool: types.Tool, visible: bool
+    gateway: Gateway, pane: RegisteredPane, server: str, tool: types.Tool | ToolSpec, visible: bool
 ) -> ToolCapability:
     verdict = gateway.policy.decide_tool(pane, server, tool.name, tool)
     read_only, destructive = annotations_of(tool)

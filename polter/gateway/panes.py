@@ -18,11 +18,13 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from polter.gateway.models import McpClient, PaneInfo, PaneRegistration, Phase
+
+if TYPE_CHECKING:
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
 __all__ = [
     "INPUT_LINES_KEPT",
@@ -84,10 +86,16 @@ class RegisteredPane:
     clients: list[McpClient] = field(default_factory=list)
     """The distinct MCP clients the pane's CLI opened sessions with (what each declared), first seen first."""
 
-    def __post_init__(self) -> None:
-        # The MCP session manager binds each session to the principal that opened it; a pane's
-        # principal is its id plus token hash, so a session cannot be reused by another pane.
-        self.principal = AuthenticatedUser(
+    @cached_property
+    def principal(self) -> AuthenticatedUser:
+        """Who the pane is to the SDK's MCP transport, which binds each session to the principal that opened it:
+        the pane's id plus token hash, so a session cannot be reused by another pane. Built at the pane's first MCP
+        request, with the SDK's auth models (``sdk_imports.py``)."""
+        # lazy: the SDK's auth models, at the pane's first MCP request (sdk_imports.py)
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+
+        return AuthenticatedUser(
             AccessToken(token=self.token_hash, client_id=self.id, subject=self.token_hash, scopes=[])
         )
 

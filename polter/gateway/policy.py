@@ -20,6 +20,7 @@ import mcp_types as types
 
 from polter.gateway.audit import digest_arguments
 from polter.gateway.panes import RegisteredPane
+from polter.gateway.tool_specs import ToolSpec
 from polter.roles.engine import (
     BuiltinRequest,
     CompiledRole,
@@ -43,8 +44,10 @@ RULE_POLICY_ERROR = "polter:policy-error"
 RULE_GRANT = "polter:ask-grant"
 
 
-def annotations_of(tool: types.Tool | None) -> tuple[bool | None, bool | None]:
+def annotations_of(tool: types.Tool | ToolSpec | None) -> tuple[bool | None, bool | None]:
     """``(read_only, destructive)`` hints; None where the upstream gives none (or the tool is unknown)."""
+    if isinstance(tool, ToolSpec):
+        return tool.read_only, tool.destructive
     if tool is None or tool.annotations is None:
         return None, None
     return tool.annotations.read_only_hint, tool.annotations.destructive_hint
@@ -68,7 +71,7 @@ class Policy:
         pane: RegisteredPane,
         server: str,
         name: str,
-        tool: types.Tool | None,
+        tool: types.Tool | ToolSpec | None,
         arguments: dict[str, Any] | None = None,
     ) -> ToolCallRequest:
         read_only, destructive = annotations_of(tool)
@@ -89,7 +92,7 @@ class Policy:
         pane: RegisteredPane,
         server: str,
         name: str,
-        tool: types.Tool | None,
+        tool: types.Tool | ToolSpec | None,
         arguments: dict[str, Any] | None = None,
     ) -> Verdict:
         """The decision on a call of the tool (``arguments`` given) or on the tool itself (a listing, whoami)."""

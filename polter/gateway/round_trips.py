@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
 
 from polter.gateway.audit import digest_arguments
 from polter.gateway.calls import CallInFlight
@@ -94,6 +93,8 @@ class RoundTrips:
             or parked.tool != params.name
             or parked.digest != digest_arguments(params.arguments)
         ):
+            from mcp.shared.exceptions import MCPError  # lazy: it loads mcp_types' models (sdk_imports.py)
+
             raise MCPError(
                 types.INVALID_PARAMS,
                 "no call of this pane waits for input with that requestState (answered, expired, or not this call)",

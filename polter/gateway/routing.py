@@ -26,7 +26,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
@@ -42,8 +42,18 @@ logger = logging.getLogger(__name__)
 
 _keys = itertools.count(1)
 
-LEVELS: tuple[types.LoggingLevel, ...] = get_args(types.LoggingLevel)
-"""Log levels, least severe first."""
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""Log levels, least severe first: the SDK's ``LoggingLevel`` (a test holds them equal), written out so that
+routing loads without ``mcp_types`` (``sdk_imports.py``)."""
 _RANK = {level: rank for rank, level in enumerate(LEVELS)}
 
 

@@ -113,7 +113,8 @@ class GatewayAuth:
                 await _deny(401, message)(scope, receive, send)
                 return
             scope[PANE_SCOPE_KEY] = pane
-            scope["user"] = pane.principal
+            if path.startswith("/mcp/"):
+                scope["user"] = pane.principal
             reset = current_pane.set(pane)
             try:
                 await self.app(scope, receive, send)

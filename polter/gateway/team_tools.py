@@ -18,6 +18,7 @@ import mcp_types as types
 from polter.gateway.models import TeamMember, TeamReply
 from polter.gateway.outcomes import Authorization, refusal
 from polter.gateway.panes import RegisteredPane
+from polter.gateway.tool_specs import ToolSpec
 from polter.roles.engine import FLOOR_SERVER, CompiledRole, Verdict
 from polter.roles.team import Member, TeamVerb, decide_open, decide_team, proxy_differences
 
@@ -34,19 +35,17 @@ HOST_MARGIN = 5.0
 """How much longer than the call itself the gateway waits for the host's answer."""
 
 _PANE = {"type": "integer", "minimum": 1, "description": "The pane's number, as `panes` lists it."}
-_QUIET = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                               open_world_hint=False)  # fmt: skip
-_ACTS = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                              open_world_hint=False)  # fmt: skip
+_QUIET = True
+"""Reads and waits: read-only and idempotent."""
+_ACTS = False
 
 
 def _tool(name: str, title: str, description: str, properties: dict[str, Any], required: list[str],
-          annotations: types.ToolAnnotations) -> types.Tool:  # fmt: skip
-    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-    return types.Tool(name=name, title=title, description=description, input_schema=schema, annotations=annotations)
+          quiet: bool) -> ToolSpec:  # fmt: skip
+    return ToolSpec(name, title, description, properties, tuple(required), read_only=quiet, idempotent=quiet)
 
 
-TEAM_TOOLS: dict[str, types.Tool] = {
+TEAM_TOOLS: dict[str, ToolSpec] = {
     tool.name: tool
     for tool in (
         _tool("panes", "The other panes", "The panes of this session your role lets you see: number, title, CLI, "
@@ -76,7 +75,7 @@ TEAM_TOOLS: dict[str, types.Tool] = {
 _VERB_OF_TOOL: dict[str, TeamVerb] = {"read": "read", "send": "send", "wait": "wait", "close": "close"}
 
 
-def team_tools(role: CompiledRole | None) -> list[types.Tool]:
+def team_tools(role: CompiledRole | None) -> list[ToolSpec]:
     """The team tools listed to a pane: ``panes``, and each other one its role's [team] names anything for."""
     if role is None:
         return list(TEAM_TOOLS.values())  # the listing fails open; a call under no role is refused

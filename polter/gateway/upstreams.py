@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
-from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
 
 from polter.errors import UpstreamError, UpstreamTimeout
 from polter.gateway.calls import CallAbandoned, CallInFlight
@@ -33,6 +31,7 @@ from polter.servers import HttpServer, ServerConfig
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
+    from mcp.shared.dispatcher import ProgressFnT
 
 __all__ = ["ListKind", "Upstream", "UpstreamListener", "UpstreamPool"]
 
@@ -212,6 +211,8 @@ class Upstream:
         return sent.result()
 
     async def _send(self, session: ClientSession, request: Any, result_type: type[Any], progress: ProgressFnT) -> Any:
+        from mcp.shared.exceptions import MCPError  # lazy: it loads mcp_types' models (sdk_imports.py)
+
         try:
             return await session.send_request(request, result_type, progress_callback=progress)
         except MCPError as exc:
@@ -383,6 +384,8 @@ class Upstream:
         session, caps = self._session, self.capabilities
         if session is None or caps is None:
             return
+        from mcp.shared.exceptions import MCPError  # lazy: it loads mcp_types' models (sdk_imports.py)
+
         try:
             if kind == "tools" and caps.tools is not None:
                 self.tools = await _all_pages(session.list_tools, "tools")
