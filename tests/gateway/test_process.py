@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import time as time_module
+import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -310,22 +311,36 @@ def test_the_gateway_at_start_imports_only_what_serving_needs(tmp_path: Path) ->
 
 GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST = (
     "mcp.server.session", "mcp.server.lowlevel", "mcp.server.streamable_http_manager", "mcp.server.subscriptions",
-    "mcp_types.methods", "mcp_types._v2025_11_25", "mcp_types._v2026_07_28", "polter.gateway.endpoints",
-    "polter.gateway.sdk",
+    "mcp_types.methods", "mcp_types._v2025_11_25", "mcp_types._v2026_07_28", "mcp_types._types",
+    "mcp.shared.exceptions", "mcp.server.auth", "polter.gateway.endpoints", "polter.gateway.sdk",
 )  # fmt: skip
-"""The SDK's server side and every protocol era's wire models (``polter/gateway/endpoint_set.py``); an upstream's
-client session loads the wire models too, so a gateway without upstreams shows it."""
+"""The SDK's server side and every protocol era's wire models (``polter/gateway/endpoint_set.py``), ``mcp_types``'
+models with the SDK's errors and auth (``polter/gateway/sdk_imports.py``); an upstream's client session loads the
+wire models too, so a gateway without upstreams shows it."""
 
 
 def test_a_gateway_no_pane_has_called_over_mcp_has_not_loaded_the_sdks_server_side(tmp_path: Path) -> None:
-    """The real process without upstreams and a pane registered, read by ``python -X importtime``: what a session
-    of shell panes runs all its life."""
+    """The real process without upstreams, read by ``python -X importtime`` once a pane is registered and has
+    had what the host sends a shell pane (its typed line, its capabilities as it starts) and a hook answered:
+    what a session of shell panes runs all its life."""
 
-    async def register(_gateway: GatewayProcess, admin: GatewayClient) -> None:
-        await admin.register("open")
-        assert (await admin.status()).panes == 1
+    async def register(gateway: GatewayProcess, admin: GatewayClient) -> None:
+        pane = await admin.register("open")
+        await admin.input(pane.pane.id, "ls")
+        shown = await admin.capabilities(pane.pane.id, wait=False)
+        assert [tool.name for tool in shown.servers[0].tools if tool.read_only][:1] == ["whoami"]
+        hook = json.dumps({"kind": "other", "cli_tool": "Bash"}).encode()
+        answer = await asyncio.to_thread(_post, f"{gateway.url}/hook/claude-code", pane.token, hook)
+        assert answer["decision"] == "allow" and (await admin.status()).panes == 1
 
     modules, stderr = modules_after(GatewayProcess(tmp_path, python=("-X", "importtime"), upstream=False), register)
     assert {"polter.gateway.app", "polter.gateway.endpoint_set", "uvicorn.server"} <= modules, stderr[-2000:]
     loaded = among(modules, GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST)
     assert not loaded, f"a gateway no pane has called over MCP imported {loaded} (see polter/gateway/endpoint_set.py)"
+
+
+def _post(url: str, token: str, body: bytes) -> dict[str, object]:
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return dict(json.loads(response.read()))

@@ -143,53 +143,6 @@ def test_the_gateway_loads_the_sdk_lazily_and_every_name_the_sdk_exports_still_r
     assert found["again"] is False
 
 
-_LAZY_UNTIL_MCP = """
-import asyncio, json, sys, tempfile, urllib.request
-from pathlib import Path
-from polter.gateway.sdk_imports import import_sdk_lazily
-assert import_sdk_lazily()
-from polter.gateway.app import create_gateway, default_roles_dirs
-from polter.gateway.client import GatewayClient
-from polter.gateway.config import GatewayConfig
-from polter.gateway.serve import running
-
-def post(url, token, body):
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
-
-async def main():
-    config = GatewayConfig(state_dir=Path(tempfile.mkdtemp()), roles_dirs=default_roles_dirs(), watch_roles=False)
-    app = create_gateway(config)
-    async with running(app) as served, GatewayClient(served.url, app.state.admin_token) as client:
-        pane = await client.register("default", title="shell")
-        await client.input(pane.pane.id, "ls")
-        shown = await client.capabilities(pane.pane.id, wait=False)  # what the host asks as it starts a pane
-        floor = [tool.name for tool in shown.servers[0].tools if tool.read_only]
-        answer = await asyncio.to_thread(post, served.url + "/hook/claude-code", pane.token,
-                                         {"kind": "other", "cli_tool": "Bash"})
-        loaded = sorted(name for name in sys.modules if name.startswith(("mcp_types._types", "mcp.server.auth")))
-        print(json.dumps({"answer": answer["decision"], "floor": floor, "loaded": loaded}))
-
-asyncio.run(main())
-"""
-
-
-def test_a_gateway_with_panes_but_no_mcp_request_has_not_loaded_the_wire_models() -> None:
-    """Started, a pane registered, its typed line, its capabilities and a hook answered: no MCP request yet, so
-    neither ``mcp_types``' models (8 MB, 0.15 s of the gateway's start) nor the SDK's auth models are loaded."""
-    import json
-    import subprocess
-    import sys
-
-    result = subprocess.run([sys.executable, "-c", _LAZY_UNTIL_MCP], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, f"mcp {SDK_VERSION}: {result.stderr}"
-    found = json.loads(result.stdout)
-    assert found["answer"] == "allow"
-    assert found["floor"] == ["whoami", "panes", "read", "wait"], "the floor's read-only tools, from their specs"
-    assert found["loaded"] == [], f"mcp {SDK_VERSION}: loaded before any MCP request: {found['loaded']}"
-
 
 def test_routings_log_levels_are_the_sdks() -> None:
     """``routing.LEVELS`` is written out (so routing loads without ``mcp_types``): it must stay the SDK's."""
