@@ -143,7 +143,6 @@ def test_the_gateway_loads_the_sdk_lazily_and_every_name_the_sdk_exports_still_r
     assert found["again"] is False
 
 
-
 def test_routings_log_levels_are_the_sdks() -> None:
     """``routing.LEVELS`` is written out (so routing loads without ``mcp_types``): it must stay the SDK's."""
     from typing import get_args
