@@ -41,6 +41,10 @@ class ConfirmScreen(ModalScreen[bool]):
     }
     """
 
+    AUTO_FOCUS = "#no"
+    """Focused as the dialog shows; Textual's own, as a query in ``on_mount`` would fail for a dialog withdrawn
+    before it mounted (a question answered in another window, or out of time, the moment it appeared)."""
+
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=False),
         Binding("n,escape", "answer(False)", "No", show=False),
@@ -65,9 +69,6 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.yes_label} (y)", variant="warning", id="yes")
                 yield Button(f"{self.no_label} (n)", id="no")
 
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
-
     def withdraw(self) -> None:
         """Close as "no" without anyone answering. Textual takes off only the top screen, so a dialog under
         another one hides now (its dimmed backdrop too) and goes as soon as it is on top again."""
@@ -78,7 +79,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.add_class("-withdrawn")
 
     def on_screen_resume(self) -> None:
-        if self.withdrawn:
+        if self.withdrawn and self.app.screen is self:  # not when it was withdrawn on top, and so dismissed, already
             self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
