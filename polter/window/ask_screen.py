@@ -14,10 +14,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Offset, Region
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from polter.gateway.models import AskAnswer, AskInfo
+from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["GUARD_SECONDS", "AskScreen", "summarize_arguments"]
 
@@ -27,7 +27,7 @@ MAX_ARGUMENT_LINES: Final = 8
 MAX_VALUE: Final = 70
 
 
-class AskScreen(ModalScreen[AskAnswer | None]):
+class AskScreen(WithdrawableScreen[AskAnswer | None]):
     """Allow once, allow for this pane, or deny a call the pane's role asks about.
 
     | Key | Does |
@@ -65,6 +65,9 @@ class AskScreen(ModalScreen[AskAnswer | None]):
         &.-guarded Button { opacity: 60%; }
     }
     """
+
+    AUTO_FOCUS = "#deny"
+    """Focused as the modal shows (a query in ``on_mount`` fails for an ask closed before the modal mounted)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('allow_once')", "Allow once", show=False),
@@ -114,7 +117,6 @@ class AskScreen(ModalScreen[AskAnswer | None]):
 
     def on_mount(self) -> None:
         self.add_class("-guarded")
-        self.query_one("#deny", Button).focus()
         self.set_interval(1.0, self._tick)
         self.call_after_refresh(self._place)
 

@@ -112,7 +112,7 @@ class AskDesk:
         showing = self.showing
         if showing is not None and showing.ask.id == ask.id:
             self.showing = None
-            showing.dismiss(None)
+            showing.withdraw(None)
             why = ask.answered_by or "elsewhere"
             screen.notify(f"The ask for {ask_call(ask)} is over ({ask.state}: {why}).", severity="warning")
         elif item is not None and ask.answered_by == "timeout":
@@ -151,11 +151,14 @@ class AskDesk:
         pane = self.screen.grid.pane_of(item.ask.pane)
         label = f"Pane {pane.number} {pane.agent.title}" if pane is not None and pane.agent else None
         region = pane.region if pane is not None and pane.display else None
-        self.showing = AskScreen(item.ask, pane_label=label, region=region, position=self.queue.position(item.ask.id))
-        self.screen.app.push_screen(self.showing, lambda answer: self._answered(item, answer))
+        showing = AskScreen(item.ask, pane_label=label, region=region, position=self.queue.position(item.ask.id))
+        self.showing = showing
+        self.screen.app.push_screen(showing, lambda answer: self._answered(item, showing, answer))
 
-    def _answered(self, item: PendingAsk, answer: AskAnswer | None) -> None:
-        self.showing = None
+    def _answered(self, item: PendingAsk, screen: AskScreen, answer: AskAnswer | None) -> None:
+        """``screen`` closed: answered, put off, or withdrawn (then the next ask may be showing already)."""
+        if self.showing is screen:
+            self.showing = None
         if answer is None:
             self._later.add(item.ask.id)
         elif item.open:

@@ -6,13 +6,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["ConfirmScreen"]
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(WithdrawableScreen[bool]):
     """Ask before doing something that cannot be undone (closing a pane whose program still runs).
 
     | Key | Does |
@@ -37,13 +38,11 @@ class ConfirmScreen(ModalScreen[bool]):
         & #detail { width: auto; max-width: 100%; color: $text-muted; margin-bottom: 1; }
         & #buttons { width: 100%; height: auto; align-horizontal: right; }
         & Button { margin-left: 2; }
-        &.-withdrawn { background: transparent; & > #dialog { display: none; } }
     }
     """
 
     AUTO_FOCUS = "#no"
-    """Focused as the dialog shows; Textual's own, as a query in ``on_mount`` would fail for a dialog withdrawn
-    before it mounted (a question answered in another window, or out of time, the moment it appeared)."""
+    """Focused as the dialog shows (a query in ``on_mount`` fails for a dialog withdrawn before it mounted)."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", show=False),
@@ -57,8 +56,6 @@ class ConfirmScreen(ModalScreen[bool]):
         self.detail = detail
         self.yes_label = yes
         self.no_label = no
-        self.withdrawn = False
-        """The question is over (decided elsewhere, or not in time): its answer would count for nothing."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -68,19 +65,6 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes_label} (y)", variant="warning", id="yes")
                 yield Button(f"{self.no_label} (n)", id="no")
-
-    def withdraw(self) -> None:
-        """Close as "no" without anyone answering. Textual takes off only the top screen, so a dialog under
-        another one hides now (its dimmed backdrop too) and goes as soon as it is on top again."""
-        self.withdrawn = True
-        if self.app.screen is self:
-            self.dismiss(False)
-            return
-        self.add_class("-withdrawn")
-
-    def on_screen_resume(self) -> None:
-        if self.withdrawn and self.app.screen is self:  # not when it was withdrawn on top, and so dismissed, already
-            self.dismiss(False)
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

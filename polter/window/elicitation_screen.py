@@ -11,17 +11,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Offset, Region
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
 from polter.gateway.forms import FormError, FormField, check_answer, parse_form
 from polter.gateway.models import ElicitationInfo, ElicitationReply
+from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["ElicitationScreen"]
 
 
-class ElicitationScreen(ModalScreen[ElicitationReply | None]):
+class ElicitationScreen(WithdrawableScreen[ElicitationReply | None]):
     """Fill in a server's form and send it, decline it, or dismiss it (cancel).
 
     | Key | Does |

@@ -48,5 +48,5 @@ class HostQuestions:
         dialog = self._shown.pop(question_id, None)
         if dialog is None:
             return
-        dialog.withdraw()
+        dialog.withdraw(False)
         self.screen.notify(f"{why}: {dialog.question}", severity=severity, timeout=10)

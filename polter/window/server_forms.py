@@ -38,5 +38,5 @@ class ServerForms:
         """Answered elsewhere, or not in time: the form goes (an answer from here would count for nothing)."""
         form = self._shown.pop(info.id, None)
         if form is not None and form.is_attached:
-            form.dismiss(None)
+            form.withdraw(None)
             self.screen.notify(f"{info.server}'s question is over ({info.answered_by}).")

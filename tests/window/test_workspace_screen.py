@@ -34,9 +34,11 @@ from polter.paths import bundled_dir, config_dir
 from polter.launch.config import load_session
 from polter.cli.app import plan
 from polter.window.ask_screen import AskScreen
+from polter.window.confirm import ConfirmScreen
 from polter.window.audit_screen import AuditScreen
 from polter.window.capabilities_screen import CapabilitiesScreen
 from polter.window.help_screen import HelpScreen
+from polter.window.session_screen import SessionScreen
 
 SHELL = discover(entry_points=False).get("shell")
 
@@ -176,6 +178,29 @@ async def test_an_ask_opens_over_the_pane_that_asked_and_is_answered_there(monke
         await workspace_of(app).client.answer(ask.id, "allow_once")  # answered elsewhere (polter asks answer)
         await wait_until(lambda: not isinstance(app.screen, AskScreen), message="the modal withdrawn")
         assert not (await third).is_error
+
+        # answered elsewhere while another dialog is over it, with a next ask queued: that dialog stays where it
+        # is (Textual's dismiss would have taken it off instead), the answered ask hides, the next shows once
+        fourth = asyncio.create_task(write("fourth"))
+        await wait_until(lambda: isinstance(app.screen, AskScreen), message="the fourth ask")
+        fifth = asyncio.create_task(write("fifth"))
+        await wait_until(lambda: len(screen(app).asks.queue) == 2, message="the fifth ask queued")
+        answered = app.screen
+        assert isinstance(answered, AskScreen)
+        over = ConfirmScreen("Run the setup command?")
+        app.push_screen(over)
+        await workspace_of(app).client.answer(answered.ask.id, "allow_once")
+        assert not (await fourth).is_error
+        await wait_until(
+            lambda: isinstance(app.screen, AskScreen) and app.screen is not answered, message="the fifth ask"
+        )
+        asks = [each for each in app.screen_stack if isinstance(each, AskScreen)]
+        assert over in app.screen_stack and asks == [answered, app.screen] and answered.withdrawn, app.screen_stack
+        await workspace_of(app).client.answer(app.screen.ask.id, "deny")  # type: ignore[attr-defined]
+        assert (await fifth).is_error
+        await wait_until(lambda: app.screen is over, message="the dialog under the fifth ask")
+        over.dismiss(False)
+        await wait_until(lambda: isinstance(app.screen, SessionScreen), message=lambda: f"{app.screen_stack}")
 
 
 async def test_the_audit_screen_follows_the_log_and_the_capabilities_and_help_screens(monkeypatch: Any) -> None:
