@@ -47,7 +47,7 @@ RULE_GRANT = "polter:ask-grant"
 def annotations_of(tool: types.Tool | ToolSpec | None) -> tuple[bool | None, bool | None]:
     """``(read_only, destructive)`` hints; None where the upstream gives none (or the tool is unknown)."""
     if isinstance(tool, ToolSpec):
-        return tool.read_only, tool.destructive
+        return tool.read_only, False  # none of Polter's own tools destroys anything
     if tool is None or tool.annotations is None:
         return None, None
     return tool.annotations.read_only_hint, tool.annotations.destructive_hint

@@ -31,7 +31,6 @@ class ToolSpec:
     required: tuple[str, ...]
     read_only: bool
     idempotent: bool
-    destructive: bool = False
 
     @cached_property
     def tool(self) -> types.Tool:
@@ -43,7 +42,7 @@ class ToolSpec:
             schema["required"] = list(self.required)
         hints = types.ToolAnnotations(
             read_only_hint=self.read_only,
-            destructive_hint=self.destructive,
+            destructive_hint=False,
             idempotent_hint=self.idempotent,
             open_world_hint=False,
         )

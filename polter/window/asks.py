@@ -160,7 +160,8 @@ class AskDesk:
         if self.showing is screen:
             self.showing = None
         if answer is None:
-            self._later.add(item.ask.id)
+            if not screen.withdrawn:  # put off by the human (a withdrawn ask is over)
+                self._later.add(item.ask.id)
         elif item.open:
             item.future.set_result(answer)
         self._show_next()

@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import time as time_module
-import urllib.request
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from support.processes import among, imported_modules
 
 from polter.gateway.audit import digest_arguments, read_rows
 from polter.gateway.client import GatewayClient, pane_client
+from polter.gateway.loopback_http import LoopbackHttp
 
 POLTER = [sys.executable, "-m", "polter"]
 
@@ -329,18 +329,12 @@ def test_a_gateway_no_pane_has_called_over_mcp_has_not_loaded_the_sdks_server_si
         await admin.input(pane.pane.id, "ls")
         shown = await admin.capabilities(pane.pane.id, wait=False)
         assert [tool.name for tool in shown.servers[0].tools if tool.read_only][:1] == ["whoami"]
-        hook = json.dumps({"kind": "other", "cli_tool": "Bash"}).encode()
-        answer = await asyncio.to_thread(_post, f"{gateway.url}/hook/claude-code", pane.token, hook)
-        assert answer["decision"] == "allow" and (await admin.status()).panes == 1
+        hooks = LoopbackHttp(gateway.url, {"Authorization": f"Bearer {pane.token}"})
+        answer = await hooks.request("POST", "/hook/claude-code", json_body={"kind": "other", "cli_tool": "Bash"})
+        assert json.loads(answer.body)["decision"] == "allow" and (await admin.status()).panes == 1
 
     modules, stderr = modules_after(GatewayProcess(tmp_path, python=("-X", "importtime"), upstream=False), register)
     assert {"polter.gateway.app", "polter.gateway.endpoint_set", "uvicorn.server"} <= modules, stderr[-2000:]
     loaded = among(modules, GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST)
     assert not loaded, f"a gateway no pane has called over MCP imported {loaded} (see polter/gateway/endpoint_set.py)"
 
-
-def _post(url: str, token: str, body: bytes) -> dict[str, object]:
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return dict(json.loads(response.read()))
