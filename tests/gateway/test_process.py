@@ -338,3 +338,30 @@ def test_a_gateway_no_pane_has_called_over_mcp_has_not_loaded_the_sdks_server_si
     loaded = among(modules, GATEWAY_LOADS_AT_ITS_FIRST_MCP_REQUEST)
     assert not loaded, f"a gateway no pane has called over MCP imported {loaded} (see polter/gateway/endpoint_set.py)"
 
+
+
+async def test_in_the_real_gateway_a_session_cannot_be_used_with_another_panes_token(
+    gateway_process: GatewayProcess,
+) -> None:
+    """The real process, whose panes' SDK principals are built at their first MCP request: pane B naming pane A's
+    session gets nothing from it, and A's session still serves A."""
+    import httpx
+
+    async with GatewayClient.from_state(gateway_process.state_dir) as admin:
+        alpha, bravo = await admin.register("open"), await admin.register("open")
+        await wait_until_async(
+            admin.status, lambda status: status.servers[0].state == "running", message="the upstream running"
+        )
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    async with httpx.AsyncClient(base_url=gateway_process.url, timeout=30) as http:
+        opened = await http.post("/mcp/fixture", json=initialize,
+                                 headers={**headers, "Authorization": f"Bearer {alpha.token}"})  # fmt: skip
+        assert opened.status_code == 200, opened.text
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        stolen = await http.post("/mcp/fixture", json=listing, headers={**session, "Authorization": f"Bearer {bravo.token}"})
+        assert stolen.status_code == 404 and "write_note" not in stolen.text, stolen.text
+        own = await http.post("/mcp/fixture", json=listing, headers={**session, "Authorization": f"Bearer {alpha.token}"})
+        assert own.status_code == 200 and "read_notes" in own.text, own.text
