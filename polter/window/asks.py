@@ -86,19 +86,12 @@ class AskDesk:
         """Asks the human put off (escape): not shown again by themselves."""
 
     def requested(self, ask: AskInfo, future: asyncio.Future[AskAnswer]) -> None:
-        screen = self.screen
+        """Queue ``ask`` and show it (its modal names the pane; the header counts it), or its place behind the one
+        showing."""
         item = self.queue.add(ask, future)
         if item is None:
             return
-        pane = screen.grid.pane_of(ask.pane)
         self._count(ask.pane)
-        if pane is not None and screen.pane_focus.active is not pane:
-            screen.notify(
-                f"Pane {pane.number} ({ask.role}) asks to use {ask_call(ask)}.",
-                title="Ask",
-                severity="warning",
-                timeout=10,
-            )
         if self.showing is not None:
             self.showing.show_position(self.queue.position(self.showing.ask.id))
         self._show_next()
