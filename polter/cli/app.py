@@ -137,13 +137,17 @@ def free_name(taken: set[str]) -> str:
 
 def _offer_attach(info: SessionInfo, describe: Callable[[SessionInfo], str]) -> bool:
     """Tell the human a session is running detached and ask whether to attach to it (yes by default);
-    with no terminal to ask on, say so and start a new session."""
+    with no terminal to ask on, say so and start a new session. Any other answer than yes or no asks again:
+    words typed ahead for the agent must not start a second session."""
     print(f"polter: a session is running detached: {describe(info)}", file=sys.stderr)
     if not sys.stdin.isatty():
         print(f"polter: starting a new session (`polter attach {info.name}` shows that one)", file=sys.stderr)
         return False
-    try:
-        answer = input(f"Attach to {info.name} instead of starting a new session? [Y/n] ")
-    except EOFError:
-        return False
-    return answer.strip().lower() in ("", "y", "yes")
+    while True:
+        try:
+            answer = input(f"Attach to {info.name} instead of starting a new session? [Y/n] ").strip().lower()
+        except EOFError:
+            return False
+        if answer in ("", "y", "yes", "n", "no"):
+            return answer in ("", "y", "yes")
+        print(f"polter: {answer!r} is neither yes nor no", file=sys.stderr)

@@ -144,6 +144,9 @@ async def test_plain_polter_offers_to_attach_to_a_detached_session(config: Path)
     async with window("--config", str(config)) as second:
         await second.shows("a session is running detached: main: 2 panes")
         await second.shows("Attach to main instead of starting a new session? [Y/n]")
+        second.type("status\r")  # typed ahead for an agent: no answer, asked again
+        await second.shows("'status' is neither yes nor no")
+        await wait_until(lambda: second.text().count("[Y/n]") == 2, message=second.text)
         second.type("\r")
         await second.shows("coder")
         assert [info["name"] for info in sessions()] == ["main"]
