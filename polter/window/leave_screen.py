@@ -8,15 +8,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from polter.window.question import QuestionScreen
 
 __all__ = ["LeaveChoice", "LeaveScreen"]
 
 LeaveChoice = Literal["detach", "end"]
 
 
-class LeaveScreen(ModalScreen[LeaveChoice | None]):
+class LeaveScreen(QuestionScreen[LeaveChoice | None]):
     """Prefix then ``q``: the session outlives the window unless the human ends its programs.
 
     | Key | Does |

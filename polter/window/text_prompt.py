@@ -6,13 +6,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from polter.window.question import QuestionScreen
 
 __all__ = ["TextEchoScreen"]
 
 
-class TextEchoScreen(ModalScreen[str | None]):
+class TextEchoScreen(QuestionScreen[str | None]):
     """Dismisses with the text typed (stripped) on enter, or None on escape. With ``expected``, enter
     is accepted only for exactly that text ("type the branch name to confirm"): a near miss is refused,
     never taken as a yes.

@@ -4,26 +4,20 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from textual.screen import ModalScreen
+from polter.window.question import QuestionScreen
 
 __all__ = ["WithdrawableScreen"]
 
 ResultType = TypeVar("ResultType")
 
 
-class WithdrawableScreen(ModalScreen[ResultType]):
-    """A question the human must answer. No notification covers it: toasts show again, with the time they have
-    left, once it goes (on a small terminal one covered an ask's Deny button).
-
-    Textual's ``dismiss`` takes off the top screen, whichever it is. So a modal withdrawn under another one hides
+class WithdrawableScreen(QuestionScreen[ResultType]):
+    """Textual's ``dismiss`` takes off the top screen, whichever it is. So a modal withdrawn under another one hides
     at once (its dimmed backdrop too) and goes once it is on top again. Its callback then gets the result given to
     :meth:`withdraw`. A modal withdrawn before it has even mounted goes too."""
 
     DEFAULT_CSS = """
-    WithdrawableScreen {
-        & > ToastRack > * { display: none; }  /* the rack sets its own display */
-        &.-withdrawn { background: transparent; & > * { display: none; } }
-    }
+    WithdrawableScreen.-withdrawn { background: transparent; & > * { display: none; } }
     """
 
     withdrawn = False

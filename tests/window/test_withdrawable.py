@@ -7,7 +7,6 @@ import asyncio
 from collections.abc import Callable
 
 import pytest
-import textual
 from support.ui import make_ask, make_elicitation
 from textual.app import App
 from textual.widgets import Button
@@ -73,30 +72,3 @@ async def test_a_modal_withdrawn_under_another_hides_and_goes_when_that_one_is_a
         await pilot.pause()
         assert app.screen is base and answers == [True, False]
 
-
-def _toasts_shown(app: App[None]) -> list[str]:
-    """The notifications the top screen shows (a modal's backdrop lets the screen under it show through, dimmed
-    and under its dialog: only the top screen's own toasts can cover a dialog)."""
-    return sorted(str(toast.render()) for toast in app.screen.query("Toast") if toast.region.area)
-
-
-@pytest.mark.parametrize("modal", list(MODALS))
-async def test_no_notification_covers_a_question_and_they_show_again_once_it_goes(modal: str) -> None:
-    """On a small terminal a toast covered an ask's Deny button: over a question the toasts wait, and the ones
-    with time left show again when it goes (one posted before it, one while it showed)."""
-    app: App[None] = App()
-    async with app.run_test(size=(80, 24), notifications=True) as pilot:
-        app.notify("Before", timeout=60)
-        await pilot.pause()
-        assert _toasts_shown(app) == ["Before"]
-        dialog = MODALS[modal][0](1)
-        app.push_screen(dialog)
-        await pilot.pause()
-        app.notify("During", timeout=60)
-        await pilot.pause()
-        assert app.screen is dialog
-        changed = f"toasts over the question: has Textual {textual.__version__}'s ToastRack changed?"
-        assert _toasts_shown(app) == [], changed
-        dialog.withdraw(None)
-        await pilot.pause()
-        assert _toasts_shown(app) == ["Before", "During"]
