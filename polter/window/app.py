@@ -66,6 +66,9 @@ class PolterApp(App[None], inherit_bindings=False):
         self.palette_key: str | None = None
         """A key that opens the command palette directly (``None``: only the prefix key then ``:``/``p``)."""
         self._session_screen: SessionScreen | None = None
+        self._typed_ahead: list[events.Key | events.Paste] | None = []
+        """Keys and pastes that came before the session's screen showed (typed as ``polter`` started), held for
+        the pane it focuses; ``None`` once it shows."""
         self.garbage = FullCollections()
         """Full garbage collections when the human does not wait for an echo (polter/window/full_collections.py)."""
 
@@ -108,7 +111,24 @@ class PolterApp(App[None], inherit_bindings=False):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             self.garbage.typed()
+        if isinstance(event, events.Key | events.Paste) and self._typed_ahead is not None and self._holds_keys():
+            event.stop()
+            self._typed_ahead.append(
+                events.Key(event.key, event.character) if isinstance(event, events.Key) else events.Paste(event.text)
+            )
+            return
         await super().on_event(event)
+
+    def _holds_keys(self) -> bool:
+        """Keys typed ahead are held while no pane has the keyboard, but a question asked before any pane showed
+        (a worktree's setup command) takes its answer."""
+        return self._session_screen is None or self.screen_stack[-1:] == [self._session_screen]
+
+    def on_session_screen_shown(self) -> None:
+        """The session's screen shows, a pane focused: what was typed before goes there, in order."""
+        held, self._typed_ahead = self._typed_ahead or [], None
+        for event in held:
+            self.post_message(event)
 
     def on_echo_screen_echo_drawn(self, _message: EchoScreen.EchoDrawn) -> None:
         self.garbage.echo_drawn()

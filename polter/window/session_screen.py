@@ -22,6 +22,7 @@ from __future__ import annotations
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Static
@@ -52,6 +53,9 @@ __all__ = ["SessionScreen"]
 
 class SessionScreen(EchoScreen[None]):
     """The session ``session`` (its layout, prefix key, and the pane the last window focused and zoomed)."""
+
+    class Shown(Message):
+        """A pane has the keyboard (or the session started with none): what was typed before may go on now."""
 
     DEFAULT_CSS = """
     SessionScreen {
@@ -98,6 +102,7 @@ class SessionScreen(EchoScreen[None]):
         self.worktrees = WorktreePaneActions(self)
         self._start_at = (active, zoomed)
         self._copied: dict[Widget, Selection] = {}
+        self._was_shown = False
 
     @property
     def active_pane(self) -> PaneWidget | None:
@@ -136,7 +141,13 @@ class SessionScreen(EchoScreen[None]):
         for node in event.widget.ancestors_with_self:
             if isinstance(node, PaneWidget):
                 self.pane_focus.focused(node)
+                self._shown()
                 return
+
+    def _shown(self) -> None:
+        if not self._was_shown:
+            self._was_shown = True
+            self.post_message(self.Shown())
 
     @on(events.TextSelected)
     @on(TerminalView.Selected)
@@ -174,6 +185,8 @@ class SessionScreen(EchoScreen[None]):
             case wire.Ready():
                 for starting in self.query("#starting"):
                     starting.remove()
+                if not self.grid.panes:
+                    self._shown()
             case wire.AskClosedEvent(ask=ask):
                 self.asks.closed(ask)
             case wire.Question():

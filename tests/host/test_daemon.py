@@ -157,6 +157,18 @@ async def test_plain_polter_offers_to_attach_to_a_detached_session(config: Path)
     assert sessions() == []
 
 
+async def test_what_is_typed_while_polter_starts_goes_to_the_first_pane(config: Path) -> None:
+    """Typed ahead (``polter``, Enter, and straight on with a command) as in a shell: the keys that come before the
+    window has a pane with the keyboard are held for it, not dropped."""
+    async with window("--config", str(config), "--session", "early") as early:
+        early.type("echo typed-$((6 * 7))\r")  # before Python has even started: the shell computes what shows
+        await early.shows("typed-42")
+        early.type("\x02q")
+        await early.shows("Leave session early?")
+        early.type("e")
+        assert await early.exited() == 0
+
+
 async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
     result = polter("attach", "nowhere")
     assert result.returncode == 1 and "no session named nowhere is running (running: none)" in result.stderr
