@@ -124,11 +124,12 @@ class PolterApp(App[None], inherit_bindings=False):
         (a worktree's setup command) takes its answer."""
         return self._session_screen is None or self.screen_stack[-1:] == [self._session_screen]
 
-    def on_session_screen_shown(self) -> None:
-        """The session's screen shows, a pane focused: what was typed before goes there, in order."""
+    async def on_session_screen_shown(self) -> None:
+        """The session's screen is on top with a pane focused: what was typed before goes there, in order (handled
+        here and now: posted, it would come after keys already queued behind this message)."""
         held, self._typed_ahead = self._typed_ahead or [], None
         for event in held:
-            self.post_message(event)
+            await super().on_event(event)
 
     def on_echo_screen_echo_drawn(self, _message: EchoScreen.EchoDrawn) -> None:
         self.garbage.echo_drawn()

@@ -102,6 +102,8 @@ class SessionScreen(EchoScreen[None]):
         self.worktrees = WorktreePaneActions(self)
         self._start_at = (active, zoomed)
         self._copied: dict[Widget, Selection] = {}
+        self._keyboard_ready = False
+        """A pane has had the keyboard, or the session started with none."""
         self._was_shown = False
 
     @property
@@ -135,17 +137,21 @@ class SessionScreen(EchoScreen[None]):
     def on_screen_resume(self) -> None:
         """A prefix key's hints, the palette or a dialog closed: Textual forgets their widgets' lines."""
         forget_styles_cache()
+        self._announce_shown()
 
     @on(events.DescendantFocus)
     def _track_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
             if isinstance(node, PaneWidget):
                 self.pane_focus.focused(node)
-                self._shown()
+                self._keyboard_ready = True
+                self._announce_shown()
                 return
 
-    def _shown(self) -> None:
-        if not self._was_shown:
+    def _announce_shown(self) -> None:
+        """Post :class:`Shown` once the keyboard is ready here, with this screen on top: keys typed ahead must not
+        answer a dialog the human has not seen yet."""
+        if self._keyboard_ready and self.is_current and not self._was_shown:
             self._was_shown = True
             self.post_message(self.Shown())
 
@@ -186,7 +192,8 @@ class SessionScreen(EchoScreen[None]):
                 for starting in self.query("#starting"):
                     starting.remove()
                 if not self.grid.panes:
-                    self._shown()
+                    self._keyboard_ready = True
+                    self._announce_shown()
             case wire.AskClosedEvent(ask=ask):
                 self.asks.closed(ask)
             case wire.Question():

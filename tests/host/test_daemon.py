@@ -251,10 +251,12 @@ async def test_a_pane_in_its_own_worktree_through_a_real_host(tmp_path: Path, mo
         f'command = ["{BASH}", "--norc", "--noprofile"]\n'
     )
     async with window("--config", str(config), "--session", "wt") as first:
+        first.type("echo typed-ahead-$((6*7))\r")  # held for the pane: its "y" must not answer the question below
         await first.shows("Run this repository's setup command in its new worktrees?", timeout=60)
         await first.shows("touch node_modules/.ready")
         first.type("y")
         await first.shows("polter/coder")
+        await first.shows("typed-ahead-42")
         [row] = json.loads(polter("worktree", "list", "--json").stdout)
         path = Path(row["worktree"]["path"])
         assert (path / "node_modules" / ".ready").exists() and row["pane"] == {
