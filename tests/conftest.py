@@ -21,7 +21,14 @@ def isolated_dirs(
     monkeypatch.setenv("POLTER_STATE_DIR", str(dirs["state"]))
     runtime = Path(tempfile.mkdtemp(prefix="pr-"))  # short: a Unix socket's path has at most 107 bytes
     monkeypatch.setenv("POLTER_RUNTIME_DIR", str(runtime))
-    request.addfinalizer(lambda: shutil.rmtree(runtime, ignore_errors=True))
+
+    def remove_runtime() -> None:
+        from support.processes import end_left_sessions
+
+        end_left_sessions(runtime)  # (a failed test's session would outlive it, unreachable)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+    request.addfinalizer(remove_runtime)
     dirs["runtime"] = runtime
     monkeypatch.setenv("POLTER_WORKTREES_DIR", str(tmp_path / "worktrees"))
     monkeypatch.delenv("POLTER_TOKEN", raising=False)

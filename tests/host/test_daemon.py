@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.panes import BASH
 from support.polter_terminal import polter, window
-from support.processes import among, imported_modules, process_running
+from support.processes import among, end_left_sessions, imported_modules, process_running
 from support.waiting import wait_until
 
 from polter.wire import methods
@@ -167,6 +167,22 @@ async def test_what_is_typed_while_polter_starts_goes_to_the_first_pane(config: 
         await early.shows("Leave session early?")
         early.type("e")
         assert await early.exited() == 0
+
+
+async def test_a_session_a_failed_test_left_running_ends_with_the_tests_runtime_dir(
+    config: Path, isolated_dirs: dict[str, Path]
+) -> None:
+    """The suite's own hygiene: a test that fails before it kills its session would leave the host, its gateway
+    and its panes running, unreachable once the test's runtime dir is gone (they once ran through the rest of a
+    run, and a benchmark after it). The runtime dir's removal ends them first."""
+    async with window("--config", str(config), "--session", "left") as left:
+        await wait_until(lambda: left.text().count("$") >= 2, message=left.text)  # both panes' shells run
+    host = int(sessions()[0]["pid"])
+    children = [int(pid) for pid in Path(f"/proc/{host}/task/{host}/children").read_text().split()]
+    assert len(children) >= 3 and process_running(host)  # the gateway, the egress proxy and the panes
+    assert end_left_sessions(isolated_dirs["runtime"]) == ["left"]
+    await wait_until(lambda: not any(process_running(pid) for pid in [host, *children]), message="the session's end")
+    assert end_left_sessions(isolated_dirs["runtime"]) == []
 
 
 async def test_attaching_to_nothing_lists_what_runs(config: Path) -> None:
