@@ -71,4 +71,3 @@ async def test_a_modal_withdrawn_under_another_hides_and_goes_when_that_one_is_a
         under.withdraw(False)  # gone already: nothing happens
         await pilot.pause()
         assert app.screen is base and answers == [True, False]
-
