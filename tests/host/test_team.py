@@ -448,9 +448,11 @@ async def test_done_comes_from_the_clis_hooks_where_it_has_them(monkeypatch: pyt
 
 
 async def test_panes_shows_done_once_a_handed_task_showed_as_work_and_is_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task works for 6 s: a first run on a fresh machine (CLIs installing beside it) took over 2 s, the length it
+    had, to list the panes once the task showed as work, and read it already over."""
     reports_decide(monkeypatch)
     async with await team_session(monkeypatch, "lead", "helper") as host:
-        await floor(host, 1, "send", pane=2, message="work 2")
+        await floor(host, 1, "send", pane=2, message="work 6")
         await wait_until(lambda: host.panes[1].agent_state is AgentState.WORKING, message=lambda: text_of(host, "p2"))
 
         async def state() -> str:
