@@ -123,3 +123,61 @@ def test_a_new_session_starts_its_host_before_the_window_loads_the_session_proto
     sessions, modules = result.stdout.splitlines()
     assert sessions == "([], [])"
     assert set(modules.split()) == {"polter.wire.options", "polter.wire.registry"}, modules
+
+
+REASON = "polter/send is Polter's own: every role allows its floor tools. The role's tools.default is ignored for it."
+
+
+def test_a_tables_last_column_wraps_under_itself_to_the_width(capsys: pytest.CaptureFixture[str]) -> None:
+    """In a pane narrower than the table, the reasons wrap under their column, not into the first one; a path
+    or URL is never cut."""
+    from polter.cli._admin import print_table
+
+    path = "/home/someone/a-long-project-name/roles/researcher-with-a-long-name.toml"
+    print_table(["SERVER/TOOL", "DECISION", "WHY"], [["  polter/send", "allow", REASON], ["x", "deny", path]], width=60)
+    lines = capsys.readouterr().out.splitlines()
+    column = lines[0].index("WHY")
+    assert lines[1] == "  polter/send  allow     polter/send is Polter's own: every"
+    assert all(len(line) <= 60 for line in lines if path not in line)
+    assert [line[column:] for line in lines[1:-1]] == [
+        "polter/send is Polter's own: every",
+        "role allows its floor tools. The",
+        "role's tools.default is ignored for",
+        "it.",
+    ]
+    assert all(not line[:column].strip() for line in lines[2:-1])
+    assert lines[-1] == f"x              deny      {path}"
+
+
+def test_a_table_piped_keeps_each_row_on_one_line_and_on_a_terminal_fits_it(tmp_path: Path) -> None:
+    """Scripts read a piped table a row a line; the same command in a 50-column terminal gets it wrapped."""
+    import os
+    import pty
+
+    program = (
+        "from polter.cli._admin import print_table\n"
+        f"print_table(['TOOL', 'WHY'], [['polter/send', {REASON!r}]])\n"
+    )
+    piped = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert piped.stdout.splitlines()[1] == f"polter/send  {REASON}"
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a 50-column terminal, as a narrow pane is (readline may have put COLUMNS in the env)
+        env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+        os.execve(sys.executable, [sys.executable, "-c", f"import fcntl, struct, termios; "
+                                   f"fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 50, 0, 0)); "
+                                   f"exec({program!r})"], env)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed its terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(fd)
+    assert os.waitpid(pid, 0)[1] == 0, output
+    lines = output.decode().replace("\r\n", "\n").splitlines()
+    assert len(lines) > 2 and all(len(line) <= 50 for line in lines), lines
+    assert " ".join(line.strip() for line in lines[1:]) == f"polter/send  {REASON}"

@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import sys
+import textwrap
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
     from polter.gateway.client import GatewayClient
 
 T = TypeVar("T")
+
+MIN_WRAPPED = 16
+"""The narrowest the last column wraps to; a terminal with less room for it than this lets the lines run on."""
 
 
 def add_state_dir(parser: argparse.ArgumentParser) -> None:
@@ -78,12 +84,25 @@ def print_json(value: Any) -> None:
         print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A plain aligned table (no colours: these commands are read by scripts and humans alike)."""
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None = None) -> None:
+    """A plain aligned table (no colours: these commands are read by scripts and humans alike). On a terminal
+    (or given ``width``), the last column's text wraps under itself to fit: a pane is often narrower than a
+    table of reasons, and the terminal's own wrapping would run it into the first column. Piped, a row stays
+    one line, for scripts."""
     cells = [
         [str(header) for header in headers],
         *[["" if cell is None else str(cell) for cell in row] for row in rows],
     ]
     widths = [max(len(row[index]) for row in cells) for index in range(len(headers))]
+    if width is None and sys.stdout.isatty():
+        width = shutil.get_terminal_size().columns
+    last_column = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    room = (width or 0) - last_column
     for row in cells:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        leading = [cell.ljust(column) for cell, column in zip(row[:-1], widths[:-1], strict=True)]
+        pieces = [row[-1]]
+        if room >= MIN_WRAPPED and len(row[-1]) > room:  # words only: a path or a URL is never cut
+            pieces = textwrap.wrap(row[-1], room, break_long_words=False, break_on_hyphens=False) or pieces
+        print("  ".join([*leading, pieces[0]]).rstrip())
+        for piece in pieces[1:]:
+            print(" " * last_column + piece)
