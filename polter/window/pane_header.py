@@ -29,7 +29,8 @@ class PaneHeader(Horizontal):
 
     A narrow pane (four of them in an 80-column terminal) cannot show it all: first a plain
     ``running`` gives way, then the adapter's name, then the worktree's figures, so the role, phase and
-    state stay in sight.
+    state stay in sight; in a narrower one (five in 80 columns) the title and then the phase too, rather
+    than the state being cut off at the edge. What gave way first comes back if the later ones left room.
     """
 
     DEFAULT_CSS = """
@@ -92,26 +93,34 @@ class PaneHeader(Horizontal):
         self._fit()
 
     def _fit(self) -> None:
-        """Hide what a narrow header cannot hold, least telling first (see the class docstring)."""
+        """Hide what a narrow header cannot hold, least telling first (see the class docstring), then show again
+        what fits in the room the later ones left."""
         status = next(iter(self.query("#pane-status").results(Label)), None)
         if status is None:  # a fit scheduled before the pane was removed with its header
             return
         sheddable = [status] if self.status_kind == "running" else []
-        sheddable += self.query("#badge-adapter").results(Label)
-        sheddable += self.query("#badge-worktree").results(Label)
+        for part in ("#badge-adapter", "#badge-worktree", "#pane-title", "#badge-phase"):
+            sheddable += self.query(part).results(Label)
         status.display = True
         for label in sheddable:
             label.display = True
+        shed = []
         for label in sheddable:
             if self._needed() <= self.size.width:
                 break
             label.display = False
+            shed.append(label)
+        for label in reversed(shed[:-1]):
+            label.display = True
+            label.display = self._needed() <= self.size.width
 
     def _needed(self) -> int:
         """Cells the shown parts take, with the title at its minimum."""
-        needed = MIN_TITLE
+        needed = 0
         for label in self.query(Label):
-            if label.display and label.id != "pane-title":
+            if label.display and label.id == "pane-title":
+                needed += MIN_TITLE
+            elif label.display:
                 needed += cell_len(str(label.content)) + 2 + label.has_class("badge")  # padding, a badge's margin
         return needed
 
