@@ -57,10 +57,19 @@ class AuditScreen(Screen[None]):
             & > Select { width: 24; margin-right: 1; }
             & > #audit-count { width: 1fr; min-width: 12; text-align: right; color: $text-muted; }
         }
+        &.-narrow > #audit-filters {  /* the title and the checkbox go (the footer's `l` says listings) */
+            & > #audit-title, & > Checkbox { display: none; }
+            & > Select { width: 2fr; max-width: 24; }  /* the count, 1fr, keeps its 12 */
+            & > Select SelectCurrent { padding: 0 1; }
+            & > Select SelectCurrent Static#label { text-wrap: nowrap; text-overflow: ellipsis; }
+        }
         & > DataTable { height: 1fr; overflow-x: hidden; }
         & > #audit-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; color: $text-muted; }
     }
     """
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (112, "-wide")]
+    """Under 112 columns the filters' row holds only the three selects (each up to 24 cells) and the count."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "app.pop_screen", "Back"),
@@ -84,7 +93,7 @@ class AuditScreen(Screen[None]):
         servers = [(name, name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
         servers.append(("the CLI's own tools", OWN_TOOLS))
         with Horizontal(id="audit-filters"):
-            yield Label("Audit")
+            yield Label("Audit", id="audit-title")
             yield Select(panes, prompt="every pane", id="filter-pane")
             yield Select(
                 [(decision, decision) for decision in DECISIONS], prompt="every decision", id="filter-decision"

@@ -14,7 +14,7 @@ import pytest
 from support.ui import NOW, AskApp, make_ask
 from textual.app import App, ComposeResult
 from textual.geometry import Region
-from textual.widgets import DataTable, Label, Select, Static
+from textual.widgets import Checkbox, DataTable, Label, Select, Static
 
 from polter.gateway.models import (
     AuditRow,
@@ -221,7 +221,7 @@ def test_the_audit_screen_filtered_by_decision_with_listings(snap_compare: Any, 
         screen.action_toggle_listings()
         await pilot.pause()
 
-    assert snap_compare(Over(screen), terminal_size=SIZE, run_before=filtered)
+    assert snap_compare(Over(screen), terminal_size=(120, SIZE[1]), run_before=filtered)  # wide: the checkbox shows
 
 
 def test_the_capabilities_screen(snap_compare: Any, tmp_path: Path) -> None:
@@ -275,6 +275,31 @@ def test_the_audit_screen_filters(tmp_path: Path) -> None:
     screen.pane, screen.server, screen.decision = None, None, "deny"
     assert [r.id for r in screen.session.audit_rows if screen.matches(r)] == [3, 5]
     assert NOW.tzinfo is UTC
+
+
+@pytest.mark.parametrize("width", [80, 60, 120])
+async def test_the_audit_filters_fit_an_80_column_terminal(width: int) -> None:
+    """At 3 x 24 cells the selects, with the title and the listings checkbox, need 112 columns: in 80 the third
+    select was cut and the count pushed off the screen. Narrower, the selects share the row with the count, each
+    prompt on one line (cut with an ellipsis, never wrapped); the footer's ``l`` still toggles the listings. This
+    styles the label inside Textual's ``SelectCurrent`` (``Static#label``): a Textual that renames it fails here."""
+    app = Over(AuditScreen(session_with_rows()))
+    async with app.run_test(size=(width, 20)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        filters = screen.query_one("#audit-filters")
+        shown = [child for child in filters.children if child.display]
+        assert all(child.region.right <= width - 1 for child in shown), [(c, c.region) for c in shown]
+        count = screen.query_one("#audit-count", Label)
+        assert str(count.content) == "5 of 6" and count.region.width >= len("5 of 6")
+        for select in screen.query(Select):
+            assert select.outer_size.height == 3, select  # one line of prompt between its borders
+        prompts = [str(label.render()) for label in screen.query("SelectCurrent Static#label").results(Static)]
+        assert len(prompts) == 3, prompts
+        if width == 80:
+            assert prompts == ["every pane", "every decision", "every server"]
+        assert screen.query_one(Checkbox).display is (width >= 112)
+        assert screen.query_one("#audit-title", Label).display is (width >= 112)
 
 
 async def test_the_audit_filters_work_from_their_selects_and_new_rows_arrive_live(tmp_path: Path) -> None:
