@@ -9,12 +9,12 @@ from typing import ClassVar
 
 from textual import events
 from textual.actions import SkipAction
-from textual.app import App
 from textual.binding import Binding, BindingType
 
 from polter.errors import SessionError
 from polter.window.echo_screen import EchoScreen
 from polter.window.full_collections import FullCollections
+from polter.window.plain_app import PlainApp
 from polter.window.remote import RemoteSession, SessionTarget
 from polter.window.session_screen import SessionScreen
 from polter.wire import messages as wire
@@ -30,7 +30,7 @@ AttentionHook = Callable[[str, wire.AttentionNotice, bool], object]
 desktop notification and ``notify_command``."""
 
 
-class PolterApp(App[None], inherit_bindings=False):
+class PolterApp(PlainApp, inherit_bindings=False):
     """A window on the session ``target`` names (here, or on another host): its panes live in the session host,
     which keeps them running when this window closes (prefix then ``d`` detaches; ``polter attach`` brings them
     back).

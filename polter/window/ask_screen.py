@@ -106,9 +106,9 @@ class AskScreen(WithdrawableScreen[AskAnswer | None]):
         dialog.border_title = f"{self.pane_label} · {ask.role} asks"
         with dialog:
             yield Label(Content.from_markup("[b]$call[/b]", call=_subject(ask)), id="ask-call")
-            yield Static(summarize_arguments(ask.arguments), id="ask-arguments")
+            yield Static(summarize_arguments(ask.arguments), id="ask-arguments", markup=False)  # the agent's words
             rule = f" (rule: {ask.rule})" if ask.rule else ""
-            yield Static(f"{ask.reason}{rule}", id="ask-reason")
+            yield Static(f"{ask.reason}{rule}", id="ask-reason", markup=False)
             with Horizontal(id="ask-buttons"):
                 yield Button("Allow once (a)", variant="success", id="allow_once")
                 yield Button("Allow for pane (p)", variant="warning", id="allow_pane")

@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
@@ -68,7 +69,7 @@ class AuditScreen(Screen[None]):
     }
     """
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (112, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (112, "-wide")]
     """Under 112 columns the filters' row holds only the three selects (each up to 24 cells) and the count."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -89,9 +90,11 @@ class AuditScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         space = self.session
-        panes = [(f"{pane.id} · {pane.agent.title}", pane.id) for pane in space.panes if pane.agent is not None]
-        servers = [(name, name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
-        servers.append(("the CLI's own tools", OWN_TOOLS))
+        panes = [
+            (Content(f"{pane.id} · {pane.agent.title}"), pane.id) for pane in space.panes if pane.agent is not None
+        ]
+        servers = [(Content(name), name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
+        servers.append((Content("the CLI's own tools"), OWN_TOOLS))
         with Horizontal(id="audit-filters"):
             yield Label("Audit", id="audit-title")
             yield Select(panes, prompt="every pane", id="filter-pane")
@@ -107,7 +110,7 @@ class AuditScreen(Screen[None]):
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
-        yield Static("", id="audit-detail")
+        yield Static("", id="audit-detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -184,12 +187,12 @@ class AuditScreen(Screen[None]):
         style = _DECISION_STYLES.get(row.decision, "")
         table.add_row(
             row.time.astimezone().strftime("%H:%M:%S"),
-            row.pane or "-",
-            row.role or "-",
-            row.layer,
-            _shortened(row.what, CALL_WIDTH),
+            Text(row.pane or "-"),  # every cell Text: a string cell would be read as markup
+            Text(row.role or "-"),
+            Text(row.layer),
+            Text(_shortened(row.what, CALL_WIDTH)),
             Text(row.decision, style=style),
-            _shortened(row.reason, WHY_WIDTH),
+            Text(_shortened(row.reason, WHY_WIDTH)),
             key=str(row.id) if row.id is not None else None,
         )
         self.shown += 1

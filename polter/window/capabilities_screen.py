@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Final
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -27,12 +27,15 @@ class CapabilitiesScreen(Screen[None]):
     | :- | :- |
     | escape, q | back to the panes |
     | r | read them again |
+
+    The highlighted row's reason shows whole under the table (the column is cut in a narrow window).
     """
 
     DEFAULT_CSS = """
     CapabilitiesScreen {
         & > #capabilities-summary { height: auto; padding: 0 1; background: $panel; }
         & > DataTable { height: 1fr; }
+        & > #capabilities-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; color: $text-muted; }
     }
     """
 
@@ -50,12 +53,15 @@ class CapabilitiesScreen(Screen[None]):
         self.pane = pane
         self.label = label
         self.capabilities = capabilities
+        self._reasons: dict[str, str] = {}
+        """Each row's name and reason, by row key, for the line under the table."""
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.label}: reading its capabilities…", id="capabilities-summary")
+        yield Static(f"{self.label}: reading its capabilities…", id="capabilities-summary", markup=False)
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns("server / tool / skill", "decision", "listed", "why")
         yield table
+        yield Static("", id="capabilities-detail", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -84,21 +90,28 @@ class CapabilitiesScreen(Screen[None]):
         self.query_one("#capabilities-summary", Static).update("\n".join(lines))
         table = self.query_one(DataTable)
         table.clear()
+        self._reasons.clear()
+
+        def add(name: str | Text, decision: str, listed: str, reason: str) -> None:
+            key = str(len(self._reasons))
+            self._reasons[key] = f"{str(name).strip()}: {reason}" if reason else ""
+            cell = name if isinstance(name, Text) else Text(name)  # a string cell would be read as markup
+            table.add_row(cell, _decision(decision), listed, Text(reason), key=key)
+
         for server in capabilities.servers:
             state = "" if server.state == "running" else f" ({server.state})"
-            table.add_row(Text(f"{server.name}{state}", style="bold"), _decision(server.decision), "", server.reason)
+            add(Text(f"{server.name}{state}", style="bold"), server.decision, "", server.reason)
             for tool in server.tools:
-                table.add_row(
-                    f"  {server.name}/{tool.name}",
-                    _decision(tool.decision),
-                    "yes" if tool.visible else "no",
-                    tool.reason,
-                )
+                add(f"  {server.name}/{tool.name}", tool.decision, "yes" if tool.visible else "no", tool.reason)
         if capabilities.skills:
-            table.add_row(Text("skills", style="bold"), "", "", "")
+            add(Text("skills", style="bold"), "", "", "")
             for skill in capabilities.skills:
-                table.add_row(f"  {skill.name}", _decision(skill.decision), "", skill.reason)
+                add(f"  {skill.name}", skill.decision, "", skill.reason)
         table.focus()
+
+    @on(DataTable.RowHighlighted)
+    def _detail(self, event: DataTable.RowHighlighted) -> None:
+        self.query_one("#capabilities-detail", Static).update(self._reasons.get(str(event.row_key.value), ""))
 
 
 def _decision(decision: str) -> Text:

@@ -59,9 +59,9 @@ class ConfirmScreen(WithdrawableScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question")
+            yield Label(self.question, id="question", markup=False)
             if self.detail:
-                yield Label(self.detail, id="detail")
+                yield Label(self.detail, id="detail", markup=False)
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes_label} (y)", variant="warning", id="yes")
                 yield Button(f"{self.no_label} (n)", id="no")

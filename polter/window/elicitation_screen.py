@@ -91,7 +91,7 @@ class ElicitationScreen(WithdrawableScreen[ElicitationReply | None]):
                         label.set_class(required, "-required")
                         yield label
                     yield _widget(name, field, required)
-            yield Static("", id="form-problem")
+            yield Static("", id="form-problem", markup=False)
             with Horizontal(id="form-buttons"):
                 yield Button("Opened it" if info.url else "Send (ctrl+s)", variant="success", id="accept")
                 yield Button("Decline", variant="error", id="decline")

@@ -62,14 +62,15 @@ class LeaveScreen(QuestionScreen[LeaveChoice | None]):
         with Vertical(id="dialog"):
             if count:
                 programs = f"{count} program{'s' if count > 1 else ''}"
-                yield Label(f"Leave session {self.session}? {programs} still running.", id="question")
+                yield Label(f"Leave session {self.session}? {programs} still running.", id="question", markup=False)
                 yield Label(
                     f"Panes {', '.join(self.running)}. Detach keeps them running (polter attach {self.session} "
                     "brings this back); End stops them all.",
                     id="detail",
+                    markup=False,
                 )
             else:
-                yield Label(f"Leave session {self.session}?", id="question")
+                yield Label(f"Leave session {self.session}?", id="question", markup=False)
             with Horizontal(id="buttons"):
                 yield Button("Detach (d)", variant="primary", id="detach")
                 yield Button(f"End {'them' if count else 'it'} (e)", variant="warning", id="end")

@@ -67,9 +67,9 @@ class PaneHeader(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(str(self.number), id="pane-number")
-        yield Label(self.title, id="pane-title")
-        yield Label("", id="pane-position")
-        yield Label(self.status, id="pane-status", classes=f"-{self.status_kind}")
+        yield Label(self.title, id="pane-title", markup=False)  # a program names itself: never markup
+        yield Label("", id="pane-position", markup=False)
+        yield Label(self.status, id="pane-status", classes=f"-{self.status_kind}", markup=False)
 
     def watch_number(self, number: int) -> None:
         if self.is_mounted:
@@ -157,7 +157,7 @@ class PaneHeader(Horizontal):
                 label.update(text)
             label.set_classes(f"badge -{variant}")
         else:
-            label = Label(text, id=badge_id, classes=f"badge -{variant}")
+            label = Label(text, id=badge_id, classes=f"badge -{variant}", markup=False)
             self.mount(label, before="#pane-position")
         label.tooltip = tooltip
         self.call_after_refresh(self._fit)

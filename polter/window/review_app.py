@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from textual.app import App
-
+from polter.window.plain_app import PlainApp
 from polter.window.worktree_actions import OpenPane
 from polter.window.worktree_screen import ReviewSource, WorktreeReviewScreen
 
 __all__ = ["ReviewApp"]
 
 
-class ReviewApp(App[None]):
+class ReviewApp(PlainApp):
     """Shows one :class:`WorktreeReviewScreen`; leaving it quits."""
 
     TITLE = "Polter review"

@@ -52,11 +52,11 @@ class TextEchoScreen(QuestionScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question")
+            yield Label(self.question, id="question", markup=False)
             if self.detail:
-                yield Label(self.detail, id="detail")
+                yield Label(self.detail, id="detail", markup=False)
             yield Input(placeholder=self.placeholder, id="answer")
-            yield Label("", id="mismatch")
+            yield Label("", id="mismatch", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

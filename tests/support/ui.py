@@ -1,4 +1,5 @@
-"""Helpers for the UI's tests: a fixed ask, a clock the test moves, a small app showing one ask."""
+"""Helpers for the UI's tests: a fixed ask, a clock the test moves, a small app showing one ask, a screen over a
+plain background, an audit row, a reviewer's pane."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from polter.gateway.models import AskInfo, ElicitationInfo
+from polter.gateway.models import AskInfo, AuditRow, ElicitationInfo
+from polter.wire.messages import AgentView, PaneState
 from polter.window.ask_screen import AskScreen
+from polter.window.remote import RemotePane, RemoteSession
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -86,3 +89,40 @@ def make_elicitation(**changes: Any) -> ElicitationInfo:
         expires_at=NOW + timedelta(seconds=300),
     )
     return info.model_copy(update=changes)
+
+
+class Over(App[None]):
+    """A plain background with one screen pushed on top."""
+
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.top = screen
+
+    def compose(self) -> ComposeResult:
+        yield Static("the panes would be here")
+
+    def on_mount(self) -> None:
+        self.push_screen(self.top)
+
+
+def row(number: int, **values: Any) -> AuditRow:
+    base: dict[str, Any] = {
+        "id": number,
+        "time": datetime(2026, 11, 30, 9, 0, tzinfo=UTC) + timedelta(seconds=7 * number),
+        "pane": "p1",
+        "role": "coder",
+        "layer": "call",
+        "server": "time",
+        "name": "get_current_time",
+        "decision": "allow",
+        "rule": 'tools.default = "allow"',
+        "reason": "the role's default for tools is allow",
+        "latency_ms": 3.2,
+        "args_digest": None,
+    }
+    return AuditRow(**(base | values))
+
+
+def reviewer_pane(session: RemoteSession) -> RemotePane:
+    agent = AgentView(adapter="shell", display_name="Shell", title="Shell", role="reviewer", phase="research")
+    return RemotePane(session, PaneState(id="p2", title="bash", status="running", status_kind="running", agent=agent))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.ui import NOW, AskApp, make_ask
+from support.ui import NOW, AskApp, Over, make_ask, reviewer_pane, row
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widgets import Checkbox, DataTable, Label, Select, Static
@@ -37,38 +37,6 @@ SIZE = (110, 32)
 def utc(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-
-
-class Over(App[None]):
-    """A plain background with one screen pushed on top."""
-
-    def __init__(self, screen: Any) -> None:
-        super().__init__()
-        self.top = screen
-
-    def compose(self) -> ComposeResult:
-        yield Static("the panes would be here")
-
-    def on_mount(self) -> None:
-        self.push_screen(self.top)
-
-
-def row(number: int, **values: Any) -> AuditRow:
-    base: dict[str, Any] = {
-        "id": number,
-        "time": datetime(2026, 11, 30, 9, 0, tzinfo=UTC) + timedelta(seconds=7 * number),
-        "pane": "p1",
-        "role": "coder",
-        "layer": "call",
-        "server": "time",
-        "name": "get_current_time",
-        "decision": "allow",
-        "rule": 'tools.default = "allow"',
-        "reason": "the role's default for tools is allow",
-        "latency_ms": 3.2,
-        "args_digest": None,
-    }
-    return AuditRow(**(base | values))
 
 
 def session_with_rows() -> RemoteSession:
@@ -121,11 +89,6 @@ def session_with_rows() -> RemoteSession:
         ]
     )
     return space
-
-
-def reviewer_pane(session: RemoteSession) -> RemotePane:
-    agent = AgentView(adapter="shell", display_name="Shell", title="Shell", role="reviewer", phase="research")
-    return RemotePane(session, PaneState(id="p2", title="bash", status="running", status_kind="running", agent=agent))
 
 
 CAPABILITIES = Capabilities(
