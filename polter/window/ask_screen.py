@@ -103,7 +103,7 @@ class AskScreen(WithdrawableScreen[AskAnswer | None]):
     def compose(self) -> ComposeResult:
         ask = self.ask
         dialog = Vertical(id="ask-dialog")
-        dialog.border_title = f"{self.pane_label} · {ask.role} asks"
+        dialog.border_title = Content(f"{self.pane_label} · {ask.role} asks")  # a border title is markup
         with dialog:
             yield Label(Content.from_markup("[b]$call[/b]", call=_subject(ask)), id="ask-call")
             yield Static(summarize_arguments(ask.arguments), id="ask-arguments", markup=False)  # the agent's words

@@ -10,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.geometry import Offset, Region
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
@@ -78,7 +79,7 @@ class ElicitationScreen(WithdrawableScreen[ElicitationReply | None]):
     def compose(self) -> ComposeResult:
         info = self.elicitation
         dialog = Vertical(id="form-dialog")
-        dialog.border_title = f"{self.pane_label} · {info.server} asks"
+        dialog.border_title = Content(f"{self.pane_label} · {info.server} asks")  # a border title is markup
         with dialog:
             yield Static(info.message, id="form-message", markup=False)
             if info.url is not None:
@@ -153,19 +154,23 @@ def _label(name: str, field: FormField, required: bool) -> str:
 
 
 def _widget(name: str, field: FormField, required: bool) -> Widget:
-    """The widget for one field, its default filled in (compact: a form of eight fields fits a pane)."""
+    """The widget for one field, its default filled in (compact: a form of eight fields fits a pane). Its labels
+    are the server's words: plain content, never markup."""
     identity = f"field-{name}"
     choices = field.choices()
     if field.type == "boolean":
-        return Checkbox(_label(name, field, required), value=field.default is True, id=identity, compact=True)
+        label = Content(_label(name, field, required))
+        return Checkbox(label, value=field.default is True, id=identity, compact=True)
     if field.type == "array":
         chosen = set(field.default) if isinstance(field.default, list) else set()
-        options = [(choice.title or choice.const, choice.const, choice.const in chosen) for choice in choices or []]
+        options = [
+            (Content(choice.title or choice.const), choice.const, choice.const in chosen) for choice in choices or []
+        ]
         return SelectionList[str](*options, id=identity)
     if choices is not None:
         default = field.default if isinstance(field.default, str) else Select.NULL
         return Select(
-            [(choice.title or choice.const, choice.const) for choice in choices],
+            [(Content(choice.title or choice.const), choice.const) for choice in choices],
             value=default,
             id=identity,
             allow_blank=True,

@@ -13,8 +13,9 @@ class PlainApp(App[None]):
     window dies), ``[on black]`` restyles it. Polter's notifications carry names and words that agents choose (a
     pane's title from its terminal, a CLI's message, a tool's name), so none of them is markup, whoever sends it.
 
-    The widgets that show such text are made with ``markup=False`` (or given ``Text``/``Content``) for the same
-    reason; ``tests/window/test_hostile_text.py`` shows each one an agent's worst."""
+    The widgets that show such text are made with ``markup=False`` or given ``Text``/``Content`` (a table's
+    cells, a select's options, a border's title, a server's form) for the same reason;
+    ``tests/window/test_hostile_text.py`` shows each one an agent's worst."""
 
     def notify(
         self,

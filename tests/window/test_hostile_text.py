@@ -12,10 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from support.ui import NOW, Over, make_ask, reviewer_pane, row
+from support.ui import NOW, Over, make_ask, make_elicitation, reviewer_pane, row
 from textual.app import App, ComposeResult
 from textual.content import Content
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import Checkbox, DataTable, Label, Select, SelectionList, Static
 
 from polter.gateway.models import Capabilities, ServerCapability, ToolCapability
 from polter.window.ask_screen import AskScreen
@@ -23,6 +23,7 @@ from polter.window.audit_screen import AuditScreen
 from polter.window.capabilities_screen import CapabilitiesScreen
 from polter.window.commands._base import Command, CommandProvider
 from polter.window.confirm import ConfirmScreen
+from polter.window.elicitation_screen import ElicitationScreen
 from polter.window.pane_header import PaneHeader
 from polter.window.plain_app import PlainApp
 from polter.window.remote import RemoteSession
@@ -81,13 +82,13 @@ async def test_a_notification_with_an_agents_words_shows_them_as_written() -> No
 
 
 async def test_an_ask_shows_the_agents_arguments_and_the_reason_as_written() -> None:
-    ask = make_ask(arguments={"command": f"rm -rf / {HOSTILE}"}, reason=HOSTILE, name="run[/]")
+    ask = make_ask(arguments={"command": f"rm -rf / {HOSTILE}"}, reason=HOSTILE, name="run[/]", pane_title="[/]")
     app = Over(AskScreen(ask, now=lambda: NOW))
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         shown = flat(screen_text(app))
         assert flat("command: rm -rf / [/] [on black]hidden[/on black] [b]loud[/b] [link=") in shown, shown  # cut there
-        assert "github/run[/]" in shown, shown
+        assert "github/run[/]" in shown and "[/]·reviewerasks" in shown, shown
         assert flat(f"{HOSTILE} (rule:") in shown, shown
 
 
@@ -147,3 +148,26 @@ async def test_the_palette_shows_a_commands_title_and_help_as_written() -> None:
     [hit] = hits
     assert Content.from_markup(hit.prompt).plain == f"Role ops for pane 1 ({HOSTILE})"  # as the palette does
     assert hit.help is not None and Content.from_markup(hit.help).plain == HOSTILE
+
+
+async def test_a_servers_form_shows_its_titles_and_choices_as_written() -> None:
+    """An MCP server words its own form (a server can be as hostile as an agent): its checkbox's title, its
+    choices' names and a multiple choice's names are plain text."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "agree": {"type": "boolean", "title": f"agree {HOSTILE}"},
+            "colour": {"type": "string", "enum": ["red"], "enumNames": [f"red {HOSTILE}"]},
+            "toppings": {"type": "array", "items": {"anyOf": [{"const": "egg", "title": f"egg {HOSTILE}"}]}},
+        },
+    }
+    info = make_elicitation(message=HOSTILE, requested_schema=schema)
+    app = Over(ElicitationScreen(info, pane_label="Pane 2 [/]"))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        modal = app.screen
+        assert modal.query_one("#field-agree", Checkbox).label.plain == f"agree {HOSTILE}"
+        modal.query_one("#field-colour", Select).value = "red"
+        await pilot.pause()
+        assert flat("red [/] [on black]hidden[/on black]") in flat(screen_text(app))  # (the select cuts the rest)
+        assert str(modal.query_one("#field-toppings", SelectionList).get_option_at_index(0).prompt) == f"egg {HOSTILE}"
