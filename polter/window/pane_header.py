@@ -8,6 +8,7 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Label
 
@@ -159,7 +160,7 @@ class PaneHeader(Horizontal):
         else:
             label = Label(text, id=badge_id, classes=f"badge -{variant}", markup=False)
             self.mount(label, before="#pane-position")
-        label.tooltip = tooltip
+        label.tooltip = None if tooltip is None else Content(tooltip)  # the CLI's own words, as it said them
         self.call_after_refresh(self._fit)
 
     def badge(self, key: str) -> str | None:

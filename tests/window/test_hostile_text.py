@@ -9,6 +9,7 @@ the human who approves it. Every place that shows such text is shown the worst o
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,17 @@ async def test_a_servers_form_shows_its_titles_and_choices_as_written() -> None:
         await pilot.pause()
         assert flat("red [/] [on black]hidden[/on black]") in flat(screen_text(app))  # (the select cuts the rest)
         assert str(modal.query_one("#field-toppings", SelectionList).get_option_at_index(0).prompt) == f"egg {HOSTILE}"
+
+
+async def test_a_badges_tooltip_shows_the_clis_words_as_written() -> None:
+    """A state badge's tooltip carries the CLI's own message (why it waits), shown when the mouse rests on it."""
+    app = PlainOver()
+    async with app.run_test(size=(120, 10), tooltips=True) as pilot:
+        header = app.query_one(PaneHeader)
+        header.set_badge("state", "waiting", "warning", tooltip=HOSTILE)
+        await pilot.pause()
+        await pilot.hover("#badge-state")
+        deadline = time.monotonic() + 10
+        while flat(HOSTILE) not in flat(screen_text(app)) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        assert flat(HOSTILE) in flat(screen_text(app))
