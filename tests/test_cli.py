@@ -66,6 +66,28 @@ async def test_the_audit_names_a_cli_tool_by_its_kind_and_target(
     assert "Bash (shell) git push origin" in out and "time/get_current_time" in out, out
 
 
+async def test_what_an_agent_wrote_is_printed_with_its_escape_sequences_spelled_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A command line an agent ran can hold escape sequences (OSC 52 sets the clipboard of the terminal that shows
+    it, CSI 2J clears it): the audit prints them spelled out, on the human's terminal they do nothing."""
+    from datetime import UTC, datetime
+
+    from polter.gateway.audit import AUDIT_FILE, AuditLog
+
+    log = AuditLog(tmp_path / AUDIT_FILE)
+    log.start()
+    fields = {"time": datetime.now(UTC), "pane": "p1", "role": "researcher", "rule": None, "latency_ms": 1.0}
+    command = "echo \x1b]52;c;ZXZpbA==\x07 \x1b[2J \x9b31m"
+    await log.write(log.make_row(layer="hook", server=None, name="Bash", builtin="shell", target=command,
+                                 decision="deny", reason="denied \x1b[8m", **fields))  # fmt: skip
+    await log.aclose()
+    assert cli.main(["audit", "--state-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(ord(char) < 0x20 and char != "\n" or 0x7F <= ord(char) <= 0x9F for char in out), repr(out)
+    assert "echo \\x1b]52;c;ZXZpbA==\\x07 \\x1b[2J \\x9b31m" in out and "denied \\x1b[8m" in out, out
+
+
 def test_a_gateway_that_takes_the_connection_and_answers_nothing_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
+from polter.cli._admin import add_json, add_state_dir, print_json, print_table, terminal_safe, with_admin
 
 if TYPE_CHECKING:
     from polter.gateway.models import AskAnswer
@@ -84,11 +84,11 @@ def _watch(args: argparse.Namespace) -> int:
             ask = AskInfo.model_validate(event.data)
             target = f"{ask.server}/{ask.name}" if ask.server else ask.name
             if event.type == "ask":
-                print(
+                line = (
                     f"ASK {ask.id}: pane {ask.pane_title or ask.pane} ({ask.role}) wants {ask.kind} {target} "
-                    f"{ask.arguments} — {ask.reason}",
-                    flush=True,
+                    f"{ask.arguments} — {ask.reason}"
                 )
+                print(terminal_safe(line), flush=True)
             else:
                 print(f"    {ask.id}: {ask.state} ({ask.answered_by})", flush=True)
 

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from polter.cli._admin import print_table
+from polter.cli._admin import print_table, terminal_safe
 from polter.errors import ConfigError
 
 
@@ -65,11 +65,11 @@ def print_capabilities(capabilities: Any) -> None:
 
     title = f' "{capabilities.title}"' if capabilities.title else ""
     phase = f", phase {capabilities.phase}" if capabilities.phase else ""
-    print(f"pane {capabilities.pane}{title}: role {capabilities.role}{phase}")
+    print(terminal_safe(f"pane {capabilities.pane}{title}: role {capabilities.role}{phase}"))
     if capabilities.description:
-        print(f"  {capabilities.description.splitlines()[0]}")
+        print(terminal_safe(f"  {capabilities.description.splitlines()[0]}"))
     for note in capabilities.notes:
-        print(f"  note: {note}")
+        print(terminal_safe(f"  note: {note}"))
     rows: list[list[str]] = []
     for server in capabilities.servers:
         state = "" if server.state == "running" else f" ({server.state})"
