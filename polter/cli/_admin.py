@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import textwrap
@@ -18,13 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from polter.errors import HumanOnly
+from polter.printable import printable
 
 if TYPE_CHECKING:
     from polter.gateway.client import GatewayClient
 
 T = TypeVar("T")
-
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 MIN_WRAPPED = 16
 """The narrowest the last column wraps to; a terminal with less room for it than this lets the lines run on."""
@@ -87,13 +85,6 @@ def print_json(value: Any) -> None:
         print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def terminal_safe(text: str) -> str:
-    """``text`` with its control characters spelled out (``\\x1b``): what these commands print comes from agents
-    (a pane's title, a shell command line, a tool's name), and an escape sequence printed raw would act on the
-    human's terminal (set its clipboard, hide lines, retitle it) instead of showing."""
-    return _CONTROLS.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
-
-
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width: int | None = None) -> None:
     """A plain aligned table (no colours: these commands are read by scripts and humans alike). On a terminal
     (or given ``width``), the last column's text wraps under itself to fit: a pane is often narrower than a
@@ -101,7 +92,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, width:
     one line, for scripts."""
     cells = [
         [str(header) for header in headers],
-        *[["" if cell is None else terminal_safe(str(cell)) for cell in row] for row in rows],
+        *[["" if cell is None else printable(str(cell), one_line=True) for cell in row] for row in rows],
     ]
     widths = [max(len(row[index]) for row in cells) for index in range(len(headers))]
     if width is None and sys.stdout.isatty():

@@ -7,7 +7,8 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from polter.cli._admin import add_json, add_state_dir, print_json, print_table, terminal_safe, with_admin
+from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
+from polter.printable import printable
 
 if TYPE_CHECKING:
     from polter.gateway.models import AskAnswer
@@ -88,7 +89,7 @@ def _watch(args: argparse.Namespace) -> int:
                     f"ASK {ask.id}: pane {ask.pane_title or ask.pane} ({ask.role}) wants {ask.kind} {target} "
                     f"{ask.arguments} — {ask.reason}"
                 )
-                print(terminal_safe(line), flush=True)
+                print(printable(line), flush=True)
             else:
                 print(f"    {ask.id}: {ask.state} ({ask.answered_by})", flush=True)
 

@@ -7,7 +7,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_json, add_state_dir, print_table, refuse_inside_pane, terminal_safe
+from polter.cli._admin import add_json, add_state_dir, print_table, refuse_inside_pane
+from polter.printable import printable
 
 if TYPE_CHECKING:
     from polter.gateway.models import AuditRow
@@ -83,4 +84,4 @@ def _print(rows: list[AuditRow], as_json: bool, *, header: bool) -> None:
         print_table(headers, table)
     else:
         for line in table:
-            print(terminal_safe("  ".join(str(cell) for cell in line)), flush=True)
+            print(printable("  ".join(str(cell) for cell in line)), flush=True)

@@ -13,8 +13,9 @@ import json
 import sys
 from typing import Any
 
-from polter.cli._admin import print_table, terminal_safe
+from polter.cli._admin import print_table
 from polter.errors import ConfigError
+from polter.printable import printable
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,11 +66,11 @@ def print_capabilities(capabilities: Any) -> None:
 
     title = f' "{capabilities.title}"' if capabilities.title else ""
     phase = f", phase {capabilities.phase}" if capabilities.phase else ""
-    print(terminal_safe(f"pane {capabilities.pane}{title}: role {capabilities.role}{phase}"))
+    print(printable(f"pane {capabilities.pane}{title}: role {capabilities.role}{phase}"))
     if capabilities.description:
-        print(terminal_safe(f"  {capabilities.description.splitlines()[0]}"))
+        print(printable(f"  {capabilities.description.splitlines()[0]}"))
     for note in capabilities.notes:
-        print(terminal_safe(f"  note: {note}"))
+        print(printable(f"  note: {note}"))
     rows: list[list[str]] = []
     for server in capabilities.servers:
         state = "" if server.state == "running" else f" ({server.state})"

@@ -17,6 +17,7 @@ from textual.geometry import Offset, Region
 from textual.widgets import Button, Label, Static
 
 from polter.gateway.models import AskAnswer, AskInfo
+from polter.window.plain_app import plain
 from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["GUARD_SECONDS", "AskScreen", "summarize_arguments"]
@@ -103,12 +104,12 @@ class AskScreen(WithdrawableScreen[AskAnswer | None]):
     def compose(self) -> ComposeResult:
         ask = self.ask
         dialog = Vertical(id="ask-dialog")
-        dialog.border_title = Content(f"{self.pane_label} · {ask.role} asks")  # a border title is markup
+        dialog.border_title = plain(f"{self.pane_label} · {ask.role} asks")  # a border title is markup
         with dialog:
             yield Label(Content.from_markup("[b]$call[/b]", call=_subject(ask)), id="ask-call")
-            yield Static(summarize_arguments(ask.arguments), id="ask-arguments", markup=False)  # the agent's words
+            yield Static(plain(summarize_arguments(ask.arguments)), id="ask-arguments")  # the agent's words
             rule = f" (rule: {ask.rule})" if ask.rule else ""
-            yield Static(f"{ask.reason}{rule}", id="ask-reason", markup=False)
+            yield Static(plain(f"{ask.reason}{rule}"), id="ask-reason")
             with Horizontal(id="ask-buttons"):
                 yield Button("Allow once (a)", variant="success", id="allow_once")
                 yield Button("Allow for pane (p)", variant="warning", id="allow_pane")

@@ -9,12 +9,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
+from polter.printable import printable
 from polter.protocol import FLOOR_SERVER
+from polter.window.plain_app import plain
 from polter.window.remote import RemoteSession
 from polter.wire.messages import AuditEvent
 
@@ -90,11 +91,9 @@ class AuditScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         space = self.session
-        panes = [
-            (Content(f"{pane.id} · {pane.agent.title}"), pane.id) for pane in space.panes if pane.agent is not None
-        ]
-        servers = [(Content(name), name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
-        servers.append((Content("the CLI's own tools"), OWN_TOOLS))
+        panes = [(plain(f"{pane.id} · {pane.agent.title}"), pane.id) for pane in space.panes if pane.agent is not None]
+        servers = [(plain(name), name) for name in dict.fromkeys([FLOOR_SERVER, *space.server_names])]
+        servers.append((plain("the CLI's own tools"), OWN_TOOLS))
         with Horizontal(id="audit-filters"):
             yield Label("Audit", id="audit-title")
             yield Select(panes, prompt="every pane", id="filter-pane")
@@ -110,7 +109,7 @@ class AuditScreen(Screen[None]):
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
-        yield Static("", id="audit-detail", markup=False)
+        yield Static("", id="audit-detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -187,12 +186,12 @@ class AuditScreen(Screen[None]):
         style = _DECISION_STYLES.get(row.decision, "")
         table.add_row(
             row.time.astimezone().strftime("%H:%M:%S"),
-            Text(row.pane or "-"),  # every cell Text: a string cell would be read as markup
-            Text(row.role or "-"),
-            Text(row.layer),
-            Text(_shortened(row.what, CALL_WIDTH)),
+            _cell(row.pane or "-"),
+            _cell(row.role or "-"),
+            _cell(row.layer),
+            _cell(_shortened(row.what, CALL_WIDTH)),
             Text(row.decision, style=style),
-            Text(_shortened(row.reason, WHY_WIDTH)),
+            _cell(_shortened(row.reason, WHY_WIDTH)),
             key=str(row.id) if row.id is not None else None,
         )
         self.shown += 1
@@ -216,7 +215,12 @@ class AuditScreen(Screen[None]):
             f"{row.latency_ms:g} ms",
             f"arguments {row.args_digest}" if row.args_digest else "",
         ]
-        detail.update(" · ".join(part for part in parts if part))
+        detail.update(plain(" · ".join(part for part in parts if part)))
+
+
+def _cell(text: str) -> Text:
+    """A table cell of an agent's or a server's words (a string cell would be read as markup)."""
+    return Text(printable(text, one_line=True))
 
 
 def _shortened(text: str, width: int) -> str:

@@ -13,6 +13,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from polter.errors import PolterError
 from polter.gateway.models import Capabilities
+from polter.printable import printable
+from polter.window.plain_app import plain
 from polter.window.remote import RemotePane, RemoteSession
 
 __all__ = ["CapabilitiesScreen"]
@@ -57,11 +59,11 @@ class CapabilitiesScreen(Screen[None]):
         """Each row's name and reason, by row key, for the line under the table."""
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.label}: reading its capabilities…", id="capabilities-summary", markup=False)
+        yield Static(plain(f"{self.label}: reading its capabilities…"), id="capabilities-summary")
         table: DataTable[str | Text] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns("server / tool / skill", "decision", "listed", "why")
         yield table
-        yield Static("", id="capabilities-detail", markup=False)
+        yield Static("", id="capabilities-detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -75,7 +77,7 @@ class CapabilitiesScreen(Screen[None]):
         try:
             capabilities = await self.session.capabilities(self.pane)
         except PolterError as exc:
-            self.query_one("#capabilities-summary", Static).update(f"{self.label}: {exc}")
+            self.query_one("#capabilities-summary", Static).update(plain(f"{self.label}: {exc}"))
             return
         self.show(capabilities)
 
@@ -87,7 +89,7 @@ class CapabilitiesScreen(Screen[None]):
         if capabilities.description:
             lines.append(capabilities.description)
         lines.extend(f"note: {note}" for note in capabilities.notes)
-        self.query_one("#capabilities-summary", Static).update("\n".join(lines))
+        self.query_one("#capabilities-summary", Static).update(plain("\n".join(lines)))
         table = self.query_one(DataTable)
         table.clear()
         self._reasons.clear()
@@ -95,8 +97,8 @@ class CapabilitiesScreen(Screen[None]):
         def add(name: str | Text, decision: str, listed: str, reason: str) -> None:
             key = str(len(self._reasons))
             self._reasons[key] = f"{str(name).strip()}: {reason}" if reason else ""
-            cell = name if isinstance(name, Text) else Text(name)  # a string cell would be read as markup
-            table.add_row(cell, _decision(decision), listed, Text(reason), key=key)
+            cell = name if isinstance(name, Text) else Text(printable(name, one_line=True))  # never markup
+            table.add_row(cell, _decision(decision), listed, Text(printable(reason, one_line=True)), key=key)
 
         for server in capabilities.servers:
             state = "" if server.state == "running" else f" ({server.state})"
@@ -111,7 +113,7 @@ class CapabilitiesScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted)
     def _detail(self, event: DataTable.RowHighlighted) -> None:
-        self.query_one("#capabilities-detail", Static).update(self._reasons.get(str(event.row_key.value), ""))
+        self.query_one("#capabilities-detail", Static).update(plain(self._reasons.get(str(event.row_key.value), "")))
 
 
 def _decision(decision: str) -> Text:

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label
 
+from polter.window.plain_app import plain
 from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["ConfirmScreen"]
@@ -59,9 +60,9 @@ class ConfirmScreen(WithdrawableScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question", markup=False)
+            yield Label(plain(self.question), id="question")
             if self.detail:
-                yield Label(self.detail, id="detail", markup=False)
+                yield Label(plain(self.detail), id="detail")
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes_label} (y)", variant="warning", id="yes")
                 yield Button(f"{self.no_label} (n)", id="no")

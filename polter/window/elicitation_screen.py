@@ -10,13 +10,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.geometry import Offset, Region
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select, SelectionList, Static
 
 from polter.gateway.forms import FormError, FormField, check_answer, parse_form
 from polter.gateway.models import ElicitationInfo, ElicitationReply
+from polter.window.plain_app import plain
 from polter.window.withdrawable import WithdrawableScreen
 
 __all__ = ["ElicitationScreen"]
@@ -79,20 +79,20 @@ class ElicitationScreen(WithdrawableScreen[ElicitationReply | None]):
     def compose(self) -> ComposeResult:
         info = self.elicitation
         dialog = Vertical(id="form-dialog")
-        dialog.border_title = Content(f"{self.pane_label} · {info.server} asks")  # a border title is markup
+        dialog.border_title = plain(f"{self.pane_label} · {info.server} asks")  # a border title is markup
         with dialog:
-            yield Static(info.message, id="form-message", markup=False)
+            yield Static(plain(info.message), id="form-message")
             if info.url is not None:
-                yield Static(f"Open: {info.url}", id="form-url", markup=False)
+                yield Static(plain(f"Open: {info.url}"), id="form-url")
             with VerticalScroll(id="form-fields"):
                 for name, field in self.form.properties.items() if self.form else ():
                     required = name in self.form.required if self.form else False
                     if field.type != "boolean":  # (a checkbox carries its own label)
-                        label = Label(_label(name, field, required), classes="form-label", markup=False)
+                        label = Label(plain(_label(name, field, required)), classes="form-label")
                         label.set_class(required, "-required")
                         yield label
                     yield _widget(name, field, required)
-            yield Static("", id="form-problem", markup=False)
+            yield Static("", id="form-problem")
             with Horizontal(id="form-buttons"):
                 yield Button("Opened it" if info.url else "Send (ctrl+s)", variant="success", id="accept")
                 yield Button("Decline", variant="error", id="decline")
@@ -128,7 +128,7 @@ class ElicitationScreen(WithdrawableScreen[ElicitationReply | None]):
         try:
             content = check_answer(self.form, self.content())
         except FormError as exc:
-            self.query_one("#form-problem", Static).update(str(exc))
+            self.query_one("#form-problem", Static).update(plain(str(exc)))
             return
         self.dismiss(ElicitationReply(action="accept", content=content))
 
@@ -159,18 +159,18 @@ def _widget(name: str, field: FormField, required: bool) -> Widget:
     identity = f"field-{name}"
     choices = field.choices()
     if field.type == "boolean":
-        label = Content(_label(name, field, required))
+        label = plain(_label(name, field, required))
         return Checkbox(label, value=field.default is True, id=identity, compact=True)
     if field.type == "array":
         chosen = set(field.default) if isinstance(field.default, list) else set()
         options = [
-            (Content(choice.title or choice.const), choice.const, choice.const in chosen) for choice in choices or []
+            (plain(choice.title or choice.const), choice.const, choice.const in chosen) for choice in choices or []
         ]
         return SelectionList[str](*options, id=identity)
     if choices is not None:
         default = field.default if isinstance(field.default, str) else Select.NULL
         return Select(
-            [(Content(choice.title or choice.const), choice.const) for choice in choices],
+            [(plain(choice.title or choice.const), choice.const) for choice in choices],
             value=default,
             id=identity,
             allow_blank=True,

@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Label
 
+from polter.window.plain_app import plain
 from polter.window.question import QuestionScreen
 
 __all__ = ["LeaveChoice", "LeaveScreen"]
@@ -62,15 +63,16 @@ class LeaveScreen(QuestionScreen[LeaveChoice | None]):
         with Vertical(id="dialog"):
             if count:
                 programs = f"{count} program{'s' if count > 1 else ''}"
-                yield Label(f"Leave session {self.session}? {programs} still running.", id="question", markup=False)
+                yield Label(plain(f"Leave session {self.session}? {programs} still running."), id="question")
                 yield Label(
-                    f"Panes {', '.join(self.running)}. Detach keeps them running (polter attach {self.session} "
-                    "brings this back); End stops them all.",
+                    plain(
+                        f"Panes {', '.join(self.running)}. Detach keeps them running (polter attach {self.session} "
+                        "brings this back); End stops them all."
+                    ),
                     id="detail",
-                    markup=False,
                 )
             else:
-                yield Label(f"Leave session {self.session}?", id="question", markup=False)
+                yield Label(plain(f"Leave session {self.session}?"), id="question")
             with Horizontal(id="buttons"):
                 yield Button("Detach (d)", variant="primary", id="detach")
                 yield Button(f"End {'them' if count else 'it'} (e)", variant="warning", id="end")

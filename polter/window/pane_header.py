@@ -8,9 +8,10 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Label
+
+from polter.window.plain_app import plain
 
 __all__ = ["BadgeVariant", "PaneHeader", "PaneStatus"]
 
@@ -68,9 +69,9 @@ class PaneHeader(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Label(str(self.number), id="pane-number")
-        yield Label(self.title, id="pane-title", markup=False)  # a program names itself: never markup
-        yield Label("", id="pane-position", markup=False)
-        yield Label(self.status, id="pane-status", classes=f"-{self.status_kind}", markup=False)
+        yield Label(plain(self.title), id="pane-title")  # a program names itself
+        yield Label("", id="pane-position")
+        yield Label(plain(self.status), id="pane-status", classes=f"-{self.status_kind}")
 
     def watch_number(self, number: int) -> None:
         if self.is_mounted:
@@ -78,11 +79,11 @@ class PaneHeader(Horizontal):
 
     def watch_title(self, title: str) -> None:
         if self.is_mounted:
-            self.query_one("#pane-title", Label).update(title)
+            self.query_one("#pane-title", Label).update(plain(title))
 
     def watch_status(self, status: str) -> None:
         if self.is_mounted:
-            self.query_one("#pane-status", Label).update(status)
+            self.query_one("#pane-status", Label).update(plain(status))
             self._fit()
 
     def watch_status_kind(self, old: PaneStatus, new: PaneStatus) -> None:
@@ -128,7 +129,7 @@ class PaneHeader(Horizontal):
     def watch_position(self, position: str) -> None:
         if self.is_mounted:
             label = self.query_one("#pane-position", Label)
-            label.update(position)
+            label.update(plain(position))
             label.display = bool(position)
 
     def on_mount(self) -> None:
@@ -155,12 +156,12 @@ class PaneHeader(Horizontal):
         if existing:
             label = existing.first(Label)
             if str(label.content) != text:
-                label.update(text)
+                label.update(plain(text))
             label.set_classes(f"badge -{variant}")
         else:
-            label = Label(text, id=badge_id, classes=f"badge -{variant}", markup=False)
+            label = Label(plain(text), id=badge_id, classes=f"badge -{variant}")
             self.mount(label, before="#pane-position")
-        label.tooltip = None if tooltip is None else Content(tooltip)  # the CLI's own words, as it said them
+        label.tooltip = None if tooltip is None else plain(tooltip)  # the CLI's own words, as it said them
         self.call_after_refresh(self._fit)
 
     def badge(self, key: str) -> str | None:

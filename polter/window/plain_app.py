@@ -1,21 +1,32 @@
-"""The base of Polter's Textual apps: no notification is read as markup."""
+"""How the window shows what agents, their CLIs and MCP servers wrote: as plain, printable text.
+
+Textual reads a string as content markup unless told otherwise: ``[/]`` in it raises (the window dies), ``[on
+black]`` restyles it (and can hide part of an ask from the human approving it). And neither Textual nor Rich
+drops ESC from what a widget shows: an escape sequence in a command line an agent ran would reach the human's
+terminal and act on it (OSC 52 sets its clipboard). A pane's title (its program sets it), a CLI's message, a
+call's arguments, a server's reasons, names and forms are shown through :func:`plain`, and Polter's apps derive
+from :class:`PlainApp`, whose notifications are plain too. ``tests/window/test_hostile_text.py`` shows each
+place the worst of it.
+"""
 
 from __future__ import annotations
 
 from textual.app import App
+from textual.content import Content
 from textual.notifications import SeverityLevel
 
-__all__ = ["PlainApp"]
+from polter.printable import printable
+
+__all__ = ["PlainApp", "plain"]
+
+
+def plain(text: str) -> Content:
+    """``text`` as content to show: never markup, its control characters spelled out."""
+    return Content(printable(text))
 
 
 class PlainApp(App[None]):
-    """Textual reads a notification's text as content markup unless told otherwise: ``[/]`` in it raises (the
-    window dies), ``[on black]`` restyles it. Polter's notifications carry names and words that agents choose (a
-    pane's title from its terminal, a CLI's message, a tool's name), so none of them is markup, whoever sends it.
-
-    The widgets that show such text are made with ``markup=False`` or given ``Text``/``Content`` (a table's
-    cells, a select's options, a border's title, a server's form) for the same reason;
-    ``tests/window/test_hostile_text.py`` shows each one an agent's worst."""
+    """An app whose notifications are plain: they carry names and words that agents choose."""
 
     def notify(
         self,
@@ -26,4 +37,4 @@ class PlainApp(App[None]):
         timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout, markup=False)

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label
 
+from polter.window.plain_app import plain
 from polter.window.question import QuestionScreen
 
 __all__ = ["TextEchoScreen"]
@@ -52,11 +53,11 @@ class TextEchoScreen(QuestionScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question, id="question", markup=False)
+            yield Label(plain(self.question), id="question")
             if self.detail:
-                yield Label(self.detail, id="detail", markup=False)
+                yield Label(plain(self.detail), id="detail")
             yield Input(placeholder=self.placeholder, id="answer")
-            yield Label("", id="mismatch", markup=False)
+            yield Label("", id="mismatch")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -67,7 +68,7 @@ class TextEchoScreen(QuestionScreen[str | None]):
         if not text:
             return
         if self.expected is not None and text != self.expected:
-            self.query_one("#mismatch", Label).update(f"that is not {self.expected!r}; escape cancels")
+            self.query_one("#mismatch", Label).update(plain(f"that is not {self.expected!r}; escape cancels"))
             return
         self.dismiss(text)
 

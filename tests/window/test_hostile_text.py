@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.widgets import Checkbox, DataTable, Label, Select, SelectionList, Static
 
+from polter.printable import printable
 from polter.gateway.models import Capabilities, ServerCapability, ToolCapability
 from polter.window.ask_screen import AskScreen
 from polter.window.audit_screen import AuditScreen
@@ -30,8 +31,11 @@ from polter.window.plain_app import PlainApp
 from polter.window.remote import RemoteSession
 from polter.wire.registry import SessionFiles
 
-HOSTILE = "[/] [on black]hidden[/on black] [b]loud[/b] [link=https://example.invalid]x[/link]"
-"""A closing tag with nothing to close (raises if parsed), a style that hides, one that shouts, a link."""
+HOSTILE = "[/] [on black]hidden[/on black] [b]loud[/b] [link=https://example.invalid]x[/link] \x1b]52;c;ZXZpbA==\x07"
+"""A closing tag with nothing to close (raises if parsed), a style that hides, one that shouts, a link, and an
+escape sequence that would set the clipboard of the human's terminal (Textual passes ESC through to it)."""
+SHOWN = printable(HOSTILE)
+"""How it shows: as written, its control characters spelled out."""
 
 
 def screen_text(app: App[Any]) -> str:
@@ -61,7 +65,7 @@ class PlainOver(PlainApp):
 
 async def test_a_pane_title_and_badges_an_agent_sets_show_as_written() -> None:
     app = PlainOver()
-    async with app.run_test(size=(200, 3)) as pilot:
+    async with app.run_test(size=(400, 3)) as pilot:
         header = app.query_one(PaneHeader)
         header.title = HOSTILE  # what a program's OSC 0 title becomes
         header.set_badge("state", HOSTILE)
@@ -69,7 +73,7 @@ async def test_a_pane_title_and_badges_an_agent_sets_show_as_written() -> None:
         header.status_kind = "exited"
         await pilot.pause()
         shown = [str(label.render()) for label in header.query(Label) if label.display]
-        assert shown.count(HOSTILE) == 3, shown
+        assert shown.count(SHOWN) == 3, shown
 
 
 async def test_a_notification_with_an_agents_words_shows_them_as_written() -> None:
@@ -79,7 +83,7 @@ async def test_a_notification_with_an_agents_words_shows_them_as_written() -> No
         app.screen.notify(HOSTILE)  # a widget's notify goes through the app's
         await pilot.pause()
         shown = flat(screen_text(app))
-        assert shown.count(flat(HOSTILE)) == 2, shown
+        assert shown.count(flat(SHOWN)) == 2, shown
 
 
 async def test_an_ask_shows_the_agents_arguments_and_the_reason_as_written() -> None:
@@ -88,9 +92,9 @@ async def test_an_ask_shows_the_agents_arguments_and_the_reason_as_written() -> 
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         shown = flat(screen_text(app))
-        assert flat("command: rm -rf / [/] [on black]hidden[/on black] [b]loud[/b] [link=") in shown, shown  # cut there
+        assert flat('command: "rm -rf / [/] [on black]hidden[/on black] [b]loud[/b] [link=') in shown, shown  # cut there
         assert "github/run[/]" in shown and "[/]·reviewerasks" in shown, shown
-        assert flat(f"{HOSTILE} (rule:") in shown, shown
+        assert flat(f"{SHOWN} (rule:") in shown, shown
 
 
 async def test_the_audit_shows_a_hostile_row_as_written() -> None:
@@ -103,8 +107,8 @@ async def test_the_audit_shows_a_hostile_row_as_written() -> None:
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         cells = [str(cell) for cell in table.get_row_at(0)]
-        assert cells[1:5] == ["p2", "r[/]", "call", "time/x[/]"] and HOSTILE.startswith(cells[-1].rstrip("…")), cells
-        assert HOSTILE in str(app.screen.query_one("#audit-detail", Static).render())
+        assert cells[1:5] == ["p2", "r[/]", "call", "time/x[/]"] and SHOWN.startswith(cells[-1].rstrip("…")), cells
+        assert SHOWN in str(app.screen.query_one("#audit-detail", Static).render())
 
 
 async def test_capabilities_with_a_hostile_reason_show_it_as_written() -> None:
@@ -121,11 +125,11 @@ async def test_capabilities_with_a_hostile_reason_show_it_as_written() -> None:
     async with app.run_test(size=(200, 20)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(DataTable)
-        assert [str(cell) for cell in table.get_row_at(1)] == ["  time/t[/]", "deny", "no", HOSTILE]
-        assert HOSTILE in str(app.screen.query_one("#capabilities-summary", Static).render())
+        assert [str(cell) for cell in table.get_row_at(1)] == ["  time/t[/]", "deny", "no", SHOWN]
+        assert SHOWN in str(app.screen.query_one("#capabilities-summary", Static).render())
         table.move_cursor(row=1)
         await pilot.pause()
-        assert str(app.screen.query_one("#capabilities-detail", Static).render()) == f"time/t[/]: {HOSTILE}"
+        assert str(app.screen.query_one("#capabilities-detail", Static).render()) == f"time/t[/]: {SHOWN}"
 
 
 async def test_a_question_naming_what_an_agent_named_shows_it_as_written() -> None:
@@ -133,7 +137,7 @@ async def test_a_question_naming_what_an_agent_named_shows_it_as_written() -> No
     async with app.run_test(size=(200, 20)) as pilot:
         await pilot.pause()
         shown = flat(screen_text(app))
-        assert "Closepane2([/])?" in shown and flat(HOSTILE) in shown, shown
+        assert "Closepane2([/])?" in shown and flat(SHOWN) in shown, shown
 
 
 async def test_the_palette_shows_a_commands_title_and_help_as_written() -> None:
@@ -147,8 +151,8 @@ async def test_the_palette_shows_a_commands_title_and_help_as_written() -> None:
     hits = [hit async for hit in provider.discover()]
     assert len(hits) == 1
     [hit] = hits
-    assert Content.from_markup(hit.prompt).plain == f"Role ops for pane 1 ({HOSTILE})"  # as the palette does
-    assert hit.help is not None and Content.from_markup(hit.help).plain == HOSTILE
+    assert Content.from_markup(hit.prompt).plain == f"Role ops for pane 1 ({SHOWN})"  # as the palette does
+    assert hit.help is not None and Content.from_markup(hit.help).plain == SHOWN
 
 
 async def test_a_servers_form_shows_its_titles_and_choices_as_written() -> None:
@@ -167,11 +171,11 @@ async def test_a_servers_form_shows_its_titles_and_choices_as_written() -> None:
     async with app.run_test(size=(200, 40)) as pilot:
         await pilot.pause()
         modal = app.screen
-        assert modal.query_one("#field-agree", Checkbox).label.plain == f"agree {HOSTILE}"
+        assert modal.query_one("#field-agree", Checkbox).label.plain == f"agree {SHOWN}"
         modal.query_one("#field-colour", Select).value = "red"
         await pilot.pause()
         assert flat("red [/] [on black]hidden[/on black]") in flat(screen_text(app))  # (the select cuts the rest)
-        assert str(modal.query_one("#field-toppings", SelectionList).get_option_at_index(0).prompt) == f"egg {HOSTILE}"
+        assert str(modal.query_one("#field-toppings", SelectionList).get_option_at_index(0).prompt) == f"egg {SHOWN}"
 
 
 async def test_a_badges_tooltip_shows_the_clis_words_as_written() -> None:
@@ -183,6 +187,6 @@ async def test_a_badges_tooltip_shows_the_clis_words_as_written() -> None:
         await pilot.pause()
         await pilot.hover("#badge-state")
         deadline = time.monotonic() + 10
-        while flat(HOSTILE) not in flat(screen_text(app)) and time.monotonic() < deadline:
+        while flat(SHOWN) not in flat(screen_text(app)) and time.monotonic() < deadline:
             await pilot.pause(0.05)
-        assert flat(HOSTILE) in flat(screen_text(app))
+        assert flat(SHOWN) in flat(screen_text(app))

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.content import Content
 from textual.markup import escape
+
+from polter.printable import printable
+from polter.window.plain_app import plain
 
 if TYPE_CHECKING:
     from polter.window.pane import PaneWidget
@@ -48,20 +50,20 @@ class CommandProvider(Provider):
     async def discover(self) -> Hits:
         for command in self.commands():
             if command.discover:
-                yield DiscoveryHit(Content(command.title), command.run, text=command.title, help=_plain(command.help))
+                yield DiscoveryHit(plain(command.title), command.run, text=command.title, help=_plain(command.help))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for command in self.commands():
             score = matcher.match(command.title)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.title), command.run, help=_plain(command.help))
+                yield Hit(score, matcher.highlight(printable(command.title)), command.run, help=_plain(command.help))
 
 
 def _plain(help: str) -> str | None:
     """The palette reads a hit's help as markup: a role's description and a pane's title are the user's or an
     agent's words, never markup."""
-    return escape(help) if help else None
+    return escape(printable(help)) if help else None
 
 
 def pane_name(pane: PaneWidget) -> str:
