@@ -5,6 +5,7 @@ is sent and nothing breaks: the first failure is logged once and the rest quietl
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import sys
@@ -43,6 +44,9 @@ class DesktopNotifications:
         return has_session_bus()
 
     async def send(self, title: str, message: str) -> bool:
+        """``message`` is often the CLI's own words (why it waits): a D-Bus notification's body is markup to the
+        daemons that read it so (GNOME's, KDE's, dunst, mako), where an agent's ``<a href=...>`` would be a link
+        and ``<img src=...>`` a file read, so it goes escaped there (the summary is plain text by the spec)."""
         if not self.available:
             self._note("no desktop notification service here (no D-Bus session bus)")
             return False
@@ -54,7 +58,8 @@ class DesktopNotifications:
 
                 logging.getLogger("desktop_notifier").setLevel(logging.ERROR)
                 self._notifier = DesktopNotifier(app_name=APP_NAME)
-            await self._notifier.send(title=title, message=message, on_dispatched=lambda: dispatched.append(True))
+            body = message if sys.platform in ("darwin", "win32") else html.escape(message, quote=False)
+            await self._notifier.send(title=title, message=body, on_dispatched=lambda: dispatched.append(True))
         except Exception as exc:  # noqa: BLE001 - a missing or broken service must not harm the session
             self._note(f"the desktop notification could not be sent: {exc}")
             return False

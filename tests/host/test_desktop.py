@@ -109,6 +109,18 @@ async def test_a_desktop_notification_reaches_the_notification_service(notificat
     assert notification_service.received == [("Polter", "Polter: pane 2 (reviewer) waits for you", "asks to use Bash")]
 
 
+async def test_an_agents_words_are_not_markup_in_the_notification(notification_service: Notifications) -> None:
+    """The body is markup to most notification daemons: what the CLI said goes escaped, the summary as it is."""
+    said = 'waits: <a href="https://example.invalid">approve</a> <img src="/etc/passwd"/> & <b>now</b>'
+    assert await DesktopNotifications().send("Polter: pane 2 <b>", said)
+    [(_, summary, body)] = notification_service.received
+    assert summary == "Polter: pane 2 <b>"
+    assert body == (
+        'waits: &lt;a href="https://example.invalid"&gt;approve&lt;/a&gt; &lt;img src="/etc/passwd"/&gt; &amp; '
+        "&lt;b&gt;now&lt;/b&gt;"
+    )
+
+
 async def test_no_bus_or_no_service_breaks_nothing(
     session_bus: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
