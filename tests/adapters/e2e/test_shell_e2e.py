@@ -25,6 +25,7 @@ async def test_polter_tools_and_call_work_by_hand_in_a_shell_pane(tmp_path: Path
         pane = PaneToPrepare(pane_id="sh", gateway_url=gateway.url, servers=("time", "everything"),
                     runtime_dir=tmp_path / "runtime", cwd=project, token=token, home=home)
         async with Agent(shell, pane, home=home, path_dirs=[Path(sys.executable).parent]) as agent:
+            await agent.type("PS1='$ '")  # the test's folder made a prompt of 90 columns: the typed lines wrapped
             await agent.type("polter tools | grep everything/echo")  # piped, a row is one line (its reason unwrapped)
             await agent.wait_for("The role e2e-reader denies everything/echo", timeout=60)
             await agent.type("polter call everything/echo '{\"message\": \"by hand\"}'; echo exit=$?")
