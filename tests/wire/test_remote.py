@@ -288,8 +288,11 @@ async def test_a_window_whose_ssh_is_killed_mid_flood_reconnects_and_nothing_is_
         await wait_until(lambda: "row-" in shown(), timeout=60, message=shown)
         assert len(relay_links()) == 1
         os.kill(control_master("alpha"), signal.SIGKILL)  # the SSH connection dies mid-flood (the window's channel too)
-        await wait_until(lambda: session.reconnection.active, message="the window to say it reconnects")
-        assert "reconnecting" in str(pane.header.query_one("#badge-host").content)
+        await wait_until(  # the header follows the reconnection's start a message later
+            lambda: "reconnecting" in str(pane.header.query_one("#badge-host").content),
+            message="the window to say it reconnects",
+        )
+        assert session.reconnection.active
         await wait_until(lambda: not session.reconnection.active, timeout=60, message="the window to attach again")
         assert not session.ended and [p.id for p in session.panes] == ["p1", "p2"]
         await wait_until(lambda: "flood-42-done" in shown(), timeout=90, message=shown)
