@@ -13,9 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Label, Select, Static
 
 from polter.gateway.models import AuditRow
-from polter.printable import printable
 from polter.protocol import FLOOR_SERVER
-from polter.window.plain_app import plain
+from polter.window.plain_app import plain, plain_cell
 from polter.window.remote import RemoteSession
 from polter.wire.messages import AuditEvent
 
@@ -186,12 +185,12 @@ class AuditScreen(Screen[None]):
         style = _DECISION_STYLES.get(row.decision, "")
         table.add_row(
             row.time.astimezone().strftime("%H:%M:%S"),
-            _cell(row.pane or "-"),
-            _cell(row.role or "-"),
-            _cell(row.layer),
-            _cell(_shortened(row.what, CALL_WIDTH)),
+            plain_cell(row.pane or "-"),
+            plain_cell(row.role or "-"),
+            plain_cell(row.layer),
+            plain_cell(_shortened(row.what, CALL_WIDTH)),
             Text(row.decision, style=style),
-            _cell(_shortened(row.reason, WHY_WIDTH)),
+            plain_cell(_shortened(row.reason, WHY_WIDTH)),
             key=str(row.id) if row.id is not None else None,
         )
         self.shown += 1
@@ -216,11 +215,6 @@ class AuditScreen(Screen[None]):
             f"arguments {row.args_digest}" if row.args_digest else "",
         ]
         detail.update(plain(" · ".join(part for part in parts if part)))
-
-
-def _cell(text: str) -> Text:
-    """A table cell of an agent's or a server's words (a string cell would be read as markup)."""
-    return Text(printable(text, one_line=True))
 
 
 def _shortened(text: str, width: int) -> str:

@@ -13,8 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from polter.errors import PolterError
 from polter.gateway.models import Capabilities
-from polter.printable import printable
-from polter.window.plain_app import plain
+from polter.window.plain_app import plain, plain_cell
 from polter.window.remote import RemotePane, RemoteSession
 
 __all__ = ["CapabilitiesScreen"]
@@ -97,8 +96,8 @@ class CapabilitiesScreen(Screen[None]):
         def add(name: str | Text, decision: str, listed: str, reason: str) -> None:
             key = str(len(self._reasons))
             self._reasons[key] = f"{str(name).strip()}: {reason}" if reason else ""
-            cell = name if isinstance(name, Text) else Text(printable(name, one_line=True))  # never markup
-            table.add_row(cell, _decision(decision), listed, Text(printable(reason, one_line=True)), key=key)
+            cell = name if isinstance(name, Text) else plain_cell(name)
+            table.add_row(cell, _decision(decision), listed, plain_cell(reason), key=key)
 
         for server in capabilities.servers:
             state = "" if server.state == "running" else f" ({server.state})"

@@ -11,18 +11,24 @@ place the worst of it.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import App
 from textual.content import Content
 from textual.notifications import SeverityLevel
 
 from polter.printable import printable
 
-__all__ = ["PlainApp", "plain"]
+__all__ = ["PlainApp", "plain", "plain_cell"]
 
 
 def plain(text: str) -> Content:
     """``text`` as content to show: never markup, its control characters spelled out."""
     return Content(printable(text))
+
+
+def plain_cell(text: str) -> Text:
+    """``text`` as a table's cell: one line, never markup (a string cell would be read as markup)."""
+    return Text(printable(text, one_line=True))
 
 
 class PlainApp(App[None]):

@@ -50,17 +50,21 @@ class CommandProvider(Provider):
     async def discover(self) -> Hits:
         for command in self.commands():
             if command.discover:
-                yield DiscoveryHit(plain(command.title), command.run, text=command.title, help=_plain(command.help))
+                yield DiscoveryHit(
+                    plain(command.title), command.run, text=command.title, help=_plain_help(command.help)
+                )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for command in self.commands():
             score = matcher.match(command.title)
             if score > 0:
-                yield Hit(score, matcher.highlight(printable(command.title)), command.run, help=_plain(command.help))
+                yield Hit(
+                    score, matcher.highlight(printable(command.title)), command.run, help=_plain_help(command.help)
+                )
 
 
-def _plain(help: str) -> str | None:
+def _plain_help(help: str) -> str | None:
     """The palette reads a hit's help as markup: a role's description and a pane's title are the user's or an
     agent's words, never markup."""
     return escape(printable(help)) if help else None
