@@ -116,6 +116,26 @@ def test_a_command_line_that_names_a_command_gets_that_command_as_the_whole_pars
         assert alone[command].format_help() == parser.format_help(), command
 
 
+@pytest.mark.parametrize("group", ["asks", "panes", "roles", "servers", "worktree"])
+def test_a_command_group_alone_lists_as_its_list_command_does(group: str) -> None:
+    parser = build_parser(group)
+    alone, listing = vars(parser.parse_args([group])), vars(parser.parse_args([group, "list"]))
+    assert alone.pop(f"{group}_command", None) is None and listing.pop(f"{group}_command") == "list"
+    assert alone == listing
+    assert "Alone, it lists" in " ".join(_commands(parser)[group].format_help().split())
+    with pytest.raises(SystemExit):  # the group's other commands still need their names and arguments
+        parser.parse_args([group, "no-such-command"])
+
+
+def test_polter_roles_alone_prints_the_roles_as_polter_roles_list_does(tmp_path: Path) -> None:
+    def run(*words: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "polter", *words], capture_output=True, text=True, cwd=tmp_path)
+
+    alone, listing = run("roles"), run("roles", "list")
+    assert alone.returncode == listing.returncode == 0, alone.stderr
+    assert "researcher" in alone.stdout and alone.stdout == listing.stdout
+
+
 def test_polter_attach_and_polter_gateway_import_no_other_commands_module() -> None:
     """The window's and the gateway's command lines (``docs/architecture.md``, "Memory")."""
     script = "import sys; from polter.cli import build_parser; build_parser(sys.argv[1]); print(*sorted(sys.modules))"

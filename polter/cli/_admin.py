@@ -41,6 +41,18 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+def list_by_default(
+    group: argparse.ArgumentParser,
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    listing: argparse.ArgumentParser,
+) -> None:
+    """``polter GROUP`` alone runs ``polter GROUP list`` with its defaults (as ``git remote`` lists), instead of
+    an error that a command is required; call it once ``listing`` has all its options."""
+    commands.required = False
+    group.set_defaults(**vars(listing.parse_args([])))
+    group.description = " ".join(filter(None, [group.description, "Alone, it lists (`list`)."]))
+
+
 def refuse_inside_pane(what: str) -> None:
     """The controls are the human's: from inside a pane's sandbox they are refused, whatever was copied there."""
 

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any
 
-from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
+from polter.cli._admin import add_json, add_state_dir, list_by_default, print_json, print_table, with_admin
 from polter.printable import printable
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     for sub in (listing, answer, watch):
         add_state_dir(sub)
         add_json(sub)
+    list_by_default(parser, commands, listing)
 
 
 def _describe(ask: Any) -> list[Any]:

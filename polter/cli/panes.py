@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_json, add_state_dir, print_json, print_table, with_admin
+from polter.cli._admin import add_json, add_state_dir, list_by_default, print_json, print_table, with_admin
 from polter.cli.tools import print_capabilities
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     for sub in (new, role, line, escalate, reset, listing, show, remove):
         add_state_dir(sub)
         add_json(sub)
+    list_by_default(parser, commands, listing)
 
 
 def _register(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from polter.cli._admin import list_by_default
 from polter.errors import RoleError
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     explain.add_argument("--json", action="store_true", help='print {"decision": ..., "rule": ..., "reason": ...}')
     explain.set_defaults(handler=run_explain)
+    list_by_default(roles, commands, listing)
 
 
 def _shown(problem: RoleError) -> str:

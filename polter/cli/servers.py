@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_state_dir, print_json, print_table, with_admin
+from polter.cli._admin import add_state_dir, list_by_default, print_json, print_table, with_admin
 from polter.errors import PolterError
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             help="the servers file (default: servers.toml in Polter's config dir)",
         )
     add_state_dir(listing)
+    list_by_default(parser, commands, listing)
 
 
 def _path(args: argparse.Namespace) -> Path:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polter.cli._admin import add_json, print_json, print_table
+from polter.cli._admin import add_json, list_by_default, print_json, print_table
 from polter.cli.sessions import print_notes
 from polter.errors import PolterError, SessionError, WorktreeRefused
 
@@ -89,6 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         command.add_argument(
             "--session", metavar="NAME", help="the running session whose pane PANE is (when several run)"
         )
+    list_by_default(parser, commands, listing)
 
 
 async def _find(name: str, session: str | None = None) -> Worktree:
