@@ -12,9 +12,12 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.reactive import reactive
+from textual.widgets import Static
 
 from polter.protocol import AgentState
 from polter.window.pane_header import BadgeVariant, PaneHeader
+from polter.window.plain_app import plain
+from polter.window.prefix import DEFAULT_PREFIX, format_key_name
 from polter.window.remote import RemotePane
 from polter.window.terminal_view import TerminalView
 from polter.wire.messages import AgentView
@@ -47,6 +50,19 @@ class PaneWidget(Vertical):
     PaneWidget {
         width: 1fr;
         height: 1fr;
+        layers: terminal hint;
+        & > #ended-hint {
+            display: none;
+            layer: hint;
+            dock: bottom;
+            height: 1;
+            padding: 0 1;
+            background: $warning-muted;
+            color: $text-warning;
+            text-wrap: nowrap;
+            text-overflow: ellipsis;
+        }
+        &.-exited > #ended-hint, &.-failed > #ended-hint { display: block; }
         &.-waiting > PaneHeader {
             background: $warning-muted;
             color: $text-warning;
@@ -62,8 +78,9 @@ class PaneWidget(Vertical):
 
     number: reactive[int] = reactive(1)
 
-    def __init__(self, remote: RemotePane, *, number: int = 1) -> None:
+    def __init__(self, remote: RemotePane, *, number: int = 1, prefix: str = DEFAULT_PREFIX) -> None:
         super().__init__()
+        self.prefix = prefix
         self.remote = remote
         self.pending_asks = 0
         """Asks of this pane waiting in this window's queue."""
@@ -72,10 +89,14 @@ class PaneWidget(Vertical):
         self.header.set_reactive(PaneHeader.number, number)
         self.header.set_reactive(PaneHeader.title, remote.state.title)
         self.terminal = TerminalView(remote.terminal)
+        self.ended_hint = Static(id="ended-hint")
+        """What to do with a pane whose program ended (its keys go nowhere): over the screen's last row, on a layer
+        of its own, so that the ended program's screen keeps its size."""
 
     def compose(self) -> ComposeResult:
         yield self.header
         yield self.terminal
+        yield self.ended_hint
 
     def on_mount(self) -> None:
         self.show_state()
@@ -143,6 +164,9 @@ class PaneWidget(Vertical):
         header.title = state.title
         self.set_class(state.status_kind == "exited", "-exited")
         self.set_class(state.status_kind == "failed", "-failed")
+        if state.status_kind in ("exited", "failed"):
+            key = format_key_name(self.prefix)
+            self.ended_hint.update(plain(f"{state.status} · {key} r restarts it · {key} x closes it"))
         self.show_host()
         agent = state.agent
         if agent is None:

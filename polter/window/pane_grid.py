@@ -7,6 +7,7 @@ from textual.reactive import reactive
 
 from polter.window.layout import Direction, grid_shape, neighbour
 from polter.window.pane import PaneWidget
+from polter.window.prefix import DEFAULT_PREFIX
 from polter.window.remote import RemotePane
 from polter.wire.options import LayoutMode
 
@@ -29,9 +30,11 @@ class PaneGrid(Container):
     layout_mode: reactive[LayoutMode] = reactive("grid")
     zoomed: reactive[PaneWidget | None] = reactive(None)
 
-    def __init__(self, *, layout_mode: LayoutMode = "grid") -> None:
+    def __init__(self, *, layout_mode: LayoutMode = "grid", prefix: str = DEFAULT_PREFIX) -> None:
         super().__init__()
         self.set_reactive(PaneGrid.layout_mode, layout_mode)
+        self.prefix = prefix
+        """The prefix key, which an ended pane's hint names."""
 
     def on_mount(self) -> None:
         self._arrange()
@@ -47,7 +50,7 @@ class PaneGrid(Container):
         """Show the session's pane ``remote`` at ``index`` (last by default), unzooming so it can be seen."""
         panes = self.panes
         index = len(panes) if index is None else min(index, len(panes))
-        pane = PaneWidget(remote, number=index + 1)
+        pane = PaneWidget(remote, number=index + 1, prefix=self.prefix)
         self.zoomed = None
         if index < len(panes):
             await self.mount(pane, before=panes[index])

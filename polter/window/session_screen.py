@@ -91,7 +91,7 @@ class SessionScreen(EchoScreen[None]):
         super().__init__()
         self.session = session
         self.prefix = prefix
-        self.grid = PaneGrid(layout_mode=layout_mode)
+        self.grid = PaneGrid(layout_mode=layout_mode, prefix=prefix)
         self.pane_focus = PaneFocus(self)
         self.pane_actions = PaneActions(self)
         self.asks = AskDesk(self)

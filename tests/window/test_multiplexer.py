@@ -337,13 +337,19 @@ async def test_closing_an_exited_pane_needs_no_confirmation_and_the_last_one_qui
 async def test_an_exited_pane_keeps_its_screen_shows_its_status_and_restarts() -> None:
     async with polter([bash_spec(), bash_spec()]) as (app, pilot, host):
         one = panes(app)[0]
+        size = one.terminal.size
+        assert not one.ended_hint.display
         await type_line(pilot, "echo last words; exit 3")
         await wait_until(lambda: one.header.status == "exited 3")
         assert one.header.status_kind == "exited"
         assert "last words" in screen_text(one.terminal)
+        await wait_until(lambda: one.ended_hint.display, message="the hint on what to do with it")
+        assert str(one.ended_hint.render()) == "exited 3 · ^b r restarts it · ^b x closes it"
+        assert one.terminal.size == size  # the hint lies over the ended screen, which keeps its size
         await pilot.press(*"ignored")  # nothing to send to; no crash
         await pilot.press("ctrl+b", "r")
         await wait_until(lambda: one.terminal.running)
+        await wait_until(lambda: not one.ended_hint.display, message="no hint once it runs again")
         # The old screen shows a prompt too: wait for the new screen's first frame, then its prompt.
         await wait_until(lambda: "last words" not in screen_text(one.terminal), message="a fresh screen")
         await wait_for_text(one.terminal, "$")
@@ -371,6 +377,8 @@ async def test_a_command_that_cannot_start_shows_why_in_its_pane_and_the_rest_ru
         await wait_for_text(first.terminal, "cannot start 'polter-no-such-program': command not found")
         await wait_for_text(third.terminal, "working directory '/nonexistent/place' does not exist")
         assert first.header.status == "failed to start" and first.header.status_kind == "failed"
+        await wait_until(lambda: first.ended_hint.display)
+        assert str(first.ended_hint.render()) == "failed to start · ^b r restarts it · ^b x closes it"
         assert first.header.title == "polter-no-such-program"
         await pilot.press("ctrl+b", "2")
         await type_line(pilot, "echo still-fine")
