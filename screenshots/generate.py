@@ -58,7 +58,7 @@ async def four_panes(app: HostedApp, pilot: Pilot[None]) -> None:
     one, two, three, four = (pane.terminal for pane in app.session_screen.grid.panes)
     await until(lambda: all(shows(terminal, "$") for terminal in (one, two, four)))
     await type_line(pilot, "ls --color=always -p polter/terminal polter/window")
-    await until(lambda: shows(one, "widget.py"))
+    await until(lambda: shows(one, "terminal_view.py"))
     await pilot.press("ctrl+b", "2")
     await type_line(pilot, "git log --color=always --format='%C(yellow)%h%Creset %<(52,trunc)%s' -14")
     await until(lambda: shows(two, "$ \n") or sum(line.startswith("~/polter") for line in two.screen_model.display()) >= 2)

@@ -117,7 +117,7 @@ async def wait_until_settled(app: PolterApp, *, timeout: float = 30) -> None:
             and not hosted_pane.terminal.frame_pending
             and agent is not None
             and agent.state is AgentState.IDLE
-            and badges(pane).get("state") == "idle"
+            and badges(pane).get("state", "").partition(" · ")[0] == "idle"  # "idle · hook": the CLI's own hooks said so
         )
 
     await wait_until(
