@@ -35,7 +35,7 @@ class CapabilitiesScreen(Screen[None]):
     DEFAULT_CSS = """
     CapabilitiesScreen {
         & > #capabilities-summary { height: auto; padding: 0 1; background: $panel; }
-        & > DataTable { height: 1fr; }
+        & > DataTable { height: 1fr; overflow-x: hidden; }
         & > #capabilities-detail { height: auto; max-height: 4; padding: 0 1; background: $panel; color: $text-muted; }
     }
     """

@@ -193,6 +193,22 @@ def test_the_capabilities_screen(snap_compare: Any, tmp_path: Path) -> None:
     assert snap_compare(Over(screen), terminal_size=SIZE)
 
 
+async def test_a_reason_wider_than_the_window_is_cut_at_its_edge_and_shown_whole_below() -> None:
+    """No horizontal scrollbar under the table: the highlighted row's reason shows whole under it."""
+    long_reason = "the role's default for servers is allow " + "and so on " * 20
+    wide = CAPABILITIES.model_copy(
+        update={"servers": [CAPABILITIES.servers[1].model_copy(update={"reason": long_reason})]}
+    )
+    session = RemoteSession(SessionFiles("snapshot", Path("/nonexistent")))
+    app = Over(CapabilitiesScreen(session, reviewer_pane(session), "Pane 2", capabilities=wide))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.virtual_size.width > table.size.width  # the reason does not fit
+        assert not table.show_horizontal_scrollbar
+        assert str(app.screen.query_one("#capabilities-detail", Static).render()) == f"time: {long_reason}"
+
+
 def test_the_help_screen(snap_compare: Any) -> None:
     assert snap_compare(Over(HelpScreen("ctrl+b")), terminal_size=(110, 50))
 
