@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from textual import events
 from textual.actions import SkipAction
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 
 from polter.errors import SessionError
 from polter.window.echo_screen import EchoScreen
@@ -151,8 +153,19 @@ class PolterApp(PlainApp, inherit_bindings=False):
             raise SkipAction()
         self.action_command_palette()
 
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's theme and screenshot commands, not its others: Polter's own "Leave…", "Keys and help" and
+        "Zoom" replace its Quit, Keys (a panel of Textual's bindings) and Maximize, which would also take Escape
+        from the pane's program to restore the pane."""
+        yield SystemCommand("Theme", "Change the current theme", self.action_change_theme)
+        yield SystemCommand(
+            "Screenshot",
+            "Save an SVG 'screenshot' of the current screen",
+            lambda: self.set_timer(0.1, self.deliver_screenshot),
+        )
+
     async def action_quit(self) -> None:
-        """Quit (also the palette's Quit): detach or end the session, as the human chooses."""
+        """Quit (prefix then ``q``, or the palette's "Leave…"): detach or end the session, as the human chooses."""
         if self._session_screen is not None:
             self._session_screen.action_quit()
         else:

@@ -10,10 +10,15 @@ from textual.geometry import Region
 
 from polter.wire.options import LayoutMode
 
-__all__ = ["Direction", "LAYOUT_MODES", "GridShape", "grid_shape", "neighbour"]
+__all__ = ["Direction", "LAYOUT_MODES", "GridShape", "grid_shape", "neighbour", "next_layout"]
 
 LAYOUT_MODES: tuple[LayoutMode, ...] = ("grid", "columns", "rows")
 Direction = Literal["left", "right", "up", "down"]
+
+
+def next_layout(mode: LayoutMode) -> LayoutMode:
+    """The layout after ``mode`` (grid, columns, rows, grid again), as prefix then space goes."""
+    return LAYOUT_MODES[(LAYOUT_MODES.index(mode) + 1) % len(LAYOUT_MODES)]
 
 
 class GridShape(NamedTuple):

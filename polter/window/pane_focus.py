@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from polter.window.layout import LAYOUT_MODES, Direction
+from polter.window.layout import Direction, next_layout
 from polter.window.pane import PaneWidget
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class PaneFocus:
 
     def next_layout(self) -> None:
         grid = self.screen.grid
-        grid.layout_mode = LAYOUT_MODES[(LAYOUT_MODES.index(grid.layout_mode) + 1) % len(LAYOUT_MODES)]
+        grid.layout_mode = next_layout(grid.layout_mode)
         self.screen.session.set_layout(grid.layout_mode)
 
     def scroll_mode(self, page_up: bool = False) -> None:

@@ -30,7 +30,14 @@ from textual.widgets import Static
 from polter.terminal.keys import encode_key
 from polter.window.agent_actions import AgentActions
 from polter.window.asks import AskDesk
-from polter.window.commands import AttentionCommands, GatewayCommands, PaneCommands, RoleCommands, WorktreeCommands
+from polter.window.commands import (
+    AttentionCommands,
+    GatewayCommands,
+    PaneCommands,
+    RoleCommands,
+    SessionCommands,
+    WorktreeCommands,
+)
 from polter.window.echo_screen import EchoScreen
 from polter.window.host_questions import HostQuestions
 from polter.window.layout import Direction
@@ -77,6 +84,7 @@ class SessionScreen(EchoScreen[None]):
         RoleCommands,
         GatewayCommands,
         WorktreeCommands,
+        SessionCommands,
     }
 
     def __init__(

@@ -17,6 +17,7 @@ from support.waiting import wait_until
 from support.workspace_app import (
     agent_of,
     badges,
+    host_of,
     palette,
     panes,
     session_pane,
@@ -185,3 +186,38 @@ async def test_a_role_switch_from_the_palette_tells_the_panes_mcp_sessions(monke
         assert before < after and "write_note" in after - before
         assert any("its CLI was told (list_changed)" in message for message in notification_messages(app))
         assert "restart" not in badges(pane)
+
+
+async def test_what_the_prefix_keys_do_is_in_the_palette_and_textuals_quit_keys_and_maximize_are_not(
+    monkeypatch: Any,
+) -> None:
+    """Zoom, scrolling back, the layout, leaving and detaching, each saying its key; Textual's own Quit (Polter's
+    leave dialog replaces it), Keys (a panel of Textual's bindings) and Maximize (restored by Escape, which belongs
+    to the pane's program) are not offered."""
+    from polter.window.leave_screen import LeaveScreen
+
+    async with workspace_app(monkeypatch, shell_plans("open", "open")) as (app, pilot):
+        one, _two = panes(app)
+        one.terminal.focus()
+        listed = await discovered(app, pilot, {"Keys and help", "Theme", "Screenshot"})
+        assert not {"Quit", "Keys", "Maximize", "Minimize"} & set(listed)
+        grid = app.session_screen.grid
+
+        await palette(pilot, ("zoom pane 1", "Zoom pane 1 (Shell, open)"))
+        await wait_until(lambda: grid.zoomed is one, message="pane 1 zoomed")
+        await palette(pilot, ("unzoom pane 1", "Unzoom pane 1 (Shell, open)"))
+        await wait_until(lambda: grid.zoomed is None, message="every pane again")
+        await palette(pilot, ("next layout", "Next layout: columns"))
+        await wait_until(lambda: grid.layout_mode == "columns", message="the columns")
+        await palette(pilot, ("scroll back", "Scroll back in pane 1 (Shell, open)"))
+        await wait_until(lambda: one.terminal.scroll.mode, message="pane 1 in scroll mode")
+        await pilot.press("q")
+        await wait_until(lambda: not one.terminal.scroll.mode, message="out of scroll mode")
+
+        await palette(pilot, ("leave", "Leave…"))
+        await wait_until(lambda: isinstance(app.screen, LeaveScreen), message="the leave dialog")
+        await pilot.press("escape")
+        await palette(pilot, ("detach", "Detach"))
+        await wait_until(lambda: not app.is_running, message="the window gone")
+        host = host_of(app)
+        assert all(pane.terminal.running for pane in host.panes) and not host.ended.is_set()
