@@ -332,15 +332,21 @@ class HostedTerminal:
                 self._schedule_frame()
 
     def _quiet(self) -> None:
-        """A busy pane's output may have stopped: if none came for :data:`QUIET`, its pending frame goes out
-        now (at most at :data:`FRAME_RATE`), so the last screen of a flood does not wait for the busy rate."""
+        """A busy pane's output may have stopped: if none came for :data:`QUIET`, what it kept back is parsed
+        now and its pending frame goes out as soon as one frame interval less :data:`QUIET` since the last frame
+        allows, so the last screen of a flood does not wait for the busy rate and reaches the window within one
+        frame (1/:data:`FRAME_RATE`) of the output stopping, its parsing done while the frame waits."""
         self._quiet_handle = None
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now < self._output_at + QUIET:
             self._quiet_handle = loop.call_at(self._output_at + QUIET, self._quiet)
         elif self._frame_handle is not None:
-            self._schedule_frame(max(0.0, self._last_frame + 1 / FRAME_RATE - now, self._hold_until - now))
+            if self._unfed and now >= self._hold_until:  # (a hold for another pane's echo keeps it for later)
+                self._feed_unfed()
+                now = loop.time()
+            paced = self._last_frame + 1 / FRAME_RATE - QUIET
+            self._schedule_frame(max(0.0, paced - now, self._hold_until - now))
 
     def _on_exit(self, returncode: int) -> None:
         self.returncode = returncode
