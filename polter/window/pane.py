@@ -80,7 +80,8 @@ class PaneWidget(Vertical):
 
     def __init__(self, remote: RemotePane, *, number: int = 1, prefix: str = DEFAULT_PREFIX) -> None:
         super().__init__()
-        self.prefix = prefix
+        self.prefix_shown = format_key_name(prefix)
+        """The prefix key as the ended pane's hint names it (``^b``)."""
         self.remote = remote
         self.pending_asks = 0
         """Asks of this pane waiting in this window's queue."""
@@ -165,7 +166,7 @@ class PaneWidget(Vertical):
         self.set_class(state.status_kind == "exited", "-exited")
         self.set_class(state.status_kind == "failed", "-failed")
         if state.status_kind in ("exited", "failed"):
-            key = format_key_name(self.prefix)
+            key = self.prefix_shown
             self.ended_hint.update(plain(f"{state.status} · {key} r restarts it · {key} x closes it"))
         self.show_host()
         agent = state.agent

@@ -1,4 +1,4 @@
-"""Palette commands about what the gateway saw: the audit log, pending asks, and the keys."""
+"""Palette commands about what the gateway saw and what the agents sent: pending asks, the audit log, the team."""
 
 from __future__ import annotations
 
@@ -21,4 +21,3 @@ class GatewayCommands(CommandProvider):
         yield Command(
             "Send to panes…", screen.agents.send_to_panes, "type one message into several panes, as your words"
         )
-        yield Command("Keys and help", screen.action_help, "every key Polter uses", discover=True)

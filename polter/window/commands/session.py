@@ -1,5 +1,5 @@
 """Palette commands for what the prefix keys do to the session and its panes: detach, leave, zoom, the layout,
-scrolling back. Each says its key, so the palette teaches the keys."""
+scrolling back, and every key on one screen. Each says its key, so the palette teaches the keys."""
 
 from __future__ import annotations
 
@@ -34,3 +34,4 @@ class SessionCommands(CommandProvider):
             f"close this window; the programs run on, and polter attach comes back ({prefix} d)",
         )
         yield Command("Leave…", screen.action_quit, f"detach, or end every program ({prefix} q)")
+        yield Command("Keys and help", screen.action_help, f"every key Polter uses ({prefix} ?)", discover=True)
